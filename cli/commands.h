@@ -1,0 +1,10 @@
+/* commands.h: the taskspy subcommands, each a main-like entry point called by cli/taskspy.c. */
+#ifndef TASKSPY_COMMANDS_H
+#define TASKSPY_COMMANDS_H
+
+/* taskspy record ...: argv[0] is "record". Returns the process exit status. */
+int record_command(int argc, char **argv);
+/* taskspy flamegraph ...: argv[0] is "flamegraph". Returns the process exit status. */
+int flamegraph_command(int argc, char **argv);
+
+#endif

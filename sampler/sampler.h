@@ -1,0 +1,113 @@
+/* sampler.h: the whole interface of the sampler layer. It attaches to (or launches) a target, samples its
+ * threads with perf_event_open, unwinds each sample to a list of instruction addresses, follows poll
+ * markers to tell which task each thread is polling, and hands everything downstream through a sink of
+ * callbacks, in order per thread. Nothing here knows about symbols or output formats. */
+#ifndef TASKSPY_SAMPLER_H
+#define TASKSPY_SAMPLER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum sampler_call_graph { SAMPLER_CALL_GRAPH_DWARF, SAMPLER_CALL_GRAPH_FP };
+
+#define SAMPLER_MAX_STACK_SIZE 65528u
+#define SAMPLER_MAX_FRAMES 256u
+
+struct sampler_config {
+    pid_t pid;                       /* attach to this process (all threads), or 0 to launch argv */
+    char *const *argv;               /* command to launch when pid == 0 */
+    unsigned frequency;              /* samples per second of CPU time, per thread */
+    enum sampler_call_graph call_graph;
+    unsigned stack_size;             /* user stack bytes copied per sample in dwarf mode */
+    bool kernel;                     /* also record kernel frames */
+    double duration;                 /* seconds; 0 = until stopped or the target exits */
+    const char *markers;             /* "auto", "none", or a comma list of provider names */
+    volatile sig_atomic_t *stop;     /* becomes non-zero when the user asks to stop (SIGINT/SIGTERM) */
+};
+
+/* One mapped file of the target, as /proc/PID/maps or a PERF_RECORD_MMAP2 describes it. */
+struct sampler_mapping {
+    uint64_t start, end, pgoff;
+    const char *path;                /* as the target sees it; "" for anonymous */
+    const char *root;                /* prefix to open it from this side, e.g. "/proc/PID/root", or "" */
+    bool executable;
+};
+
+enum sampler_task_state {
+    SAMPLER_NOT_IN_TASK = 0,         /* no poll open on this thread */
+    SAMPLER_IN_TASK,                 /* polling task_id */
+    SAMPLER_UNKNOWN_TASK,            /* a marker record was lost: which task is not known */
+};
+
+/* One on-CPU sample, unwound. Addresses are innermost first; user_ips[0] is the sampled instruction,
+ * the rest are return addresses. Pointers are valid only during the callback. */
+struct sampler_sample {
+    pid_t pid, tid;
+    uint64_t time_ns;
+    const uint64_t *kernel_ips;
+    size_t n_kernel;
+    const uint64_t *user_ips;
+    size_t n_user;
+    bool truncated;                  /* the unwind stopped before reaching the thread's start */
+    enum sampler_task_state task_state;
+    uint64_t task_id;
+    uint64_t poll_probe_addr;        /* address of the poll-start probe that opened the poll, or 0 */
+};
+
+struct sampler_sink {
+    void *ctx;
+    void (*on_mapping)(void *ctx, const struct sampler_mapping *m);
+    void (*on_thread_name)(void *ctx, pid_t tid, const char *name);
+    void (*on_sample)(void *ctx, const struct sampler_sample *s);
+};
+
+/* One attached marker probe name, for the summary. */
+struct sampler_probe_stat {
+    char provider[64];
+    char name[64];
+    unsigned locations;
+};
+
+/* Per-task accounting from poll markers. */
+struct sampler_task_stat {
+    uint64_t task_id;
+    uint64_t polls;
+    uint64_t total_poll_ns;
+    uint64_t longest_poll_ns;
+};
+
+struct sampler_stats {
+    uint64_t samples;                /* samples delivered */
+    uint64_t lost;                   /* records the kernel dropped (PERF_RECORD_LOST) */
+    uint64_t lost_markers;           /* of which marker records, as far as known */
+    uint64_t unwind_truncated;
+    unsigned threads;                /* distinct threads seen */
+    double duration_s;               /* wall time recorded */
+    bool target_exited;              /* the target ended before the recording did */
+    int target_status;               /* its wait status, in launch mode */
+    const char *event_name;          /* "cycles" or "cpu-clock" */
+    /* markers */
+    struct sampler_probe_stat *probes;
+    size_t n_probes;
+    uint64_t polls, spawns, terminates, tasks_seen;
+    const struct sampler_task_stat *tasks;   /* every task seen, busiest (total poll time) first */
+    size_t n_tasks;
+    uint64_t long_polls;                     /* polls longer than 10 ms */
+};
+
+struct sampler;
+
+/* Attach or launch and arm the events. On failure returns -1 with a one-line message in err. */
+int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *err, size_t errlen);
+/* Record until the duration ends, *cfg->stop is set, or the target exits; deliver through sink.
+ * Returns 0 on success, -1 with a message in err. */
+int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, size_t errlen);
+const struct sampler_stats *sampler_stats(const struct sampler *s);
+pid_t sampler_target_pid(const struct sampler *s);
+/* Detach everything (probes, semaphores, events) and free. Safe after a failed run. */
+void sampler_close(struct sampler *s);
+
+#endif

@@ -1,0 +1,57 @@
+/* symbolize.h: the whole interface of the symbolize layer. It turns a target address into the chain of
+ * source frames executing there (the function and, when the compiler inlined calls, every inlined frame),
+ * each with a demangled name and file:line, using libbfd on the mapped object files. Results are cached:
+ * each distinct address is resolved once, and the returned pointers stay valid until symbolizer_free. */
+#ifndef TASKSPY_SYMBOLIZE_H
+#define TASKSPY_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct symbolizer;
+
+/* One source frame. */
+struct sym_frame {
+    const char *name;        /* demangled, e.g. "demo::worker::{{closure}}"; "[unknown]" if not found */
+    const char *file;        /* source file base name, or NULL if unknown */
+    unsigned line;           /* 0 if unknown */
+    bool inlined;            /* this frame was inlined into the frame after it in the chain */
+};
+
+/* What an address resolves to. frames[0] is the innermost frame (the deepest inlined callee), frames[n-1]
+ * the real (out-of-line) function. Never NULL, n >= 1. */
+struct sym_result {
+    const struct sym_frame *frames;
+    size_t n;
+    const char *object;      /* base name of the mapped object ("libc.so.6"), or NULL */
+    uint64_t function_start; /* runtime address where the out-of-line function starts, or 0 */
+    bool kernel;
+};
+
+struct symbolizer_options {
+    bool kernel;             /* read /proc/kallsyms for kernel addresses */
+    bool demangle;           /* demangle Rust (legacy, v0) and C++ names; normally true */
+};
+
+struct symbolizer *symbolizer_new(const struct symbolizer_options *opts);
+void symbolizer_free(struct symbolizer *s);
+
+/* Tell it about a mapping of the target. root is a path prefix to open the file through (for targets in
+ * other mount namespaces: "/proc/PID/root"), or "" / NULL. Later mappings over the same range replace
+ * earlier ones. Returns 0, or -1 on allocation failure. */
+int symbolizer_add_mapping(struct symbolizer *s, uint64_t start, uint64_t end, uint64_t pgoff,
+                           const char *path, const char *root);
+
+/* Resolve a user-space address. return_address: the address is a return address (the frame is
+ * executing the call before it), so the line looked up is the call's. */
+const struct sym_result *symbolize_user(struct symbolizer *s, uint64_t addr, bool return_address);
+/* Resolve a kernel address through /proc/kallsyms. Frame names get no suffix here. */
+const struct sym_result *symbolize_kernel(struct symbolizer *s, uint64_t addr);
+
+/* Demangle a symbol (Rust legacy/v0, C++); returns a malloc'd string, or NULL if it is not mangled. */
+char *symbolize_demangle(const char *mangled);
+/* Remove a Rust legacy hash suffix ("::h0123456789abcdef") in place. */
+void symbolize_strip_rust_hash(char *name);
+
+#endif
