@@ -43,6 +43,41 @@ const struct profile_node *profile_nodes(const struct profile *p, size_t *n);
 uint64_t profile_total(const struct profile *p);
 size_t profile_distinct_stacks(const struct profile *p);
 
+/* ---- task-aware stacks ------------------------------------------------------------------------------ */
+
+/* One symbolized frame, prepared once per address (names interned in the profile). */
+struct stack_frame {
+    uint32_t display;          /* what the graph shows: "NAME", "NAME @ FILE:LINE" (await point), "NAME_[k]" */
+    uint32_t function;         /* the function's name as symbolized (matches poll-marker frames) */
+    uint32_t entry;            /* the name a task root uses: async suffixes removed */
+    bool runtime;              /* a runtime frame that polls tasks (a known boundary or --task-boundary) */
+};
+
+enum task_grouping { GROUP_BY_ENTRY, GROUP_BY_TASK, GROUP_BY_NONE };
+
+enum stack_task_state { STACK_NO_TASK, STACK_IN_TASK, STACK_UNKNOWN_TASK };
+
+struct task_stacks;
+
+/* boundary_regex: extra runtime boundary (POSIX extended regex over function names) or NULL. Returns NULL
+ * with a message in err for a bad regex or no memory. */
+struct task_stacks *task_stacks_new(struct profile *p, enum task_grouping group_by, bool await_points,
+                                    const char *boundary_regex, char *err, size_t errlen);
+void task_stacks_free(struct task_stacks *t);
+/* Prepare one frame: name as symbolized, source file base name and line (NULL/0 if unknown). */
+int task_stacks_prepare(struct task_stacks *t, const char *name, const char *file, unsigned line, bool kernel,
+                        struct stack_frame *out);
+/* Add count samples of one stack, frames root first (outermost first), kernel frames last. thread_root is
+ * the frame id of the thread's name. A task stack is cut below the innermost frame whose function is
+ * marker_function (the frame that fired the poll marker), else below the innermost runtime frame, then
+ * rooted "task: ENTRY" / "task ID: ENTRY" / nothing by the grouping. Samples outside a task keep their
+ * whole stack under thread_root. Returns 0 or -1 (no memory). */
+int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task_state state, uint64_t task_id,
+                    uint32_t marker_function, const struct stack_frame *const *frames, size_t n, uint64_t count);
+/* Remove Rust async suffixes ("::{{closure}}", "::{async_fn#0}", "::{async_block#0}", "::{closure#0}") from
+ * the end of name, in place. Returns true if it was an async frame. */
+bool task_stacks_strip_async_suffix(char *name);
+
 /* ---- folded stacks -------------------------------------------------------------------------------- */
 
 /* Write "root;...;leaf COUNT" lines, one per distinct stack, sorted. Returns 0 or -1 (errno). */

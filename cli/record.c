@@ -1,0 +1,367 @@
+/* record.c: `taskspy record`: wires sampler -> symbolize -> flamegraph. Each sample's addresses are
+ * turned into prepared frames through a per-address cache (symbolized and named once), the stack is merged
+ * into the profile by task or thread, and at the end the output is written whole and a summary printed. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/output_file.h"
+#include "cli/record_options.h"
+#include "flamegraph/flamegraph.h"
+#include "sampler/sampler.h"
+#include "sampler/u64_map.h"
+#include "symbolize/symbolize.h"
+
+#define MAX_EXPANDED_FRAMES (SAMPLER_MAX_FRAMES * 8)
+#define RETURN_ADDRESS_BIT (1ULL << 63)
+
+/* The one piece of state a signal handler may touch. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+struct cached_address {
+    uint32_t first;            /* into frame_pool, outermost first */
+    uint32_t n;
+};
+
+struct record_sink {
+    struct symbolizer *symbolizer;
+    struct profile *profile;
+    struct task_stacks *stacks;
+    struct u64_map user_cache;     /* address (| RETURN_ADDRESS_BIT) -> cached[] */
+    struct u64_map kernel_cache;
+    struct cached_address *cached;
+    uint32_t n_cached, cap_cached;
+    struct stack_frame *frame_pool;
+    uint32_t n_pool, cap_pool;
+    struct u64_map thread_roots;   /* tid -> frame id of its name */
+    bool failed;                   /* out of memory somewhere: the profile is incomplete */
+    const struct stack_frame *expanded[MAX_EXPANDED_FRAMES];
+};
+
+static int pool_reserve(struct record_sink *k, uint32_t extra)
+{
+    if (k->n_pool + extra <= k->cap_pool)
+        return 0;
+    uint32_t cap = k->cap_pool ? k->cap_pool : 4096;
+    while (cap < k->n_pool + extra)
+        cap *= 2;
+    struct stack_frame *v = realloc(k->frame_pool, cap * sizeof(*v));
+    if (!v)
+        return -1;
+    k->frame_pool = v;
+    k->cap_pool = cap;
+    return 0;
+}
+
+/* The prepared frames of one address (outermost first), resolved and named on first sight only. */
+static const struct cached_address *frames_of(struct record_sink *k, uint64_t addr, bool return_address,
+                                              bool kernel)
+{
+    struct u64_map *cache = kernel ? &k->kernel_cache : &k->user_cache;
+    uint64_t key = kernel ? addr : (addr | (return_address ? RETURN_ADDRESS_BIT : 0));
+    uint32_t idx;
+    if (u64_map_get(cache, key, &idx))
+        return &k->cached[idx];
+    const struct sym_result *r = kernel ? symbolize_kernel(k->symbolizer, addr)
+                                        : symbolize_user(k->symbolizer, addr, return_address);
+    if (k->n_cached == k->cap_cached) {
+        uint32_t cap = k->cap_cached ? k->cap_cached * 2 : 4096;
+        struct cached_address *v = realloc(k->cached, cap * sizeof(*v));
+        if (!v)
+            return NULL;
+        k->cached = v;
+        k->cap_cached = cap;
+    }
+    uint32_t n = r && r->n ? (uint32_t)r->n : 1;
+    if (pool_reserve(k, n) != 0)
+        return NULL;
+    struct cached_address *c = &k->cached[k->n_cached];
+    c->first = k->n_pool;
+    c->n = n;
+    for (uint32_t i = 0; i < n; i++) {
+        /* sym_result is innermost first; the cache keeps outermost first */
+        const struct sym_frame *f = r && r->n ? &r->frames[r->n - 1 - i] : NULL;
+        const char *name = f ? f->name : "[unknown]";
+        char object_name[300];
+        if ((!name || strcmp(name, "[unknown]") == 0) && r && r->object) {
+            snprintf(object_name, sizeof(object_name), "[%s]", r->object);
+            name = object_name;
+        }
+        if (task_stacks_prepare(k->stacks, name, f ? f->file : NULL, f ? f->line : 0, kernel,
+                                &k->frame_pool[k->n_pool + i]) != 0)
+            return NULL;
+    }
+    k->n_pool += n;
+    if (u64_map_put(cache, key, k->n_cached) != 0)
+        return NULL;
+    return &k->cached[k->n_cached++];
+}
+
+static void sink_mapping(void *ctx, const struct sampler_mapping *m)
+{
+    struct record_sink *k = ctx;
+    if (m->executable && symbolizer_add_mapping(k->symbolizer, m->start, m->end, m->pgoff, m->path, m->root) != 0)
+        k->failed = true;
+}
+
+static void sink_thread_name(void *ctx, pid_t tid, const char *name)
+{
+    struct record_sink *k = ctx;
+    uint32_t id = profile_intern(k->profile, name && *name ? name : "[thread]", strlen(name && *name ? name : "[thread]"));
+    if (id == PROFILE_NO_FRAME || u64_map_put(&k->thread_roots, (uint64_t)tid, id) != 0)
+        k->failed = true;
+}
+
+static void sink_sample(void *ctx, const struct sampler_sample *s)
+{
+    struct record_sink *k = ctx;
+    size_t n = 0;
+    for (size_t i = s->n_user; i-- > 0;) {
+        const struct cached_address *c = frames_of(k, s->user_ips[i], i > 0, false);
+        if (!c) {
+            k->failed = true;
+            return;
+        }
+        for (uint32_t j = 0; j < c->n && n < MAX_EXPANDED_FRAMES; j++)
+            k->expanded[n++] = &k->frame_pool[c->first + j];
+    }
+    for (size_t i = s->n_kernel; i-- > 0;) {
+        const struct cached_address *c = frames_of(k, s->kernel_ips[i], false, true);
+        if (!c) {
+            k->failed = true;
+            return;
+        }
+        for (uint32_t j = 0; j < c->n && n < MAX_EXPANDED_FRAMES; j++)
+            k->expanded[n++] = &k->frame_pool[c->first + j];
+    }
+    uint32_t root;
+    if (!u64_map_get(&k->thread_roots, (uint64_t)s->tid, &root)) {
+        sink_thread_name(k, s->tid, NULL);
+        if (!u64_map_get(&k->thread_roots, (uint64_t)s->tid, &root))
+            return;
+    }
+    uint32_t marker_function = PROFILE_NO_FRAME;
+    if (s->task_state == SAMPLER_IN_TASK && s->poll_probe_addr) {
+        const struct cached_address *c = frames_of(k, s->poll_probe_addr, false, false);
+        if (c && c->n)
+            marker_function = k->frame_pool[c->first + c->n - 1].function;
+    }
+    enum stack_task_state state = s->task_state == SAMPLER_IN_TASK       ? STACK_IN_TASK
+                                  : s->task_state == SAMPLER_UNKNOWN_TASK ? STACK_UNKNOWN_TASK
+                                                                          : STACK_NO_TASK;
+    if (task_stacks_add(k->stacks, root, state, s->task_id, marker_function, k->expanded, n, 1) != 0)
+        k->failed = true;
+}
+
+static void command_line_of(const struct record_options *o, pid_t pid, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    size_t at = 0;
+    if (o->argv) {
+        for (char **a = o->argv; *a && at + 1 < len; a++)
+            at += (size_t)snprintf(buf + at, len - at, "%s%s", a == o->argv ? "" : " ", *a);
+        return;
+    }
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (f) {
+        size_t n = fread(buf, 1, len - 1, f);
+        fclose(f);
+        while (n > 0 && buf[n - 1] == '\0')
+            n--;
+        for (size_t i = 0; i < n; i++)
+            if (buf[i] == '\0')
+                buf[i] = ' ';
+        buf[n] = '\0';
+    }
+    if (!buf[0])
+        snprintf(buf, len, "pid %d", (int)pid);
+}
+
+static void print_summary(const struct record_options *o, const struct sampler_stats *st, pid_t pid)
+{
+    fprintf(stderr,
+            "taskspy: %" PRIu64 " samples, %" PRIu64 " lost, %u threads, pid %d, %.1f s at %u Hz (%s, %s)\n",
+            st->samples, st->lost, st->threads, (int)pid, st->duration_s, o->frequency,
+            st->event_name ? st->event_name : "?", o->call_graph == SAMPLER_CALL_GRAPH_DWARF ? "dwarf" : "fp");
+    if (st->unwind_truncated)
+        fprintf(stderr, "taskspy: %" PRIu64 " stacks were truncated (deeper than the %u-byte copy or no unwind info)\n",
+                st->unwind_truncated, o->stack_size);
+    if (strcmp(o->markers, "none") == 0) {
+        fprintf(stderr, "taskspy: markers: off (--markers none)\n");
+        return;
+    }
+    if (st->n_probes == 0) {
+        fprintf(stderr, "taskspy: markers: none found; stacks are rooted at thread names\n");
+        return;
+    }
+    fprintf(stderr, "taskspy: markers:");
+    for (size_t i = 0; i < st->n_probes; i++)
+        fprintf(stderr, "%s %s:%s x %u", i ? "," : "", st->probes[i].provider, st->probes[i].name,
+                st->probes[i].locations);
+    fprintf(stderr, "\n");
+    fprintf(stderr, "taskspy: %" PRIu64 " polls, %" PRIu64 " tasks, %" PRIu64 " spawned, %" PRIu64
+            " terminated, %" PRIu64 " lost marker records\n",
+            st->polls, st->tasks_seen, st->spawns, st->terminates, st->lost_markers);
+    for (size_t i = 0; i < st->n_tasks && i < 5; i++)
+        fprintf(stderr, "taskspy:   task %" PRIu64 ": %" PRIu64 " polls, %.1f ms total, longest %.2f ms\n",
+                st->tasks[i].task_id, st->tasks[i].polls, st->tasks[i].total_poll_ns / 1e6,
+                st->tasks[i].longest_poll_ns / 1e6);
+    if (st->long_polls) {
+        fprintf(stderr, "taskspy: %" PRIu64 " long polls (> 10 ms) blocked an executor thread:", st->long_polls);
+        size_t shown = 0;
+        for (size_t i = 0; i < st->n_tasks && shown < 5; i++)
+            if (st->tasks[i].longest_poll_ns > 10000000ull) {
+                fprintf(stderr, "%s task %" PRIu64 " (%.1f ms)", shown ? "," : "", st->tasks[i].task_id,
+                        st->tasks[i].longest_poll_ns / 1e6);
+                shown++;
+            }
+        fprintf(stderr, "\n");
+    }
+}
+
+static int write_output(const struct record_options *o, struct record_sink *k, struct output_file *out,
+                        const struct sampler_stats *st, pid_t pid, char *err, size_t errlen)
+{
+    int rc;
+    if (o->format == FORMAT_FOLDED) {
+        rc = profile_write_folded(k->profile, out->stream);
+    } else {
+        char cmdline[1024], title[1100], header[1400];
+        command_line_of(o, pid, cmdline, sizeof(cmdline));
+        snprintf(title, sizeof(title), "%s", o->title ? o->title : cmdline);
+        snprintf(header, sizeof(header),
+                 "%s (pid %d), %.1f s at %u Hz (%s), %" PRIu64 " samples, %" PRIu64 " lost%s", cmdline, (int)pid,
+                 st->duration_s, o->frequency, o->call_graph == SAMPLER_CALL_GRAPH_DWARF ? "dwarf" : "fp",
+                 st->samples, st->lost, st->target_exited ? ", target exited" : "");
+        struct svg_options so;
+        svg_options_init(&so);
+        so.title = title;
+        so.header = header;
+        rc = profile_write_svg(k->profile, out->stream, &so);
+    }
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", o->output, strerror(errno));
+        return -1;
+    }
+    return output_file_commit(out, err, errlen);
+}
+
+static void sink_free(struct record_sink *k)
+{
+    task_stacks_free(k->stacks);
+    profile_free(k->profile);
+    if (k->symbolizer)
+        symbolizer_free(k->symbolizer);
+    u64_map_free(&k->user_cache);
+    u64_map_free(&k->kernel_cache);
+    u64_map_free(&k->thread_roots);
+    free(k->cached);
+    free(k->frame_pool);
+    free(k);
+}
+
+int record_command(int argc, char **argv)
+{
+    struct record_options o;
+    char err[1024] = "";
+    int prc = record_options_parse(&o, argc, argv, err, sizeof(err));
+    if (prc == 1)
+        return 0;
+    if (prc != 0) {
+        fprintf(stderr, "taskspy: %s\n", err);
+        fprintf(stderr, "Run 'taskspy record --help' for usage.\n");
+        return 2;
+    }
+    struct output_file out;
+    if (output_file_open(&out, o.output, err, sizeof(err)) != 0) {
+        fprintf(stderr, "taskspy: %s\n", err);
+        return 1;
+    }
+    struct record_sink *k = calloc(1, sizeof(*k));
+    struct symbolizer_options so = { .kernel = o.kernel, .demangle = true };
+    if (!k || !(k->profile = profile_new()) || !(k->symbolizer = symbolizer_new(&so)) ||
+        u64_map_init(&k->user_cache, 4096) != 0 || u64_map_init(&k->kernel_cache, 256) != 0 ||
+        u64_map_init(&k->thread_roots, 64) != 0) {
+        fprintf(stderr, "taskspy: out of memory\n");
+        output_file_abort(&out);
+        if (k)
+            sink_free(k);
+        return 1;
+    }
+    k->stacks = task_stacks_new(k->profile, o.group_by, o.await_points, o.task_boundary, err, sizeof(err));
+    if (!k->stacks) {
+        fprintf(stderr, "taskspy: %s\n", err);
+        output_file_abort(&out);
+        sink_free(k);
+        return 2;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0 ||
+        sigaction(SIGHUP, &sa, NULL) != 0) {
+        fprintf(stderr, "taskspy: cannot install signal handlers: %s\n", strerror(errno));
+        output_file_abort(&out);
+        sink_free(k);
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    struct sampler_config cfg = {
+        .pid = o.pid, .argv = o.argv, .frequency = o.frequency, .call_graph = o.call_graph,
+        .stack_size = o.stack_size, .kernel = o.kernel, .duration = o.duration, .markers = o.markers,
+        .stop = &stop_requested,
+    };
+    struct sampler *s;
+    if (sampler_open(&s, &cfg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "taskspy: %s\n", err);
+        output_file_abort(&out);
+        sink_free(k);
+        return 1;
+    }
+    struct sampler_sink sink = {
+        .ctx = k, .on_mapping = sink_mapping, .on_thread_name = sink_thread_name, .on_sample = sink_sample,
+    };
+    int rc = sampler_run(s, &sink, err, sizeof(err));
+    const struct sampler_stats *st = sampler_stats(s);
+    pid_t pid = sampler_target_pid(s);
+    int status = 0;
+    if (rc != 0) {
+        fprintf(stderr, "taskspy: %s\n", err);
+        output_file_abort(&out);
+        status = 1;
+    } else if (k->failed) {
+        fprintf(stderr, "taskspy: out of memory while recording; nothing written\n");
+        output_file_abort(&out);
+        status = 1;
+    } else {
+        print_summary(&o, st, pid);
+        if (st->target_exited)
+            fprintf(stderr, "taskspy: the target exited during the recording; writing what was gathered\n");
+        if (st->samples == 0)
+            fprintf(stderr, "taskspy: warning: no samples (the target used no CPU while recorded?)\n");
+        if (write_output(&o, k, &out, st, pid, err, sizeof(err)) != 0) {
+            fprintf(stderr, "taskspy: %s\n", err);
+            output_file_abort(&out);
+            status = 1;
+        } else if (strcmp(o.output, "-") != 0) {
+            fprintf(stderr, "taskspy: wrote %s (%zu stacks)\n", o.output, profile_distinct_stacks(k->profile));
+        }
+    }
+    sampler_close(s);
+    sink_free(k);
+    return status;
+}

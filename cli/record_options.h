@@ -1,0 +1,36 @@
+/* record_options.h: the options of `taskspy record` and their parsing (names follow perf, py-spy, samply). */
+#ifndef TASKSPY_RECORD_OPTIONS_H
+#define TASKSPY_RECORD_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "flamegraph/flamegraph.h"
+#include "sampler/sampler.h"
+
+enum output_format { FORMAT_FOLDED, FORMAT_FLAMEGRAPH };
+
+struct record_options {
+    pid_t pid;
+    char **argv;                 /* command to launch, NULL-terminated, or NULL */
+    double duration;
+    unsigned frequency;
+    const char *output;
+    enum output_format format;
+    enum sampler_call_graph call_graph;
+    unsigned stack_size;
+    enum task_grouping group_by;
+    bool await_points;
+    const char *markers;
+    bool kernel;
+    const char *title;
+    const char *task_boundary;
+};
+
+/* Parse argv (argv[0] == "record"). Returns 0, 1 when --help was printed, or -1 with a message in err. */
+int record_options_parse(struct record_options *o, int argc, char **argv, char *err, size_t errlen);
+void record_usage(FILE *out);
+
+#endif

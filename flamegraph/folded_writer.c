@@ -1,0 +1,77 @@
+/* folded_writer.c: writes a profile as folded stacks, "root;frame;...;leaf COUNT", one line per distinct
+ * stack, sorted bytewise as `LC_ALL=C sort` would (the order stackcollapse scripts produce). */
+#include "flamegraph/flamegraph.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct folded_line {
+    char *text;                 /* "a;b;c" (no count) */
+    uint64_t count;
+};
+
+static int compare_lines(const void *a, const void *b)
+{
+    const struct folded_line *x = a, *y = b;
+    return strcmp(x->text, y->text);
+}
+
+int profile_write_folded(const struct profile *p, FILE *out)
+{
+    size_t n_nodes;
+    const struct profile_node *nodes = profile_nodes(p, &n_nodes);
+    size_t n_lines = 0;
+    for (size_t i = 1; i < n_nodes; i++)
+        n_lines += nodes[i].self > 0;
+    struct folded_line *lines = calloc(n_lines ? n_lines : 1, sizeof(*lines));
+    uint32_t *path = malloc(n_nodes * sizeof(*path));
+    if (!lines || !path) {
+        free(lines);
+        free(path);
+        errno = ENOMEM;
+        return -1;
+    }
+    int rc = 0;
+    size_t at = 0;
+    for (size_t i = 1; i < n_nodes && rc == 0; i++) {
+        if (nodes[i].self == 0)
+            continue;
+        size_t depth = 0, len = 0;
+        for (uint32_t n = (uint32_t)i; n != 0; n = nodes[n].parent) {
+            path[depth++] = n;
+            len += strlen(profile_frame_name(p, nodes[n].frame)) + 1;
+        }
+        char *text = malloc(len);
+        if (!text) {
+            rc = -1;
+            break;
+        }
+        char *w = text;
+        while (depth > 0) {
+            const char *name = profile_frame_name(p, nodes[path[--depth]].frame);
+            size_t l = strlen(name);
+            memcpy(w, name, l);
+            w += l;
+            *w++ = depth ? ';' : '\0';
+        }
+        lines[at++] = (struct folded_line){ text, nodes[i].self };
+    }
+    if (rc == 0) {
+        qsort(lines, at, sizeof(*lines), compare_lines);
+        for (size_t i = 0; i < at; i++) {
+            if (fprintf(out, "%s %" PRIu64 "\n", lines[i].text, lines[i].count) < 0) {
+                rc = -1;
+                break;
+            }
+        }
+    }
+    for (size_t i = 0; i < at; i++)
+        free(lines[i].text);
+    free(lines);
+    free(path);
+    if (rc != 0 && errno == 0)
+        errno = ENOMEM;
+    return rc;
+}

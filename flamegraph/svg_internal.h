@@ -1,0 +1,70 @@
+/* svg_internal.h: the pieces the SVG writer is made of, shared between flamegraph/svg_*.c and their unit
+ * tests: XML escaping and label truncation, the frame palette, the layout of the merged stack tree and the
+ * reversed (leaf-first) profile. Not part of the layer's public interface. */
+#ifndef TASKSPY_SVG_INTERNAL_H
+#define TASKSPY_SVG_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "flamegraph/flamegraph.h"
+
+/* ---- escaping (svg_escape.c) ---------------------------------------------------------------------- */
+
+/* Write len bytes of s as XML character data / attribute text: & < > " ' become entities; bytes that are
+ * not valid UTF-8 and characters XML 1.0 forbids (controls other than tab) become U+FFFD. */
+void svg_write_escaped(FILE *out, const char *s, size_t len);
+
+/* Byte length of the label that fits max_chars characters: the whole name when it fits, otherwise its first
+ * max_chars - 2 characters (never splitting a UTF-8 sequence) to which the caller appends "..". Returns 0
+ * when fewer than 3 characters fit. *truncated says whether ".." must follow. */
+size_t svg_label_bytes(const char *name, size_t len, size_t max_chars, bool *truncated);
+
+/* ---- palette (svg_palette.c) ---------------------------------------------------------------------- */
+
+enum svg_frame_kind {
+    SVG_FRAME_ORDINARY,
+    SVG_FRAME_TASK_ROOT,     /* root frame "task: X" or "task 123: X" */
+    SVG_FRAME_AWAIT,         /* "NAME @ FILE:LINE" */
+    SVG_FRAME_THREAD_ROOT,   /* any other root frame: runtime or thread name */
+    SVG_FRAME_KERNEL,        /* "NAME_[k]" */
+    SVG_FRAME_ALL,           /* the drawn root "all" */
+};
+
+/* What kind of frame name is at depth (1 = a root frame of a stack). */
+enum svg_frame_kind svg_classify(const char *name, size_t len, unsigned depth);
+/* True if palette names a known palette ("taskspy", "hot", "mem", "io", "red", ...). */
+bool svg_palette_known(const char *palette);
+/* Comma-separated list of the known palettes, for --help and error messages. */
+const char *svg_palette_names(void);
+/* The fill colour 0xRRGGBB of a frame: stable for a name (hashed), by palette and kind. */
+uint32_t svg_frame_color(const char *palette, enum svg_frame_kind kind, const char *name, size_t len);
+
+/* ---- layout (svg_layout.c) ------------------------------------------------------------------------ */
+
+/* One drawn frame: a profile node, its offset in samples from the left edge, its depth (0 = "all"). */
+struct svg_frame {
+    uint32_t node;
+    uint32_t depth;
+    uint64_t start;
+};
+
+struct svg_layout {
+    struct svg_frame *frames;    /* preorder, siblings sorted by name */
+    size_t n_frames;
+    uint32_t max_depth;
+};
+
+/* Lay out p for a chart chart_width px wide, leaving out frames narrower than min_width px (and all they
+ * contain). Returns 0, or -1 with errno on allocation failure. */
+int svg_layout_build(const struct profile *p, double chart_width, double min_width, struct svg_layout *out);
+void svg_layout_free(struct svg_layout *l);
+
+/* ---- reverse (svg_reverse.c) ---------------------------------------------------------------------- */
+
+/* A new profile holding p's stacks leaf first, or NULL with errno on allocation failure. */
+struct profile *svg_reversed_profile(const struct profile *p);
+
+#endif

@@ -1,0 +1,203 @@
+/* svg_writer.c: renders a profile as one self-contained interactive SVG flame graph (or icicle graph):
+ * title, optional subtitle and header, one <g> per drawn frame carrying its sample offset, count and depth
+ * as data attributes for the embedded script (svg_script.js), which does zoom, search and the URL state. */
+#include "flamegraph/svg_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+static const char svg_script[] =
+#include "svg_script.js.inc"
+;
+
+#define SVG_XPAD 10.0
+#define SVG_FONT_SIZE 12.0
+#define SVG_FONT_WIDTH 0.59          /* average glyph width per px of font size (Verdana) */
+#define SVG_TITLE_SIZE 17.0
+#define SVG_LINE 18.0                /* height of a subtitle or header line */
+#define SVG_BOTTOM (SVG_FONT_SIZE * 2 + 10)
+#define SVG_TEXT_DY (SVG_FONT_SIZE * 0.35)  /* label baseline below the middle of its frame */
+
+void svg_options_init(struct svg_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->title = "Flame Graph";
+    o->width = 1200;
+    o->frame_height = 16;
+    o->min_width = 0.1;
+    o->colors = "taskspy";
+    o->count_name = "samples";
+}
+
+/* Geometry of one rendering, computed once. */
+struct svg_geometry {
+    double width, height, chart_width, top, frame_height;
+    double char_width;               /* px per label character */
+    bool inverted;
+};
+
+static void write_text(FILE *out, const char *s)
+{
+    svg_write_escaped(out, s, strlen(s));
+}
+
+static void write_head(FILE *out, const struct svg_options *o, const struct svg_geometry *g, uint64_t total)
+{
+    fprintf(out,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+            "<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+            "xmlns=\"http://www.w3.org/2000/svg\" data-total=\"%llu\" data-countname=\"",
+            g->width, g->height, g->width, g->height, (unsigned long long)total);
+    write_text(out, o->count_name);
+    fprintf(out, "\" data-xpad=\"%.0f\" data-chart=\"%.2f\" data-charw=\"%.4f\" data-textdy=\"%.2f\" "
+                 "data-inverted=\"%d\">\n",
+            SVG_XPAD, g->chart_width, g->char_width, SVG_TEXT_DY, g->inverted ? 1 : 0);
+    fprintf(out,
+            "<style type=\"text/css\"><![CDATA[\n"
+            "text { font-family: Verdana, sans-serif; font-size: %.0fpx; fill: #000; }\n"
+            "#title { font-size: %.0fpx; text-anchor: middle; }\n"
+            "#subtitle, #header { text-anchor: middle; fill: #555; }\n"
+            "#frames > g { cursor: pointer; }\n"
+            "#frames > g:hover > rect { stroke: #000; stroke-width: 0.5; }\n"
+            "#frames text { pointer-events: none; }\n"
+            ".button { cursor: pointer; opacity: 0.6; }\n"
+            ".button:hover { opacity: 1; }\n"
+            ".active { font-weight: bold; opacity: 1; }\n"
+            ".hide { display: none; }\n"
+            ".dim { opacity: 0.5; }\n"
+            "]]></style>\n"
+            "<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
+            "<stop stop-color=\"#eeeeee\" offset=\"5%%\"/><stop stop-color=\"#eeeeb0\" offset=\"95%%\"/>"
+            "</linearGradient></defs>\n"
+            "<script type=\"text/ecmascript\"><![CDATA[\n",
+            SVG_FONT_SIZE, SVG_TITLE_SIZE);
+    fputs(svg_script, out);
+    fputs("]]></script>\n", out);
+    fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"url(#background)\"/>\n",
+            g->width, g->height);
+
+    double y = SVG_FONT_SIZE * 2;
+    fprintf(out, "<text id=\"title\" x=\"%.1f\" y=\"%.0f\">", g->width / 2, y);
+    write_text(out, o->title ? o->title : "Flame Graph");
+    fputs("</text>\n", out);
+    if (o->subtitle) {
+        y += SVG_LINE;
+        fprintf(out, "<text id=\"subtitle\" x=\"%.1f\" y=\"%.0f\">", g->width / 2, y);
+        write_text(out, o->subtitle);
+        fputs("</text>\n", out);
+    }
+    if (o->header) {
+        y += SVG_LINE;
+        fprintf(out, "<text id=\"header\" x=\"%.1f\" y=\"%.0f\">", g->width / 2, y);
+        write_text(out, o->header);
+        fputs("</text>\n", out);
+    }
+    double bottom_y = g->height - SVG_BOTTOM / 2;
+    fprintf(out,
+            "<text id=\"unzoom\" class=\"button hide\" x=\"%.0f\" y=\"%.0f\">Reset Zoom</text>\n"
+            "<text id=\"search\" class=\"button\" x=\"%.0f\" y=\"%.0f\">Search</text>\n"
+            "<text id=\"ignorecase\" class=\"button\" x=\"%.0f\" y=\"%.0f\">ic</text>\n"
+            "<text id=\"details\" x=\"%.0f\" y=\"%.0f\"> </text>\n"
+            "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\"> </text>\n",
+            SVG_XPAD, SVG_FONT_SIZE * 2, g->width - SVG_XPAD - 100, SVG_FONT_SIZE * 2,
+            g->width - SVG_XPAD - 16, SVG_FONT_SIZE * 2, SVG_XPAD, bottom_y, g->width - SVG_XPAD - 100,
+            bottom_y);
+}
+
+static void write_frame(FILE *out, const struct profile *p, const struct profile_node *node,
+                        const struct svg_frame *f, const struct svg_geometry *g, uint64_t total,
+                        const struct svg_options *o)
+{
+    const char *name = f->depth == 0 ? "all" : profile_frame_name(p, node->frame);
+    size_t len = strlen(name);
+    double px = g->chart_width / (double)total;
+    double x = SVG_XPAD + (double)f->start * px;
+    double w = (double)node->total * px;
+    double y = g->inverted ? g->top + f->depth * g->frame_height
+                           : g->height - SVG_BOTTOM - (f->depth + 1) * g->frame_height;
+    uint32_t color = svg_frame_color(o->colors, svg_classify(name, len, f->depth), name, len);
+
+    fprintf(out, "<g data-s=\"%llu\" data-n=\"%llu\" data-d=\"%u\"><title>", (unsigned long long)f->start,
+            (unsigned long long)node->total, f->depth);
+    svg_write_escaped(out, name, len);
+    fprintf(out, " (%llu ", (unsigned long long)node->total);
+    write_text(out, o->count_name);
+    fprintf(out, ", %.2f%%)</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"#%06x\" "
+                 "rx=\"2\" ry=\"2\"/>",
+            100.0 * (double)node->total / (double)total, x, y, w, g->frame_height - 1, (unsigned)color);
+    /* frames too narrow for a label get no <text>: the script adds one when a zoom makes room */
+    double fit = (w - 3) / g->char_width;
+    bool truncated = false;
+    size_t label = fit >= 3 ? svg_label_bytes(name, len, (size_t)fit, &truncated) : 0;
+    if (label > 0) {
+        fprintf(out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + (g->frame_height - 1) / 2 + SVG_TEXT_DY);
+        svg_write_escaped(out, name, label);
+        if (truncated)
+            fputs("..", out);
+        fputs("</text>", out);
+    }
+    fputs("</g>\n", out);
+}
+
+static bool options_valid(const struct svg_options *o)
+{
+    return o->width >= 2 * SVG_XPAD + 10 && o->width <= 1000000 && o->frame_height >= 1 &&
+           o->frame_height <= 1000 && !isnan(o->min_width) && o->min_width >= 0 &&
+           (o->colors == NULL || svg_palette_known(o->colors)) && o->count_name != NULL;
+}
+
+static int write_svg(const struct profile *p, FILE *out, const struct svg_options *o)
+{
+    struct svg_geometry g = {
+        .width = o->width,
+        .chart_width = o->width - 2 * SVG_XPAD,
+        .frame_height = o->frame_height,
+        .char_width = SVG_FONT_SIZE * SVG_FONT_WIDTH,
+        .inverted = o->inverted,
+        .top = SVG_FONT_SIZE * 3 + (o->subtitle ? SVG_LINE : 0) + (o->header ? SVG_LINE : 0),
+    };
+    struct svg_layout layout;
+    if (svg_layout_build(p, g.chart_width, o->min_width, &layout) != 0)
+        return -1;
+    size_t n_nodes = 0;
+    const struct profile_node *nodes = profile_nodes(p, &n_nodes);
+    uint64_t total = n_nodes ? nodes[0].total : 0;
+    g.height = g.top + (layout.max_depth + 1) * g.frame_height + SVG_BOTTOM;
+
+    write_head(out, o, &g, total);
+    fputs("<g id=\"frames\">\n", out);
+    for (size_t i = 0; i < layout.n_frames; i++)
+        write_frame(out, p, &nodes[layout.frames[i].node], &layout.frames[i], &g, total, o);
+    fputs("</g>\n</svg>\n", out);
+    svg_layout_free(&layout);
+    if (fflush(out) != 0 || ferror(out)) {
+        if (errno == 0)
+            errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+int profile_write_svg(const struct profile *p, FILE *out, const struct svg_options *opts)
+{
+    struct svg_options defaults;
+    if (!opts) {
+        svg_options_init(&defaults);
+        opts = &defaults;
+    }
+    if (!options_valid(opts)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!opts->reverse)
+        return write_svg(p, out, opts);
+    struct profile *reversed = svg_reversed_profile(p);
+    if (!reversed)
+        return -1;
+    int rc = write_svg(reversed, out, opts);
+    int saved = errno;
+    profile_free(reversed);
+    errno = saved;
+    return rc;
+}

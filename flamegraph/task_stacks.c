@@ -1,0 +1,246 @@
+/* task_stacks.c: builds the stacks the graph shows from symbolized frames: await-point labels on async
+ * frames (prepared once per address), and per sample the runtime frames cut from task stacks and the task
+ * root ("task: ENTRY", "task ID: ENTRY") or thread-name root put on top. */
+#include "flamegraph/flamegraph.h"
+
+#include <inttypes.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_NAME 1024
+#define MAX_STACK 1024
+
+/* Frames that poll a task in the runtimes taskspy knows: everything from the thread's start down to the
+ * innermost of these belongs to the scheduler. The poll path tokio inlines under Harness::poll follows it. */
+static const char *const runtime_boundaries[] = {
+    "^tokio::runtime::task::harness::Harness<.*>::poll$",
+    "^tokio::runtime::task::harness::poll_future",
+    "^tokio::runtime::task::core::Core<.*>::poll",
+    "^tokio::runtime::task::raw::poll",
+    "^tokio::runtime::task::raw::RawTask::poll",
+    "^tokio::runtime::task::harness::Harness<.*>::poll_inner",
+};
+#define N_RUNTIME_BOUNDARIES (sizeof(runtime_boundaries) / sizeof(runtime_boundaries[0]))
+
+struct task_stacks {
+    struct profile *profile;
+    enum task_grouping group_by;
+    bool await_points;
+    regex_t builtin[N_RUNTIME_BOUNDARIES];
+    size_t n_builtin;
+    regex_t user;
+    bool has_user;
+    uint32_t unknown_root;
+    /* entry frame id -> "task: ENTRY" root id, grown on demand */
+    uint32_t *entry_roots;
+    size_t n_entry_roots;
+    uint32_t ids[MAX_STACK + 2];
+};
+
+struct task_stacks *task_stacks_new(struct profile *p, enum task_grouping group_by, bool await_points,
+                                    const char *boundary_regex, char *err, size_t errlen)
+{
+    struct task_stacks *t = calloc(1, sizeof(*t));
+    if (!t) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    t->profile = p;
+    t->group_by = group_by;
+    t->await_points = await_points;
+    for (size_t i = 0; i < N_RUNTIME_BOUNDARIES; i++) {
+        if (regcomp(&t->builtin[i], runtime_boundaries[i], REG_EXTENDED | REG_NOSUB) != 0) {
+            snprintf(err, errlen, "internal error: bad boundary pattern %s", runtime_boundaries[i]);
+            task_stacks_free(t);
+            return NULL;
+        }
+        t->n_builtin++;
+    }
+    if (boundary_regex) {
+        int rc = regcomp(&t->user, boundary_regex, REG_EXTENDED | REG_NOSUB);
+        if (rc != 0) {
+            char why[128];
+            regerror(rc, &t->user, why, sizeof(why));
+            snprintf(err, errlen, "bad --task-boundary regular expression '%s': %s", boundary_regex, why);
+            task_stacks_free(t);
+            return NULL;
+        }
+        t->has_user = true;
+    }
+    t->unknown_root = profile_intern(p, "[unknown task]", strlen("[unknown task]"));
+    if (t->unknown_root == PROFILE_NO_FRAME) {
+        snprintf(err, errlen, "out of memory");
+        task_stacks_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void task_stacks_free(struct task_stacks *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n_builtin; i++)
+        regfree(&t->builtin[i]);
+    if (t->has_user)
+        regfree(&t->user);
+    free(t->entry_roots);
+    free(t);
+}
+
+/* Is tail (starting after "::") one async suffix: "{{closure}}" or "{KIND#N}"? */
+static bool is_async_suffix(const char *tail)
+{
+    static const char *const kinds[] = { "closure#", "async_fn#", "async_block#", "async_fn_env#",
+                                         "async_block_env#" };
+    if (strcmp(tail, "{{closure}}") == 0)
+        return true;
+    if (tail[0] != '{')
+        return false;
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        size_t kl = strlen(kinds[i]);
+        if (strncmp(tail + 1, kinds[i], kl) != 0)
+            continue;
+        const char *d = tail + 1 + kl;
+        if (*d < '0' || *d > '9')
+            return false;
+        while (*d >= '0' && *d <= '9')
+            d++;
+        return d[0] == '}' && d[1] == '\0';
+    }
+    return false;
+}
+
+bool task_stacks_strip_async_suffix(char *name)
+{
+    bool stripped = false;
+    for (;;) {
+        char *sep = NULL;
+        for (char *at = strstr(name, "::{"); at; at = strstr(at + 1, "::{"))
+            sep = at;
+        if (!sep || sep == name || !is_async_suffix(sep + 2))
+            return stripped;
+        *sep = '\0';
+        stripped = true;
+    }
+}
+
+static bool is_runtime_frame(const struct task_stacks *t, const char *name)
+{
+    for (size_t i = 0; i < t->n_builtin; i++)
+        if (regexec(&t->builtin[i], name, 0, NULL, 0) == 0)
+            return true;
+    return t->has_user && regexec(&t->user, name, 0, NULL, 0) == 0;
+}
+
+/* Frame names go into folded lines: a ';' or a newline inside one would split it. */
+static void sanitize(char *name)
+{
+    for (char *c = name; *c; c++)
+        if (*c == ';')
+            *c = ':';
+        else if (*c == '\n' || *c == '\r')
+            *c = ' ';
+}
+
+int task_stacks_prepare(struct task_stacks *t, const char *name, const char *file, unsigned line, bool kernel,
+                        struct stack_frame *out)
+{
+    char plain[MAX_NAME], entry[MAX_NAME], display[MAX_NAME + 280];
+    snprintf(plain, sizeof(plain), "%s", name && *name ? name : "[unknown]");
+    sanitize(plain);
+    snprintf(entry, sizeof(entry), "%s", plain);
+    bool async = !kernel && task_stacks_strip_async_suffix(entry);
+    if (kernel)
+        snprintf(display, sizeof(display), "%s_[k]", plain);
+    else if (async && t->await_points && file && line)
+        snprintf(display, sizeof(display), "%s @ %s:%u", entry, file, line);
+    else
+        snprintf(display, sizeof(display), "%s", plain);
+    sanitize(display);
+    out->display = profile_intern(t->profile, display, strlen(display));
+    out->function = profile_intern(t->profile, plain, strlen(plain));
+    out->entry = profile_intern(t->profile, entry, strlen(entry));
+    out->runtime = !kernel && is_runtime_frame(t, plain);
+    if (out->display == PROFILE_NO_FRAME || out->function == PROFILE_NO_FRAME || out->entry == PROFILE_NO_FRAME)
+        return -1;
+    return 0;
+}
+
+static uint32_t task_root(struct task_stacks *t, uint64_t task_id, uint32_t entry)
+{
+    const char *entry_name = profile_frame_name(t->profile, entry);
+    char root[MAX_NAME + 64];
+    if (t->group_by == GROUP_BY_TASK) {
+        int len = snprintf(root, sizeof(root), "task %" PRIu64 ": %s", task_id, entry_name);
+        return profile_intern(t->profile, root, (size_t)len < sizeof(root) ? (size_t)len : sizeof(root) - 1);
+    }
+    if (entry >= t->n_entry_roots) {
+        size_t n = t->n_entry_roots ? t->n_entry_roots : 64;
+        while (n <= entry)
+            n *= 2;
+        uint32_t *v = realloc(t->entry_roots, n * sizeof(*v));
+        if (!v)
+            return PROFILE_NO_FRAME;
+        for (size_t i = t->n_entry_roots; i < n; i++)
+            v[i] = PROFILE_NO_FRAME;
+        t->entry_roots = v;
+        t->n_entry_roots = n;
+    }
+    if (t->entry_roots[entry] == PROFILE_NO_FRAME) {
+        int len = snprintf(root, sizeof(root), "task: %s", entry_name);
+        t->entry_roots[entry] =
+            profile_intern(t->profile, root, (size_t)len < sizeof(root) ? (size_t)len : sizeof(root) - 1);
+    }
+    return t->entry_roots[entry];
+}
+
+int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task_state state, uint64_t task_id,
+                    uint32_t marker_function, const struct stack_frame *const *frames, size_t n, uint64_t count)
+{
+    if (n > MAX_STACK)
+        n = MAX_STACK;          /* keep the outermost; the unwinder already bounds depth far below this */
+    size_t first = 0;           /* first frame kept */
+    size_t out = 0;
+    if (state == STACK_IN_TASK) {
+        size_t cut = SIZE_MAX;
+        if (marker_function != PROFILE_NO_FRAME)
+            for (size_t i = n; i-- > 0;)
+                if (frames[i]->function == marker_function) {
+                    cut = i;
+                    break;
+                }
+        if (cut == SIZE_MAX)
+            for (size_t i = n; i-- > 0;)
+                if (frames[i]->runtime) {
+                    cut = i;
+                    break;
+                }
+        first = cut == SIZE_MAX ? 0 : cut + 1;
+        /* A sample inside the poll wrapper itself, before or after the future: it belongs to the task but
+         * has no frame of its own; show it under the wrapper's name. */
+        if (first >= n && n > 0)
+            first = n - 1;
+        if (t->group_by != GROUP_BY_NONE) {
+            uint32_t entry = first < n ? frames[first]->entry : PROFILE_NO_FRAME;
+            uint32_t root = entry != PROFILE_NO_FRAME ? task_root(t, task_id, entry) : t->unknown_root;
+            if (root == PROFILE_NO_FRAME)
+                return -1;
+            t->ids[out++] = root;
+        }
+    } else if (state == STACK_UNKNOWN_TASK) {
+        t->ids[out++] = t->unknown_root;
+        for (size_t i = n; i-- > 0;)
+            if (frames[i]->runtime) {
+                first = i + 1 < n ? i + 1 : i;
+                break;
+            }
+    } else {
+        t->ids[out++] = thread_root;
+    }
+    for (size_t i = first; i < n; i++)
+        t->ids[out++] = frames[i]->display;
+    return profile_add_ids(t->profile, t->ids, out, count);
+}

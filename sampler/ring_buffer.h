@@ -1,0 +1,39 @@
+/* ring_buffer.h: a perf_event mmap ring buffer (one metadata page + 2^n data pages) and the walk over the
+ * records between data_tail and data_head, with the memory ordering the kernel requires. A record that wraps
+ * around the end of the data area is copied into a scratch buffer so callers always see it contiguous. */
+#ifndef TASKSPY_RING_BUFFER_H
+#define TASKSPY_RING_BUFFER_H
+
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ring_buffer {
+    struct perf_event_mmap_page *meta;
+    uint8_t *data;             /* data area (meta + page size when mapped) */
+    size_t data_size;          /* power of two */
+    size_t map_size;           /* whole mapping, 0 when not owned (synthetic buffers in tests) */
+    uint8_t *scratch;          /* for records that wrap; 64 KiB (the largest record) */
+};
+
+/* Map data_pages (a power of two) of fd's ring buffer. Returns 0, or -1 with errno. */
+int ring_buffer_map(struct ring_buffer *rb, int fd, size_t data_pages);
+/* Use memory the caller owns (meta followed by data), for tests. Returns 0 or -1. */
+int ring_buffer_wrap(struct ring_buffer *rb, struct perf_event_mmap_page *meta, uint8_t *data, size_t data_size);
+void ring_buffer_unmap(struct ring_buffer *rb);
+
+/* What a record callback wants next. */
+enum ring_buffer_next {
+    RING_BUFFER_CONTINUE = 0,
+    RING_BUFFER_STOP = 1,          /* the record is consumed; stop the walk */
+    RING_BUFFER_KEEP = 2,          /* stop before this record: it stays for the next walk */
+};
+typedef enum ring_buffer_next (*ring_buffer_record_fn)(void *ctx, const struct perf_event_header *rec);
+/* Walk every record available now, then release the space to the kernel. Returns the number of records
+ * walked, or -1 if the buffer is corrupt (a record size of 0 or larger than what is available). */
+long ring_buffer_drain(struct ring_buffer *rb, ring_buffer_record_fn fn, void *ctx);
+
+/* Walk the records available now without consuming them (the next drain sees them again). */
+long ring_buffer_peek(struct ring_buffer *rb, ring_buffer_record_fn fn, void *ctx);
+
+#endif

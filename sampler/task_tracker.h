@@ -1,0 +1,84 @@
+/* task_tracker.h: which task each thread is polling, from poll markers seen in time order per thread, and
+ * the per-task poll statistics (polls, total and longest poll time, long polls) for the summary. */
+#ifndef TASKSPY_TASK_TRACKER_H
+#define TASKSPY_TASK_TRACKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sampler/sampler.h"
+#include "sampler/u64_map.h"
+
+enum marker_kind {
+    MARKER_POLL_START,
+    MARKER_POLL_END,
+    MARKER_SPAWN,
+    MARKER_TERMINATE,
+    MARKER_PARK,
+    MARKER_UNPARK,
+    MARKER_KIND_COUNT,
+};
+
+#define LONG_POLL_NS 10000000ull
+
+struct thread_poll_state {
+    uint32_t tid;
+    enum sampler_task_state state;
+    bool saw_marker;
+    uint64_t task_id;
+    uint64_t poll_start_ns;
+    uint64_t probe_addr;
+};
+
+/* A marker record waiting to be applied in time order. */
+struct marker_hit {
+    uint32_t tid;
+    enum marker_kind kind;
+    uint64_t time_ns;
+    uint64_t arg0;
+    uint64_t probe_addr;
+};
+
+struct task_tracker {
+    struct u64_map thread_index;           /* tid -> threads[] */
+    struct thread_poll_state *threads;
+    uint32_t n_threads, cap_threads;
+    struct u64_map task_index;             /* task id -> tasks[] */
+    struct sampler_task_stat *tasks;
+    uint32_t n_tasks, cap_tasks;
+    uint64_t polls, spawns, terminates, long_polls, parks, unparks;
+    /* marker hits of the current round, sorted by (tid, time) at round start */
+    struct marker_hit *pending;
+    size_t n_pending, cap_pending;
+    struct u64_map pending_index;          /* tid -> cursor slot in pending_cursor[] */
+    size_t *pending_cursor;                /* per tid with hits: next hit to apply */
+    size_t *pending_end;                   /* per tid: one past its last hit */
+    size_t n_cursors, cap_cursors;
+};
+
+int task_tracker_init(struct task_tracker *t);
+void task_tracker_free(struct task_tracker *t);
+/* A marker fired on tid at time_ns with arg0; probe_addr is the probe's address in the target. */
+int task_tracker_marker(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enum marker_kind kind,
+                        uint64_t arg0, uint64_t probe_addr);
+/* Marker records were lost: every thread that has polled is in an unknown task until its next poll-start. */
+void task_tracker_lost(struct task_tracker *t);
+/* Rounds: marker records are queued as they are read (from any buffer), then applied per thread in time
+ * order as that thread's samples are handled, so a sample is attributed by the markers before it even when
+ * marker and sample records came through different ring buffers. */
+int task_tracker_queue(struct task_tracker *t, const struct marker_hit *hit);
+int task_tracker_round_begin(struct task_tracker *t);
+/* Apply tid's queued hits up to time_ns, then report what it is polling. */
+void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enum sampler_task_state *state,
+                     uint64_t *task_id, uint64_t *probe_addr);
+/* Apply every queued hit up to time_ns; later ones wait for the next round. */
+void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns);
+
+/* What tid is polling now. */
+void task_tracker_current(const struct task_tracker *t, uint32_t tid, enum sampler_task_state *state,
+                          uint64_t *task_id, uint64_t *probe_addr);
+/* Sort the task table busiest first (total poll time) for the summary. */
+void task_tracker_sort(struct task_tracker *t);
+
+#endif

@@ -1,0 +1,304 @@
+/* bfd_object.c: one mapped object file opened with libbfd: its function symbols (static, else dynamic,
+ * plus PLT entries) sorted for binary search, and its DWARF line table and inline chains, taken from a
+ * separate debug file when the object itself has no DWARF. Only called on cache misses. */
+#include "symbolize/symbolize_internal.h"
+
+#include <bfd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct func_symbol {
+    uint64_t vaddr;
+    uint64_t end;       /* next symbol's start or the end of its section, whichever comes first */
+    const char *name;   /* owned by the bfd (or by synthetic) */
+    int rank;           /* higher wins among symbols at the same address */
+};
+
+struct symbol_table {
+    asymbol **syms;     /* NULL-terminated; libbfd fills it */
+    long n;
+};
+
+struct bfd_object {
+    bfd *main;
+    bfd *debug;                    /* separate debug file, or NULL */
+    bfd *line_bfd;                 /* where DWARF comes from: debug if it has .debug_info, else main */
+    struct symbol_table main_static, main_dynamic, debug_static;
+    asymbol **line_syms;           /* symbols for line_bfd, never NULL */
+    asymbol *synthetic;            /* PLT entries, malloc'd by libbfd */
+    struct func_symbol *funcs;
+    size_t n_funcs;
+    bool dynamic_only;             /* funcs come from .dynsym only: nearest symbol may be far off */
+    struct elf_layout layout;
+};
+
+static asymbol *no_symbols[1] = { NULL };
+
+static void read_symbols(bfd *b, bool dynamic, struct symbol_table *t)
+{
+    t->syms = NULL;
+    t->n = 0;
+    if (!dynamic && !(bfd_get_file_flags(b) & HAS_SYMS))
+        return;
+    long bytes = dynamic ? bfd_get_dynamic_symtab_upper_bound(b) : bfd_get_symtab_upper_bound(b);
+    if (bytes <= 0)
+        return;
+    asymbol **syms = malloc((size_t)bytes);
+    if (!syms)
+        return;
+    long n = dynamic ? bfd_canonicalize_dynamic_symtab(b, syms) : bfd_canonicalize_symtab(b, syms);
+    if (n <= 0) {
+        free(syms);
+        return;
+    }
+    t->syms = syms;
+    t->n = n;
+}
+
+static int symbol_rank(const asymbol *sym)
+{
+    int rank = 0;
+    if (sym->flags & BSF_FUNCTION)
+        rank += 4;
+    if (sym->flags & BSF_GLOBAL)
+        rank += 2;
+    else if (sym->flags & BSF_WEAK)
+        rank += 1;
+    return rank;
+}
+
+static bool is_function_symbol(const asymbol *sym)
+{
+    const asection *sec = sym->section;
+    if (!sec || bfd_is_und_section(sec) || bfd_is_com_section(sec) || bfd_is_abs_section(sec))
+        return false;
+    if (sym->flags & (BSF_SECTION_SYM | BSF_FILE | BSF_DEBUGGING | BSF_WARNING | BSF_INDIRECT))
+        return false;
+    if (!(sym->flags & BSF_FUNCTION) && !(sec->flags & SEC_CODE))
+        return false;
+    const char *name = bfd_asymbol_name(sym);
+    return name && name[0] && name[0] != '$';
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+    const struct func_symbol *x = a, *y = b;
+    if (x->vaddr != y->vaddr)
+        return x->vaddr < y->vaddr ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank > y->rank ? -1 : 1;   /* best first */
+    return strcmp(x->name, y->name);
+}
+
+static int append_funcs(struct func_symbol **funcs, size_t *n, size_t *cap, asymbol *const *syms, long count)
+{
+    for (long i = 0; i < count; i++) {
+        const asymbol *sym = syms[i];
+        if (!is_function_symbol(sym))
+            continue;
+        if (*n == *cap) {
+            size_t ncap = *cap ? *cap * 2 : 1024;
+            struct func_symbol *grown = realloc(*funcs, ncap * sizeof(**funcs));
+            if (!grown)
+                return -1;
+            *funcs = grown;
+            *cap = ncap;
+        }
+        const asection *sec = sym->section;
+        uint64_t vaddr = bfd_asymbol_value(sym);
+        (*funcs)[(*n)++] = (struct func_symbol){
+            .vaddr = vaddr,
+            .end = bfd_section_vma(sec) + bfd_section_size(sec),
+            .name = bfd_asymbol_name(sym),
+            .rank = symbol_rank(sym),
+        };
+    }
+    return 0;
+}
+
+/* Builds the sorted function table: one entry per address (the best-ranked name), each ending where the
+ * next begins or where its section ends. */
+static void build_function_table(struct bfd_object *o)
+{
+    const struct symbol_table *primary = o->debug_static.n ? &o->debug_static
+                                         : o->main_static.n ? &o->main_static : &o->main_dynamic;
+    o->dynamic_only = primary == &o->main_dynamic;
+    struct func_symbol *funcs = NULL;
+    size_t n = 0, cap = 0;
+    if (append_funcs(&funcs, &n, &cap, primary->syms, primary->n) != 0)
+        goto fail;
+    if (o->main_dynamic.n) {
+        long n_synth = bfd_get_synthetic_symtab(o->main, o->main_static.n, o->main_static.syms,
+                                                o->main_dynamic.n, o->main_dynamic.syms, &o->synthetic);
+        if (n_synth > 0) {
+            asymbol **ptrs = malloc((size_t)n_synth * sizeof(*ptrs));
+            if (!ptrs)
+                goto fail;
+            for (long i = 0; i < n_synth; i++)
+                ptrs[i] = &o->synthetic[i];
+            int rc = append_funcs(&funcs, &n, &cap, ptrs, n_synth);
+            free(ptrs);
+            if (rc != 0)
+                goto fail;
+        }
+    }
+    if (n)
+        qsort(funcs, n, sizeof(*funcs), cmp_func);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (kept == 0 || funcs[kept - 1].vaddr != funcs[i].vaddr)
+            funcs[kept++] = funcs[i];
+    for (size_t i = 0; i + 1 < kept; i++)
+        if (funcs[i + 1].vaddr < funcs[i].end)
+            funcs[i].end = funcs[i + 1].vaddr;
+    o->funcs = funcs;
+    o->n_funcs = kept;
+    return;
+fail:
+    free(funcs);
+    o->funcs = NULL;
+    o->n_funcs = 0;
+}
+
+static bfd *open_bfd(const char *path)
+{
+    bfd *b = bfd_openr(path, NULL);
+    if (!b)
+        return NULL;
+    b->flags |= BFD_DECOMPRESS;
+    if (!bfd_check_format(b, bfd_object)) {
+        bfd_close(b);
+        return NULL;
+    }
+    return b;
+}
+
+static bool has_dwarf(bfd *b)
+{
+    const asection *s = bfd_get_section_by_name(b, ".debug_info");
+    return s && bfd_section_size(s) > 0 && (s->flags & SEC_HAS_CONTENTS);
+}
+
+static void attach_debug_file(struct bfd_object *o, const char *root, const char *path)
+{
+    unsigned long crc = 0;
+    char *link = bfd_get_debug_link_info(o->main, &crc);
+    char *debug_path = debug_file_find(root, path, &o->layout, link, crc);
+    free(link);
+    if (!debug_path)
+        return;
+    o->debug = open_bfd(debug_path);
+    free(debug_path);
+    if (o->debug)
+        read_symbols(o->debug, false, &o->debug_static);
+}
+
+struct bfd_object *bfd_object_open(const char *root, const char *path)
+{
+    if (!root)
+        root = "";
+    char *full = NULL;
+    if (asprintf(&full, "%s%s", root, path) < 0)
+        return NULL;
+    struct bfd_object *o = calloc(1, sizeof(*o));
+    if (!o || elf_layout_read(&o->layout, full) != 0 || !(o->main = open_bfd(full))) {
+        free(o);
+        free(full);
+        return NULL;
+    }
+    free(full);
+    read_symbols(o->main, false, &o->main_static);
+    read_symbols(o->main, true, &o->main_dynamic);
+    if (!has_dwarf(o->main) || !o->main_static.n)
+        attach_debug_file(o, root, path);
+    o->line_bfd = o->debug && has_dwarf(o->debug) ? o->debug : o->main;
+    if (o->line_bfd == o->debug)
+        o->line_syms = o->debug_static.syms ? o->debug_static.syms : no_symbols;
+    else
+        o->line_syms = o->main_static.syms ? o->main_static.syms
+                       : o->main_dynamic.syms ? o->main_dynamic.syms : no_symbols;
+    build_function_table(o);
+    return o;
+}
+
+void bfd_object_close(struct bfd_object *o)
+{
+    if (!o)
+        return;
+    free(o->funcs);
+    free(o->synthetic);
+    free(o->main_static.syms);
+    free(o->main_dynamic.syms);
+    free(o->debug_static.syms);
+    if (o->debug)
+        bfd_close(o->debug);
+    bfd_close(o->main);
+    free(o);
+}
+
+bool bfd_object_offset_to_vaddr(const struct bfd_object *o, uint64_t offset, uint64_t *vaddr)
+{
+    return elf_layout_offset_to_vaddr(&o->layout, offset, vaddr);
+}
+
+static const struct func_symbol *find_function(const struct bfd_object *o, uint64_t vaddr)
+{
+    size_t lo = 0, hi = o->n_funcs;
+    while (lo < hi) {   /* first entry with start > vaddr */
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->funcs[mid].vaddr <= vaddr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const struct func_symbol *f = &o->funcs[lo - 1];
+    return vaddr < f->end ? f : NULL;
+}
+
+static asection *section_containing(bfd *b, uint64_t vaddr)
+{
+    for (asection *s = b->sections; s; s = s->next) {
+        if (!(s->flags & SEC_ALLOC))
+            continue;
+        uint64_t vma = bfd_section_vma(s);
+        if (vaddr >= vma && vaddr - vma < bfd_section_size(s))
+            return s;
+    }
+    return NULL;
+}
+
+static bool is_mangled(const char *name)
+{
+    return name && (strncmp(name, "_Z", 2) == 0 || strncmp(name, "_R", 2) == 0);
+}
+
+void bfd_object_lookup(struct bfd_object *o, uint64_t vaddr, struct raw_lookup *out)
+{
+    memset(out, 0, sizeof(*out));
+    const struct func_symbol *fn = find_function(o, vaddr);
+    if (fn) {
+        out->function_vaddr = fn->vaddr;
+        out->have_function = true;
+    }
+    asection *sec = section_containing(o->line_bfd, vaddr);
+    const char *file = NULL, *func = NULL;
+    unsigned line = 0, discriminator = 0;
+    if (sec && bfd_find_nearest_line_discriminator(o->line_bfd, sec, o->line_syms, vaddr - bfd_section_vma(sec),
+                                                   &file, &func, &line, &discriminator) &&
+        (file || func)) {
+        out->frames[out->n++] = (struct raw_frame){ .name = func, .file = file, .line = line };
+        while (out->n < RAW_FRAMES_MAX && bfd_find_inliner_info(o->line_bfd, &file, &func, &line))
+            out->frames[out->n++] = (struct raw_frame){ .name = func, .file = file, .line = line };
+    }
+    if (out->n == 0)
+        out->frames[out->n++] = (struct raw_frame){ 0 };
+    /* The out-of-line frame: the symbol table's name is the full (mangled) one; DWARF may only have a
+     * plain DW_AT_name. Keep DWARF's when it is a linkage name, or when the symbol table has only
+     * exported symbols (the nearest may belong to another function). */
+    struct raw_frame *outer = &out->frames[out->n - 1];
+    if (fn && !(outer->name && (is_mangled(outer->name) || o->dynamic_only)))
+        outer->name = fn->name;
+}

@@ -1,0 +1,149 @@
+/* symbolize_internal.h: the pieces the symbolize layer is built from, shared between its files only:
+ * an arena and string pool (interned names and files), the address cache, the mapping table, the small
+ * ELF layout reader (PT_LOAD segments, build-id), separate debug file lookup, one libbfd object, and the
+ * kernel symbol table. Nothing outside symbolize/ includes this. */
+#ifndef TASKSPY_SYMBOLIZE_INTERNAL_H
+#define TASKSPY_SYMBOLIZE_INTERNAL_H
+
+#include "symbolize/symbolize.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- arena.c: bump allocator; everything it hands out lives until arena_free ------------------------ */
+struct arena_chunk;
+struct arena {
+    struct arena_chunk *head;
+};
+void *arena_alloc(struct arena *a, size_t size);   /* zeroed, 16-byte aligned; NULL on allocation failure */
+void arena_free(struct arena *a);
+
+/* ---- string_pool.c: one copy of each distinct string; equal strings give the same pointer ----------- */
+struct string_pool {
+    struct arena storage;
+    const char **slots;   /* open addressing, power-of-two size */
+    size_t n_slots;
+    size_t n_used;
+};
+const char *string_pool_intern(struct string_pool *p, const char *s);
+const char *string_pool_intern_len(struct string_pool *p, const char *s, size_t len);
+void string_pool_free(struct string_pool *p);
+
+/* ---- addr_cache.c: address (and kind) -> resolved result --------------------------------------------- */
+enum addr_kind { ADDR_USER = 0, ADDR_USER_RETURN = 1, ADDR_KERNEL = 2 };
+struct addr_cache_slot {
+    uint64_t addr;
+    const struct sym_result *result;   /* NULL: empty slot */
+    unsigned kind;
+};
+struct addr_cache {
+    struct addr_cache_slot *slots;
+    size_t n_slots;
+    size_t n_used;
+};
+const struct sym_result *addr_cache_get(const struct addr_cache *c, uint64_t addr, enum addr_kind kind);
+int addr_cache_put(struct addr_cache *c, uint64_t addr, enum addr_kind kind, const struct sym_result *r);
+void addr_cache_clear(struct addr_cache *c);
+void addr_cache_free(struct addr_cache *c);
+
+/* ---- result_pool.c: one copy of each distinct sym_result (same frames, object, start) --------------- */
+struct result_pool {
+    struct arena storage;
+    const struct sym_result **slots;
+    size_t n_slots;
+    size_t n_used;
+};
+/* Returns the pooled copy of r (frames copied too), or NULL on allocation failure. */
+const struct sym_result *result_pool_intern(struct result_pool *p, const struct sym_result *r);
+void result_pool_free(struct result_pool *p);
+
+/* ---- elf_layout.c: what symbolize needs from an ELF file's headers, read with pread ----------------- */
+#define ELF_LAYOUT_MAX_LOADS 16
+#define ELF_LAYOUT_MAX_BUILD_ID 64
+struct elf_load_segment {
+    uint64_t offset, vaddr, filesz, memsz;
+};
+struct elf_layout {
+    struct elf_load_segment loads[ELF_LAYOUT_MAX_LOADS];
+    size_t n_loads;
+    uint8_t build_id[ELF_LAYOUT_MAX_BUILD_ID];
+    size_t build_id_len;   /* 0: none */
+};
+/* Reads the PT_LOAD headers and the GNU build-id note. Returns 0, or -1 (not a readable ELF64 file). */
+int elf_layout_read(struct elf_layout *lay, const char *path);
+/* File offset -> link-time address through the PT_LOAD headers; false if no segment holds it. */
+bool elf_layout_offset_to_vaddr(const struct elf_layout *lay, uint64_t offset, uint64_t *vaddr);
+
+/* ---- debug_file.c: separate debug files ----------------------------------------------------------- */
+/* Path of the separate debug file of the object at path (opened as root + path), looked up by build-id
+ * under ROOT/usr/lib/debug/.build-id/ and by .gnu_debuglink beside it, in .debug/ and under
+ * ROOT/usr/lib/debug/DIR/. link_name/link_crc: the object's .gnu_debuglink (NULL if none). Returns a
+ * malloc'd path or NULL. */
+char *debug_file_find(const char *root, const char *path, const struct elf_layout *lay,
+                      const char *link_name, unsigned long link_crc);
+
+/* ---- bfd_object.c: one mapped object opened with libbfd --------------------------------------------- */
+struct bfd_object;
+/* One frame as libbfd gives it, before demangling and interning. */
+struct raw_frame {
+    const char *name;   /* may be mangled; NULL if unknown */
+    const char *file;   /* full path as in DWARF; NULL if unknown */
+    unsigned line;
+};
+#define RAW_FRAMES_MAX 64
+struct raw_lookup {
+    struct raw_frame frames[RAW_FRAMES_MAX];   /* innermost first; the last is the out-of-line function */
+    size_t n;
+    uint64_t function_vaddr;                   /* link-time start of the containing symbol, or 0 */
+    bool have_function;
+};
+/* Opens root+path (root may be NULL or ""); returns NULL if it cannot be read as an object. */
+struct bfd_object *bfd_object_open(const char *root, const char *path);
+void bfd_object_close(struct bfd_object *o);
+/* File offset inside the object -> link-time address; false if no PT_LOAD holds it. */
+bool bfd_object_offset_to_vaddr(const struct bfd_object *o, uint64_t offset, uint64_t *vaddr);
+/* Function, file:line and inline chain at link-time address vaddr. Names stay owned by the object. */
+void bfd_object_lookup(struct bfd_object *o, uint64_t vaddr, struct raw_lookup *out);
+
+/* ---- mapping_table.c: [start,end) -> object path, kept sorted and non-overlapping ------------------ */
+struct mapping {
+    uint64_t start, end, pgoff;
+    const char *path;            /* interned */
+    const char *root;            /* interned, "" if none */
+    const char *object_name;     /* interned base name, or NULL for anonymous mappings */
+};
+struct mapping_table {
+    struct mapping *items;
+    size_t n, cap;
+};
+/* Inserts m, trimming or removing what it overlaps. *replaced is set when an existing, different mapping
+ * lost some of its range. Returns 0 or -1 on allocation failure. */
+int mapping_table_add(struct mapping_table *t, const struct mapping *m, bool *replaced);
+const struct mapping *mapping_table_find(const struct mapping_table *t, uint64_t addr);
+void mapping_table_free(struct mapping_table *t);
+
+/* ---- kallsyms.c: kernel text symbols, sorted ------------------------------------------------------ */
+struct kallsyms_entry {
+    uint64_t addr;
+    const char *name;     /* interned */
+    const char *module;   /* interned module name, or NULL for the kernel image */
+};
+struct kallsyms {
+    struct kallsyms_entry *entries;
+    size_t n;
+    bool loaded;          /* tried to read (successfully or not) */
+    bool restricted;      /* every address was zero (kptr_restrict) */
+};
+/* Reads path (normally /proc/kallsyms). Returns 0, or -1 if unreadable. Names go into pool. */
+int kallsyms_load(struct kallsyms *k, const char *path, struct string_pool *pool);
+/* The symbol at or below addr, or NULL. */
+const struct kallsyms_entry *kallsyms_find(const struct kallsyms *k, uint64_t addr);
+void kallsyms_free(struct kallsyms *k);
+
+/* ---- demangle.c --------------------------------------------------------------------------------- */
+/* A display name for a symbol: version suffix ("@@GLIBC_2.2.5") removed, demangled when demangle is
+ * set, Rust hash removed. Returns a malloc'd string, or NULL on allocation failure. */
+char *symbolize_display_name(const char *raw, bool demangle);
+
+#endif

@@ -1,0 +1,265 @@
+/* test_folded_reader.c: unit tests of profile_read_folded: well-formed folded stacks and prefix merging,
+ * the formats of other tools (count first, CRLF, comments), and malformed lines reported by line number. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "flamegraph/flamegraph.h"
+
+/* Read text into a fresh profile; warnings go to *warnings (caller frees). */
+struct read_result {
+    struct profile *p;
+    int rc;
+    struct folded_read_report report;
+    char err[256];
+    char *warnings;
+};
+
+static struct read_result read_text(const char *text, size_t len)
+{
+    struct read_result r = { 0 };
+    r.p = profile_new();
+    assert_non_null(r.p);
+    FILE *in = fmemopen((void *)text, len, "r");
+    assert_non_null(in);
+    size_t warn_len = 0;
+    FILE *warn = open_memstream(&r.warnings, &warn_len);
+    assert_non_null(warn);
+    r.rc = profile_read_folded(r.p, in, "t.folded", warn, &r.report, r.err, sizeof(r.err));
+    fclose(warn);
+    fclose(in);
+    return r;
+}
+
+static void result_free(struct read_result *r)
+{
+    profile_free(r->p);
+    free(r->warnings);
+}
+
+/* The node reached from the root by the ';'-separated path, or NULL. */
+static const struct profile_node *find_path(const struct profile *p, const char *path)
+{
+    size_t n = 0;
+    const struct profile_node *nodes = profile_nodes(p, &n);
+    uint32_t at = 0;
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *save = NULL, *name = strtok_r(buf, ";", &save); name; name = strtok_r(NULL, ";", &save)) {
+        uint32_t c = nodes[at].first_child;
+        while (c != PROFILE_NO_NODE && strcmp(profile_frame_name(p, nodes[c].frame), name) != 0)
+            c = nodes[c].next_sibling;
+        if (c == PROFILE_NO_NODE)
+            return NULL;
+        at = c;
+    }
+    return &nodes[at];
+}
+
+static void test_merges_equal_prefixes(void **state)
+{
+    (void)state;
+    const char text[] = "main;foo;bar 3\nmain;foo;baz 2\nmain;foo;bar 4\nmain 1\n";
+    struct read_result r = read_text(text, sizeof(text) - 1);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.report.lines, 4);
+    assert_int_equal(r.report.stacks, 4);
+    assert_int_equal(r.report.skipped, 0);
+    assert_int_equal(profile_total(r.p), 10);
+    assert_int_equal(profile_distinct_stacks(r.p), 3);
+    const struct profile_node *main_node = find_path(r.p, "main");
+    assert_non_null(main_node);
+    assert_int_equal(main_node->total, 10);
+    assert_int_equal(main_node->self, 1);
+    assert_int_equal(find_path(r.p, "main;foo")->total, 9);
+    assert_int_equal(find_path(r.p, "main;foo;bar")->total, 7);
+    assert_int_equal(find_path(r.p, "main;foo;baz")->self, 2);
+    size_t n = 0;
+    profile_nodes(r.p, &n);
+    assert_int_equal(n, 5);                       /* root, main, foo, bar, baz */
+    assert_string_equal(r.warnings, "");
+    result_free(&r);
+}
+
+static void test_crlf_comments_blank_and_spaces_in_names(void **state)
+{
+    (void)state;
+    const char text[] = "# perf header\r\n\r\ntask: app::serve;handle @ lib.rs:42 5\r\n"
+                        "tokio-runtime-worker;poll_[k]\t2\r\n   \nlast;line 1";
+    struct read_result r = read_text(text, sizeof(text) - 1);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.report.stacks, 3);
+    assert_int_equal(r.report.skipped, 0);
+    assert_int_equal(find_path(r.p, "task: app::serve;handle @ lib.rs:42")->total, 5);
+    assert_int_equal(find_path(r.p, "tokio-runtime-worker;poll_[k]")->total, 2);
+    assert_int_equal(find_path(r.p, "last;line")->total, 1);
+    result_free(&r);
+}
+
+static void test_count_first_and_whole_decimal(void **state)
+{
+    (void)state;
+    const char text[] = "  7 main;foo\nmain;bar 3.0\n";
+    struct read_result r = read_text(text, sizeof(text) - 1);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(find_path(r.p, "main;foo")->total, 7);
+    assert_int_equal(find_path(r.p, "main;bar")->total, 3);
+    result_free(&r);
+}
+
+static void test_malformed_lines_reported_and_skipped(void **state)
+{
+    (void)state;
+    const char text[] = "ok;one 1\n"       /* 1 */
+                        "no_count\n"       /* 2 */
+                        "neg;count -5\n"   /* 3 */
+                        "word;count abc\n" /* 4 */
+                        "a;;b 2\n"         /* 5 */
+                        ";lead 2\n"        /* 6 */
+                        "trail; 2\n"       /* 7 */
+                        "half;count 1.5\n" /* 8 */
+                        "big 99999999999999999999999\n" /* 9 */
+                        "ok;two 2\n";      /* 10 */
+    struct read_result r = read_text(text, sizeof(text) - 1);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.report.lines, 10);
+    assert_int_equal(r.report.stacks, 2);
+    assert_int_equal(r.report.skipped, 8);
+    assert_int_equal(profile_total(r.p), 3);
+    assert_non_null(strstr(r.warnings, "t.folded:2: no count"));
+    assert_non_null(strstr(r.warnings, "t.folded:3: negative count"));
+    assert_non_null(strstr(r.warnings, "t.folded:4: count is not a number"));
+    assert_non_null(strstr(r.warnings, "t.folded:5: empty frame name"));
+    assert_non_null(strstr(r.warnings, "t.folded:6: empty frame name"));
+    assert_non_null(strstr(r.warnings, "t.folded:7: empty frame name"));
+    assert_non_null(strstr(r.warnings, "t.folded:8: count is not a whole number"));
+    assert_non_null(strstr(r.warnings, "t.folded:9: count too large"));
+    assert_null(strstr(r.warnings, "t.folded:1:"));
+    assert_null(strstr(r.warnings, "t.folded:10:"));
+    result_free(&r);
+}
+
+static void test_nul_byte_line_skipped(void **state)
+{
+    (void)state;
+    const char text[] = "a;b\0c 1\nd 2\n";
+    struct read_result r = read_text(text, sizeof(text) - 1);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.report.skipped, 1);
+    assert_non_null(strstr(r.warnings, "t.folded:1: NUL byte"));
+    assert_int_equal(profile_total(r.p), 2);
+    result_free(&r);
+}
+
+static void test_huge_line_skipped_with_line_number(void **state)
+{
+    (void)state;
+    size_t huge = 9u << 20;                      /* over the 8 MiB line limit */
+    char *text = malloc(huge + 64);
+    assert_non_null(text);
+    size_t len = (size_t)sprintf(text, "first 1\n");
+    memset(text + len, 'x', huge);
+    len += huge;
+    len += (size_t)sprintf(text + len, " 5\nafter;huge 3\n");
+    struct read_result r = read_text(text, len);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.report.lines, 3);
+    assert_int_equal(r.report.skipped, 1);
+    assert_non_null(strstr(r.warnings, "t.folded:2: line longer than"));
+    assert_int_equal(find_path(r.p, "after;huge")->total, 3);
+    assert_int_equal(profile_total(r.p), 4);
+    result_free(&r);
+    free(text);
+}
+
+static void test_long_line_under_limit_accepted(void **state)
+{
+    (void)state;
+    /* 2000 frames of 200 bytes: 400 KB, more than the reader's first buffer */
+    size_t frames = 2000, frame_len = 200;
+    char *text = malloc(frames * (frame_len + 1) + 16);
+    assert_non_null(text);
+    size_t len = 0;
+    for (size_t i = 0; i < frames; i++) {
+        len += (size_t)sprintf(text + len, "%s%05zu", i ? ";" : "", i);
+        memset(text + len, 'f', frame_len - 5);
+        len += frame_len - 5;
+    }
+    len += (size_t)sprintf(text + len, " 9\n");
+    struct read_result r = read_text(text, len);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.report.skipped, 0);
+    assert_int_equal(profile_total(r.p), 9);
+    size_t n = 0;
+    profile_nodes(r.p, &n);
+    assert_int_equal(n, frames + 1);
+    result_free(&r);
+    free(text);
+}
+
+static void test_no_valid_line_is_an_error(void **state)
+{
+    (void)state;
+    const char text[] = "garbage\nmore garbage\n";
+    struct read_result r = read_text(text, sizeof(text) - 1);
+    assert_int_equal(r.rc, -1);
+    assert_non_null(strstr(r.err, "t.folded: no valid folded stack lines"));
+    assert_int_equal(r.report.skipped, 2);
+    result_free(&r);
+
+    struct read_result empty = read_text("", 0);
+    assert_int_equal(empty.rc, -1);
+    assert_int_equal(empty.report.lines, 0);
+    result_free(&empty);
+}
+
+static void test_read_error_is_fatal(void **state)
+{
+    (void)state;
+    struct profile *p = profile_new();
+    FILE *in = fopen("/dev/null", "w");         /* reading a write-only stream fails */
+    assert_non_null(in);
+    char err[256] = "";
+    struct folded_read_report report;
+    assert_int_equal(profile_read_folded(p, in, "wo", NULL, &report, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "wo: read error"));
+    fclose(in);
+    profile_free(p);
+}
+
+static void test_merges_into_existing_profile(void **state)
+{
+    (void)state;
+    struct read_result r = read_text("a;b 1\n", 6);
+    assert_int_equal(r.rc, 0);
+    FILE *in = fmemopen((void *)"a;b 2\na;c 4\n", 12, "r");
+    char err[128];
+    assert_int_equal(profile_read_folded(r.p, in, "second", NULL, NULL, err, sizeof(err)), 0);
+    fclose(in);
+    assert_int_equal(find_path(r.p, "a;b")->total, 3);
+    assert_int_equal(find_path(r.p, "a")->total, 7);
+    result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_merges_equal_prefixes),
+        cmocka_unit_test(test_crlf_comments_blank_and_spaces_in_names),
+        cmocka_unit_test(test_count_first_and_whole_decimal),
+        cmocka_unit_test(test_malformed_lines_reported_and_skipped),
+        cmocka_unit_test(test_nul_byte_line_skipped),
+        cmocka_unit_test(test_huge_line_skipped_with_line_number),
+        cmocka_unit_test(test_long_line_under_limit_accepted),
+        cmocka_unit_test(test_no_valid_line_is_an_error),
+        cmocka_unit_test(test_read_error_is_fatal),
+        cmocka_unit_test(test_merges_into_existing_profile),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
