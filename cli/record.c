@@ -343,7 +343,7 @@ int record_command(int argc, char **argv)
         fprintf(stderr, "taskspy: %s\n", err);
         output_file_abort(&out);
         status = 1;
-    } else if (k->failed) {
+    } else if (k->failed || task_stacks_finish(k->stacks) != 0) {
         fprintf(stderr, "taskspy: out of memory while recording; nothing written\n");
         output_file_abort(&out);
         status = 1;

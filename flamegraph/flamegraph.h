@@ -74,6 +74,9 @@ int task_stacks_prepare(struct task_stacks *t, const char *name, const char *fil
  * whole stack under thread_root. Returns 0 or -1 (no memory). */
 int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task_state state, uint64_t task_id,
                     uint32_t marker_function, const struct stack_frame *const *frames, size_t n, uint64_t count);
+/* Settle samples held back because their task's entry was not known when they came. Call once at the end,
+ * before writing. Returns 0 or -1 (no memory). */
+int task_stacks_finish(struct task_stacks *t);
 /* Remove Rust async suffixes ("::{{closure}}", "::{async_fn#0}", "::{async_block#0}", "::{closure#0}") from
  * the end of name, in place. Returns true if it was an async frame. */
 bool task_stacks_strip_async_suffix(char *name);

@@ -80,8 +80,11 @@ struct folded_parse {
     FILE *warn;
     uint64_t line_no;
     uint64_t warnings;
-    uint32_t *ids;
+    uint32_t *ids;                       /* frame ids of the last stack */
+    uint32_t *ends;                      /* where each of its frames ends in prev */
     size_t ids_cap;
+    char *prev;                          /* the last stack's text: a shared prefix is not interned again */
+    size_t prev_len, prev_cap, prev_frames;
     struct folded_read_report *report;
 };
 
@@ -158,13 +161,37 @@ static const char *count_problem(enum count_parse c)
     }
 }
 
-/* Split stack (len bytes) at ';' into interned frame ids. Returns the number of frames, 0 after reporting
- * a malformed stack, or -1 on allocation failure. */
+static int remember_stack(struct folded_parse *fp, const char *stack, size_t len, size_t n)
+{
+    if (len > fp->prev_cap) {
+        char *grown = realloc(fp->prev, len);
+        if (!grown)
+            return -1;
+        fp->prev = grown;
+        fp->prev_cap = len;
+    }
+    memcpy(fp->prev, stack, len);
+    fp->prev_len = len;
+    fp->prev_frames = n;
+    return 0;
+}
+
+/* Split stack (len bytes) at ';' into interned frame ids in fp->ids. Frames in the prefix shared with the
+ * last stack keep their ids (folded files are usually sorted, so most frames are). Returns the number of
+ * frames, 0 after reporting a malformed stack, or -1 on allocation failure. */
 static long intern_frames(struct folded_parse *fp, const char *stack, size_t len)
 {
+    size_t common = 0;
+    size_t limit = len < fp->prev_len ? len : fp->prev_len;
+    while (common < limit && stack[common] == fp->prev[common])
+        common++;
     size_t n = 0;
-    size_t from = 0;
-    for (size_t i = 0; i <= len; i++) {
+    while (n < fp->prev_frames && fp->ends[n] < common)  /* frame and its ';' identical */
+        n++;
+    size_t from = n ? fp->ends[n - 1] + 1 : 0;
+    fp->prev_len = 0;                                   /* ids are rewritten from here on */
+    fp->prev_frames = 0;
+    for (size_t i = from; i <= len; i++) {
         if (i < len && stack[i] != ';')
             continue;
         if (i == from) {
@@ -173,18 +200,25 @@ static long intern_frames(struct folded_parse *fp, const char *stack, size_t len
         }
         if (n == fp->ids_cap) {
             size_t cap = fp->ids_cap ? fp->ids_cap * 2 : 256;
-            uint32_t *grown = realloc(fp->ids, cap * sizeof(*grown));
-            if (!grown)
+            uint32_t *ids = realloc(fp->ids, cap * sizeof(*ids));
+            if (ids)
+                fp->ids = ids;
+            uint32_t *ends = realloc(fp->ends, cap * sizeof(*ends));
+            if (ends)
+                fp->ends = ends;
+            if (!ids || !ends)
                 return -1;
-            fp->ids = grown;
             fp->ids_cap = cap;
         }
         uint32_t id = profile_intern(fp->p, stack + from, i - from);
         if (id == PROFILE_NO_FRAME)
             return -1;
-        fp->ids[n++] = id;
+        fp->ids[n] = id;
+        fp->ends[n++] = (uint32_t)i;
         from = i + 1;
     }
+    if (remember_stack(fp, stack, len, n) != 0)
+        return -1;
     return (long)n;
 }
 
@@ -303,5 +337,7 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, FILE *war
 done:
     free(r.buf);
     free(fp.ids);
+    free(fp.ends);
+    free(fp.prev);
     return rc;
 }

@@ -66,13 +66,13 @@ void svg_write_escaped(FILE *out, const char *s, size_t len)
             continue;
         }
         if (i > run)
-            fwrite(s + run, 1, i - run, out);
-        fputs(entity ? entity : replacement_char, out);
+            fwrite_unlocked(s + run, 1, i - run, out);
+        fputs_unlocked(entity ? entity : replacement_char, out);
         i++;
         run = i;
     }
     if (i > run)
-        fwrite(s + run, 1, i - run, out);
+        fwrite_unlocked(s + run, 1, i - run, out);
 }
 
 /* Advance over one character (an invalid byte counts as one, as it is drawn as one U+FFFD). */

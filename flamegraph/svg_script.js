@@ -24,9 +24,11 @@
     return f.name;
   }
 
-  function fitLabel(name, width) {
+  /* The label of frame f at width px: its name, or a prefix and "..", or "" (the name is not even read). */
+  function fitLabel(f, width) {
     var chars = Math.floor((width - 3) / charWidth);
     if (chars < 3) return "";
+    var name = frameName(f);
     if (name.length <= chars) return name;
     var cut = chars - 2;
     var c = name.charCodeAt(cut - 1);
@@ -66,7 +68,7 @@
     if (f.width !== width) {
       f.width = width;
       f.rect.setAttribute("width", width.toFixed(2));
-      setLabel(f, fitLabel(frameName(f), width));
+      setLabel(f, fitLabel(f, width));
     }
   }
 

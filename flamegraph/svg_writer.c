@@ -105,6 +105,51 @@ static void write_head(FILE *out, const struct svg_options *o, const struct svg_
             bottom_y);
 }
 
+/* Number formatting into a line buffer: printf's floating-point path is the writer's main cost otherwise. */
+static void put_str(char **at, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(*at, s, n);
+    *at += n;
+}
+
+static void put_u64(char **at, uint64_t v)
+{
+    char digits[20];
+    int n = 0;
+    do
+        digits[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n > 0)
+        *(*at)++ = digits[--n];
+}
+
+/* v >= 0 with one or two decimals, rounded half up */
+static void put_fixed(char **at, double v, unsigned decimals)
+{
+    uint64_t scale = decimals == 1 ? 10 : 100;
+    uint64_t scaled = (uint64_t)(v * (double)scale + 0.5);
+    put_u64(at, scaled / scale);
+    *(*at)++ = '.';
+    uint64_t fraction = scaled % scale;
+    if (decimals == 2 && fraction < 10)
+        *(*at)++ = '0';
+    put_u64(at, fraction);
+}
+
+static void put_hex6(char **at, uint32_t color)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (int shift = 20; shift >= 0; shift -= 4)
+        *(*at)++ = hex[color >> shift & 0xf];
+}
+
+static void flush_line(FILE *out, char *line, char **at)
+{
+    fwrite_unlocked(line, 1, (size_t)(*at - line), out);
+    *at = line;
+}
+
 static void write_frame(FILE *out, const struct profile *p, const struct profile_node *node,
                         const struct svg_frame *f, const struct svg_geometry *g, uint64_t total,
                         const struct svg_options *o)
@@ -117,27 +162,54 @@ static void write_frame(FILE *out, const struct profile *p, const struct profile
     double y = g->inverted ? g->top + f->depth * g->frame_height
                            : g->height - SVG_BOTTOM - (f->depth + 1) * g->frame_height;
     uint32_t color = svg_frame_color(o->colors, svg_classify(name, len, f->depth), name, len);
+    char line[512];                  /* the fixed parts of one frame, at most ~300 bytes */
+    char *at = line;
 
-    fprintf(out, "<g data-s=\"%llu\" data-n=\"%llu\" data-d=\"%u\"><title>", (unsigned long long)f->start,
-            (unsigned long long)node->total, f->depth);
+    put_str(&at, "<g data-s=\"");
+    put_u64(&at, f->start);
+    put_str(&at, "\" data-n=\"");
+    put_u64(&at, node->total);
+    put_str(&at, "\" data-d=\"");
+    put_u64(&at, f->depth);
+    put_str(&at, "\"><title>");
+    flush_line(out, line, &at);
     svg_write_escaped(out, name, len);
-    fprintf(out, " (%llu ", (unsigned long long)node->total);
+    put_str(&at, " (");
+    put_u64(&at, node->total);
+    *at++ = ' ';
+    flush_line(out, line, &at);
     write_text(out, o->count_name);
-    fprintf(out, ", %.2f%%)</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"#%06x\" "
-                 "rx=\"2\" ry=\"2\"/>",
-            100.0 * (double)node->total / (double)total, x, y, w, g->frame_height - 1, (unsigned)color);
+    put_str(&at, ", ");
+    put_fixed(&at, 100.0 * (double)node->total / (double)total, 2);
+    put_str(&at, "%)</title><rect x=\"");
+    put_fixed(&at, x, 2);
+    put_str(&at, "\" y=\"");
+    put_fixed(&at, y, 1);
+    put_str(&at, "\" width=\"");
+    put_fixed(&at, w, 2);
+    put_str(&at, "\" height=\"");
+    put_fixed(&at, g->frame_height - 1, 1);
+    put_str(&at, "\" fill=\"#");
+    put_hex6(&at, color);
+    put_str(&at, "\" rx=\"2\" ry=\"2\"/>");
     /* frames too narrow for a label get no <text>: the script adds one when a zoom makes room */
     double fit = (w - 3) / g->char_width;
     bool truncated = false;
     size_t label = fit >= 3 ? svg_label_bytes(name, len, (size_t)fit, &truncated) : 0;
     if (label > 0) {
-        fprintf(out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + (g->frame_height - 1) / 2 + SVG_TEXT_DY);
+        put_str(&at, "<text x=\"");
+        put_fixed(&at, x + 3, 2);
+        put_str(&at, "\" y=\"");
+        put_fixed(&at, y + (g->frame_height - 1) / 2 + SVG_TEXT_DY, 1);
+        put_str(&at, "\">");
+        flush_line(out, line, &at);
         svg_write_escaped(out, name, label);
         if (truncated)
-            fputs("..", out);
-        fputs("</text>", out);
+            put_str(&at, "..");
+        put_str(&at, "</text>");
     }
-    fputs("</g>\n", out);
+    put_str(&at, "</g>\n");
+    flush_line(out, line, &at);
 }
 
 static bool options_valid(const struct svg_options *o)

@@ -32,10 +32,20 @@ struct task_stacks {
     size_t n_builtin;
     regex_t user;
     bool has_user;
-    uint32_t unknown_root;
+    uint32_t unknown_root;               /* "[unknown task]": a marker record was lost */
+    uint32_t unknown_entry_root;         /* "[task entry unknown]": a task's samples never left its wrapper */
     /* entry frame id -> "task: ENTRY" root id, grown on demand */
     uint32_t *entry_roots;
     size_t n_entry_roots;
+    /* task id -> its entry frame, learned from stacks that reach the task's boundary; used for samples
+     * whose stack does not (inside the poll wrapper itself, or truncated) */
+    uint64_t *known_ids;
+    uint32_t *known_entries;
+    size_t known_mask, n_known;
+    /* samples inside a poll wrapper of a task whose entry was not known yet: settled by task_stacks_finish */
+    uint64_t *pending_ids;
+    uint64_t *pending_counts;
+    size_t n_pending, cap_pending;
     uint32_t ids[MAX_STACK + 2];
 };
 
@@ -70,7 +80,8 @@ struct task_stacks *task_stacks_new(struct profile *p, enum task_grouping group_
         t->has_user = true;
     }
     t->unknown_root = profile_intern(p, "[unknown task]", strlen("[unknown task]"));
-    if (t->unknown_root == PROFILE_NO_FRAME) {
+    t->unknown_entry_root = profile_intern(p, "[task entry unknown]", strlen("[task entry unknown]"));
+    if (t->unknown_root == PROFILE_NO_FRAME || t->unknown_entry_root == PROFILE_NO_FRAME) {
         snprintf(err, errlen, "out of memory");
         task_stacks_free(t);
         return NULL;
@@ -87,7 +98,93 @@ void task_stacks_free(struct task_stacks *t)
     if (t->has_user)
         regfree(&t->user);
     free(t->entry_roots);
+    free(t->known_ids);
+    free(t->known_entries);
+    free(t->pending_ids);
+    free(t->pending_counts);
     free(t);
+}
+
+static int add_pending(struct task_stacks *t, uint64_t task_id, uint64_t count)
+{
+    if (t->n_pending && t->pending_ids[t->n_pending - 1] == task_id) {
+        t->pending_counts[t->n_pending - 1] += count;
+        return 0;
+    }
+    if (t->n_pending == t->cap_pending) {
+        size_t cap = t->cap_pending ? t->cap_pending * 2 : 256;
+        uint64_t *ids = realloc(t->pending_ids, cap * sizeof(*ids));
+        if (!ids)
+            return -1;
+        t->pending_ids = ids;
+        uint64_t *counts = realloc(t->pending_counts, cap * sizeof(*counts));
+        if (!counts)
+            return -1;
+        t->pending_counts = counts;
+        t->cap_pending = cap;
+    }
+    t->pending_ids[t->n_pending] = task_id;
+    t->pending_counts[t->n_pending++] = count;
+    return 0;
+}
+
+static size_t known_slot(const struct task_stacks *t, uint64_t id)
+{
+    uint64_t h = id * 0x9e3779b97f4a7c15ULL;
+    return (size_t)(h >> 20) & t->known_mask;
+}
+
+/* The entry remembered for a task, or PROFILE_NO_FRAME. */
+static uint32_t known_entry(const struct task_stacks *t, uint64_t id)
+{
+    if (!t->known_ids)
+        return PROFILE_NO_FRAME;
+    for (size_t i = known_slot(t, id);; i = (i + 1) & t->known_mask) {
+        if (t->known_entries[i] == PROFILE_NO_FRAME)
+            return PROFILE_NO_FRAME;
+        if (t->known_ids[i] == id)
+            return t->known_entries[i];
+    }
+}
+
+static void remember_entry(struct task_stacks *t, uint64_t id, uint32_t entry)
+{
+    if (!t->known_ids || (t->n_known + 1) * 2 > t->known_mask + 1) {
+        size_t cap = t->known_ids ? (t->known_mask + 1) * 2 : 1024;
+        uint64_t *ids = malloc(cap * sizeof(*ids));
+        uint32_t *entries = malloc(cap * sizeof(*entries));
+        if (!ids || !entries) {
+            free(ids);
+            free(entries);
+            return;     /* only a hint: without it such samples fall back to their own frames */
+        }
+        for (size_t i = 0; i < cap; i++)
+            entries[i] = PROFILE_NO_FRAME;
+        uint64_t *old_ids = t->known_ids;
+        uint32_t *old_entries = t->known_entries;
+        size_t old_cap = old_ids ? t->known_mask + 1 : 0;
+        t->known_ids = ids;
+        t->known_entries = entries;
+        t->known_mask = cap - 1;
+        t->n_known = 0;
+        for (size_t i = 0; i < old_cap; i++)
+            if (old_entries[i] != PROFILE_NO_FRAME)
+                remember_entry(t, old_ids[i], old_entries[i]);
+        free(old_ids);
+        free(old_entries);
+    }
+    for (size_t i = known_slot(t, id);; i = (i + 1) & t->known_mask) {
+        if (t->known_entries[i] == PROFILE_NO_FRAME) {
+            t->known_ids[i] = id;
+            t->known_entries[i] = entry;
+            t->n_known++;
+            return;
+        }
+        if (t->known_ids[i] == id) {
+            t->known_entries[i] = entry;
+            return;
+        }
+    }
 }
 
 /* Is tail (starting after "::") one async suffix: "{{closure}}" or "{KIND#N}"? */
@@ -219,12 +316,24 @@ int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task
                     break;
                 }
         first = cut == SIZE_MAX ? 0 : cut + 1;
-        /* A sample inside the poll wrapper itself, before or after the future: it belongs to the task but
-         * has no frame of its own; show it under the wrapper's name. */
-        if (first >= n && n > 0)
-            first = n - 1;
+        uint32_t entry = PROFILE_NO_FRAME;
+        if (cut != SIZE_MAX && first < n) {
+            entry = frames[first]->entry;
+            if (known_entry(t, task_id) != entry)
+                remember_entry(t, task_id, entry);
+        } else if (cut != SIZE_MAX) {
+            /* Inside the poll wrapper itself (before or after the future, or the marker's own trap): the
+             * sample is the task's, with no frame of its own; its entry comes from its other samples. */
+            entry = known_entry(t, task_id);
+            if (entry == PROFILE_NO_FRAME && t->group_by != GROUP_BY_NONE)
+                return add_pending(t, task_id, count);
+        } else {
+            /* A truncated stack that does not reach the boundary: keep its innermost frames. */
+            entry = known_entry(t, task_id);
+            if (entry == PROFILE_NO_FRAME && n > 0)
+                entry = frames[0]->entry;
+        }
         if (t->group_by != GROUP_BY_NONE) {
-            uint32_t entry = first < n ? frames[first]->entry : PROFILE_NO_FRAME;
             uint32_t root = entry != PROFILE_NO_FRAME ? task_root(t, task_id, entry) : t->unknown_root;
             if (root == PROFILE_NO_FRAME)
                 return -1;
@@ -243,4 +352,16 @@ int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task
     for (size_t i = first; i < n; i++)
         t->ids[out++] = frames[i]->display;
     return profile_add_ids(t->profile, t->ids, out, count);
+}
+
+int task_stacks_finish(struct task_stacks *t)
+{
+    for (size_t i = 0; i < t->n_pending; i++) {
+        uint32_t entry = known_entry(t, t->pending_ids[i]);
+        uint32_t root = entry != PROFILE_NO_FRAME ? task_root(t, t->pending_ids[i], entry) : t->unknown_entry_root;
+        if (root == PROFILE_NO_FRAME || profile_add_ids(t->profile, &root, 1, t->pending_counts[i]) != 0)
+            return -1;
+    }
+    t->n_pending = 0;
+    return 0;
 }

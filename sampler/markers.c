@@ -1,44 +1,363 @@
-/* markers.c: placeholder until USDT discovery lands: records with no markers (an ordinary CPU profiler). */
+/* markers.c: USDT poll markers of the target. Each object the target maps (or will exec) is scanned once
+ * for stapsdt notes; every location of a marker name is attached on every CPU (system-wide uprobes filtered
+ * to the target's pid, so threads the target creates later and libraries it dlopens are covered without
+ * per-thread bookkeeping), writing into the sampler's per-CPU ring buffers. Their records become marker
+ * hits (thread, time, kind, arg0, probe address). Closing the events removes the uprobes and lowers the
+ * semaphores; tracefs events (heap memory operands only) are removed on exit and, after a SIGKILL, at the
+ * next start. */
 #include "sampler/markers.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sampler/elf_file.h"
+#include "sampler/u64_map.h"
+#include "sampler/uprobe_events.h"
+#include "sampler/uprobe_tracefs.h"
+#include "sampler/usdt_args.h"
+#include "sampler/usdt_notes.h"
+
+struct marker_probe {
+    char provider[64];
+    char name[64];
+    enum marker_kind kind;
+    bool has_arg;
+    struct usdt_arg arg0;
+    struct uprobe_arg_plan plan;
+    bool tracefs;
+    struct uprobe_tracefs_event tracefs_event;
+};
 
 struct markers {
-    int unused;
+    pid_t pid;
+    char root[64];
+    int cpus[1024];
+    int cpu_fds[1024];
+    size_t n_cpus;
+    const char *spec;
+    struct uprobe_pmu pmu;
+    bool have_pmu;
+    struct uprobe_tracefs tracefs;
+    int tracefs_state;                 /* 0 untried, 1 ready, -1 unavailable */
+    bool per_process;                  /* system-wide uprobes refused: follow the target process instead */
+    struct marker_probe *probes;
+    size_t n_probes, cap_probes;
+    int *fds;
+    size_t n_fds, cap_fds;
+    struct u64_map probe_of_id;        /* event id -> probes[] */
+    char **scanned;                    /* object paths already scanned */
+    size_t n_scanned, cap_scanned;
+    struct sampler_probe_stat *stats;
+    size_t n_stats;
 };
+
+static enum marker_kind kind_of(enum usdt_marker m)
+{
+    switch (m) {
+    case USDT_MARKER_POLL_START: return MARKER_POLL_START;
+    case USDT_MARKER_POLL_END: return MARKER_POLL_END;
+    case USDT_MARKER_SPAWN: return MARKER_SPAWN;
+    case USDT_MARKER_TERMINATE: return MARKER_TERMINATE;
+    case USDT_MARKER_PARK: return MARKER_PARK;
+    case USDT_MARKER_UNPARK: return MARKER_UNPARK;
+    default: return MARKER_KIND_COUNT;
+    }
+}
+
+static bool needs_arg(enum marker_kind k)
+{
+    return k == MARKER_POLL_START || k == MARKER_POLL_END || k == MARKER_SPAWN || k == MARKER_TERMINATE;
+}
 
 int markers_open(struct markers **out, const char *spec, pid_t pid, const char *root, const int *cpus,
                  const int *cpu_fds, size_t n_cpus, char *err, size_t errlen)
 {
     *out = NULL;
-    if (!spec || strcmp(spec, "none") == 0 || strcmp(spec, "auto") == 0)
+    if (spec && strcmp(spec, "none") == 0)
         return 0;
-    *out = calloc(1, sizeof(**out));
-    if (!*out) {
+    struct markers *m = calloc(1, sizeof(*m));
+    if (!m || u64_map_init(&m->probe_of_id, 64) != 0) {
+        free(m);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    m->pid = pid;
+    m->spec = spec ? spec : "auto";
+    snprintf(m->root, sizeof(m->root), "%s", root ? root : "");
+    m->n_cpus = n_cpus < 1024 ? n_cpus : 1024;
+    memcpy(m->cpus, cpus, m->n_cpus * sizeof(int));
+    memcpy(m->cpu_fds, cpu_fds, m->n_cpus * sizeof(int));
+    m->have_pmu = uprobe_pmu_info(&m->pmu) == 0;
+    *out = m;
     return 0;
 }
 
-void markers_scan_object(struct markers *m, const char *path) {}
-void markers_enable(struct markers *m, bool on) {}
+static bool already_scanned(struct markers *m, const char *path)
+{
+    for (size_t i = 0; i < m->n_scanned; i++)
+        if (strcmp(m->scanned[i], path) == 0)
+            return true;
+    if (m->n_scanned == m->cap_scanned) {
+        size_t cap = m->cap_scanned ? m->cap_scanned * 2 : 32;
+        char **v = realloc(m->scanned, cap * sizeof(*v));
+        if (!v)
+            return true;   /* cannot remember it: do not attach twice */
+        m->scanned = v;
+        m->cap_scanned = cap;
+    }
+    char *copy = strdup(path);
+    if (!copy)
+        return true;
+    m->scanned[m->n_scanned++] = copy;
+    return false;
+}
+
+static int remember_fd(struct markers *m, int fd)
+{
+    if (m->n_fds == m->cap_fds) {
+        size_t cap = m->cap_fds ? m->cap_fds * 2 : 64;
+        int *v = realloc(m->fds, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        m->fds = v;
+        m->cap_fds = cap;
+    }
+    m->fds[m->n_fds++] = fd;
+    return 0;
+}
+
+/* Open one probe location on one CPU. System-wide first (filtered by pid when decoding); when that is not
+ * permitted, per process with inherit (covers the target's main thread and threads created afterwards). */
+static int open_on_cpu(struct markers *m, struct marker_probe *p, const char *path, const struct usdt_note *n,
+                       int cpu)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        bool per_process = m->per_process || attempt == 1;
+        int fd;
+        if (p->tracefs) {
+            fd = uprobe_tracefs_open(&p->tracefs_event, &p->plan, per_process ? m->pid : -1, cpu, per_process,
+                                     false, -1);
+        } else {
+            struct uprobe_attach a = {
+                .path = path, .offset = n->pc_offset, .ref_ctr_offset = n->semaphore_offset,
+                .tid = per_process ? m->pid : -1, .cpu = cpu, .plan = &p->plan, .inherit = per_process,
+                .disabled = false, .group_fd = -1,
+            };
+            fd = uprobe_event_open(&m->pmu, &a);
+        }
+        if (fd >= 0) {
+            if (per_process && !m->per_process) {
+                m->per_process = true;
+                fprintf(stderr, "taskspy: system-wide uprobes not permitted; markers follow threads the target "
+                                "creates from now on only\n");
+            }
+            return fd;
+        }
+        if ((errno != EACCES && errno != EPERM) || per_process)
+            return -1;
+    }
+    return -1;
+}
+
+static void count_probe_stat(struct markers *m, const struct marker_probe *p)
+{
+    for (size_t i = 0; i < m->n_stats; i++)
+        if (strcmp(m->stats[i].provider, p->provider) == 0 && strcmp(m->stats[i].name, p->name) == 0) {
+            m->stats[i].locations++;
+            return;
+        }
+    struct sampler_probe_stat *v = realloc(m->stats, (m->n_stats + 1) * sizeof(*v));
+    if (!v)
+        return;
+    m->stats = v;
+    struct sampler_probe_stat *st = &m->stats[m->n_stats++];
+    memset(st, 0, sizeof(*st));
+    snprintf(st->provider, sizeof(st->provider), "%s", p->provider);
+    snprintf(st->name, sizeof(st->name), "%s", p->name);
+    st->locations = 1;
+}
+
+static int attach_note(struct markers *m, const char *path, const struct usdt_note *n, enum marker_kind kind,
+                       const struct usdt_arg *arg0)
+{
+    if (m->n_probes == m->cap_probes) {
+        size_t cap = m->cap_probes ? m->cap_probes * 2 : 16;
+        struct marker_probe *v = realloc(m->probes, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        m->probes = v;
+        m->cap_probes = cap;
+    }
+    struct marker_probe *p = &m->probes[m->n_probes];
+    memset(p, 0, sizeof(*p));
+    snprintf(p->provider, sizeof(p->provider), "%s", n->provider);
+    snprintf(p->name, sizeof(p->name), "%s", n->name);
+    p->kind = kind;
+    p->has_arg = arg0 != NULL;
+    if (arg0)
+        p->arg0 = *arg0;
+    if (uprobe_arg_plan_for(arg0, &p->plan) != 0)
+        return -1;
+    p->plan.sample_type |= PERF_SAMPLE_IP;
+    if (p->plan.method == UPROBE_ARG_TRACEFS) {
+        char err[256];
+        if (m->tracefs_state == 0) {
+            m->tracefs_state = uprobe_tracefs_init(&m->tracefs, err, sizeof(err)) == 0 ? 1 : -1;
+            if (m->tracefs_state == 1)
+                uprobe_tracefs_remove_stale(&m->tracefs);
+            else
+                fprintf(stderr, "taskspy: %s\n", err);
+        }
+        if (m->tracefs_state != 1)
+            return -1;
+        if (uprobe_tracefs_create(&m->tracefs, path, n->pc_offset, n->semaphore_offset, arg0, n->name,
+                                  &p->tracefs_event, &p->plan, err, sizeof(err)) != 0) {
+            fprintf(stderr, "taskspy: marker %s:%s in %s: %s\n", n->provider, n->name, path, err);
+            return -1;
+        }
+        p->tracefs = true;
+    } else if (!m->have_pmu) {
+        return -1;
+    }
+    size_t probe_index = m->n_probes;
+    size_t opened = 0;
+    for (size_t c = 0; c < m->n_cpus; c++) {
+        int fd = open_on_cpu(m, p, path, n, m->cpus[c]);
+        if (fd < 0)
+            continue;
+        uint64_t id;
+        if (remember_fd(m, fd) != 0) {
+            close(fd);
+            continue;
+        }
+        if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, m->cpu_fds[c]) != 0 || ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 ||
+            u64_map_put(&m->probe_of_id, id, (uint32_t)probe_index) != 0) {
+            fprintf(stderr, "taskspy: marker %s:%s: cannot route its records: %s\n", n->provider, n->name,
+                    strerror(errno));
+            continue;
+        }
+        opened++;
+    }
+    if (opened == 0) {
+        fprintf(stderr, "taskspy: marker %s:%s in %s: cannot attach: %s\n", n->provider, n->name, path,
+                strerror(errno));
+        return -1;
+    }
+    m->n_probes++;
+    count_probe_stat(m, p);
+    return 0;
+}
+
+void markers_scan_object(struct markers *m, const char *path)
+{
+    if (!m || !path || path[0] != '/' || already_scanned(m, path))
+        return;
+    char full[4200];
+    snprintf(full, sizeof(full), "%s%s", m->root, path);
+    struct elf_file ef;
+    if (elf_file_open(&ef, full) != 0 && elf_file_open(&ef, path) != 0)
+        return;
+    struct usdt_note_list notes;
+    if (usdt_notes_read(&ef, &notes) != 0) {
+        elf_file_close(&ef);
+        return;
+    }
+    /* First check every marker of the object can be decoded: a half-attached set (poll-start without
+     * poll-end) would attribute wrongly, so an undecodable marker leaves the whole object out. */
+    bool usable = true;
+    for (size_t i = 0; i < notes.n && usable; i++) {
+        const struct usdt_note *n = &notes.v[i];
+        enum marker_kind k = kind_of(n->marker);
+        if (k == MARKER_KIND_COUNT || !usdt_provider_selected(m->spec, n->provider) || !needs_arg(k))
+            continue;
+        struct usdt_arg a;
+        struct uprobe_arg_plan plan;
+        if (usdt_arg_parse(n->args, 0, &a) != USDT_ARG_OK || uprobe_arg_plan_for(&a, &plan) != 0) {
+            fprintf(stderr, "taskspy: marker %s:%s in %s has an argument taskspy cannot decode ('%s'); "
+                            "no markers from %s\n", n->provider, n->name, path, n->args, path);
+            usable = false;
+        }
+    }
+    for (size_t i = 0; i < notes.n && usable; i++) {
+        const struct usdt_note *n = &notes.v[i];
+        enum marker_kind k = kind_of(n->marker);
+        if (k == MARKER_KIND_COUNT || !usdt_provider_selected(m->spec, n->provider))
+            continue;
+        struct usdt_arg a;
+        bool with_arg = needs_arg(k) && usdt_arg_parse(n->args, 0, &a) == USDT_ARG_OK;
+        attach_note(m, full, n, k, with_arg ? &a : NULL);
+    }
+    usdt_notes_free(&notes);
+    elf_file_close(&ef);
+}
+
+void markers_enable(struct markers *m, bool on)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n_fds; i++)
+        ioctl(m->fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}
+
 int markers_decode(struct markers *m, const struct perf_event_header *rec, uint64_t id, struct marker_hit *hit)
 {
-    return 0;
+    uint32_t idx;
+    if (!m || !u64_map_get(&m->probe_of_id, id, &idx))
+        return 0;
+    const struct marker_probe *p = &m->probes[idx];
+    struct uprobe_sample s;
+    if (uprobe_sample_parse(&p->plan, rec + 1, rec->size - sizeof(*rec), &s) != 0)
+        return -1;
+    if ((pid_t)s.pid != m->pid)
+        return 0;
+    uint64_t arg0 = 0;
+    if (p->has_arg && uprobe_arg_decode(&p->arg0, &p->plan, &s, &arg0) != 0)
+        return -1;
+    hit->tid = s.tid;
+    hit->time_ns = s.time;
+    hit->kind = p->kind;
+    hit->arg0 = arg0;
+    hit->probe_addr = s.ip;
+    return 1;
 }
+
 size_t markers_count(const struct markers *m)
 {
-    return 0;
+    return m ? m->n_probes : 0;
 }
+
 void markers_stats(struct markers *m, struct sampler_probe_stat **probes, size_t *n)
 {
-    *probes = NULL;
-    *n = 0;
+    *probes = m ? m->stats : NULL;
+    *n = m ? m->n_stats : 0;
 }
+
 void markers_close(struct markers *m)
 {
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n_fds; i++)
+        close(m->fds[i]);
+    if (m->tracefs_state == 1) {
+        size_t n = 0;
+        struct uprobe_tracefs_event *evs = calloc(m->n_probes ? m->n_probes : 1, sizeof(*evs));
+        for (size_t i = 0; evs && i < m->n_probes; i++)
+            if (m->probes[i].tracefs)
+                evs[n++] = m->probes[i].tracefs_event;
+        uprobe_tracefs_cleanup(&m->tracefs, evs, n);
+        free(evs);
+    }
+    for (size_t i = 0; i < m->n_scanned; i++)
+        free(m->scanned[i]);
+    free(m->scanned);
+    free(m->fds);
+    free(m->probes);
+    free(m->stats);
+    u64_map_free(&m->probe_of_id);
     free(m);
 }

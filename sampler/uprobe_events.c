@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -122,6 +123,10 @@ int uprobe_event_attr(const struct uprobe_pmu *pmu, const struct uprobe_attach *
     attr->disabled = a->disabled;
     attr->sample_id_all = 1;
     attr->wakeup_events = WAKEUP_EVENTS;
+    /* Same clock as taskspy's sampling events: the kernel only lets events that share a clock share a
+     * ring buffer, and marker and sample times are compared. */
+    attr->use_clockid = 1;
+    attr->clockid = CLOCK_MONOTONIC;
     return 0;
 }
 
@@ -167,7 +172,7 @@ int uprobe_sample_parse(const struct uprobe_arg_plan *plan, const void *body, si
     uint64_t u;
     if ((st & PERF_SAMPLE_IDENTIFIER) && !take(&c, &out->id, 8))
         return -1;
-    if ((st & PERF_SAMPLE_IP) && !take(&c, NULL, 8))
+    if ((st & PERF_SAMPLE_IP) && !take(&c, &out->ip, 8))
         return -1;
     if (st & PERF_SAMPLE_TID) {
         if (!take(&c, &out->pid, 4) || !take(&c, &out->tid, 4))

@@ -87,6 +87,7 @@ int uprobe_event_attr(const struct uprobe_pmu *pmu, const struct uprobe_attach *
 /* One marker sample, parsed. */
 struct uprobe_sample {
     uint64_t id;                        /* PERF_SAMPLE_IDENTIFIER */
+    uint64_t ip;                        /* PERF_SAMPLE_IP: the probe's address in the process */
     uint32_t pid, tid;
     uint64_t time;
     uint64_t regs[UPROBE_REGS_MAX];     /* by PERF_REG_X86_* number */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -233,6 +234,8 @@ int uprobe_tracefs_open(const struct uprobe_tracefs_event *ev, const struct upro
     attr.disabled = disabled;
     attr.sample_id_all = 1;
     attr.wakeup_events = 64;
+    attr.use_clockid = 1;             /* the clock of taskspy's sampling events (see uprobe_events.c) */
+    attr.clockid = CLOCK_MONOTONIC;
     long fd = syscall(SYS_perf_event_open, &attr, tid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
     return fd < 0 ? -1 : (int)fd;
 }

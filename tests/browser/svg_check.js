@@ -66,7 +66,7 @@ async function frameInfo(page) {
         i, s: Number(g.getAttribute('data-s')), n: Number(n), d: Number(g.getAttribute('data-d')),
         name: at >= 0 ? title.substring(0, at) : title, title,
         x: Number(rect.getAttribute('x')), w: Number(rect.getAttribute('width')), fill: rect.getAttribute('fill'),
-        cls: g.getAttribute('class') || '', label: g.querySelector('text').textContent,
+        cls: g.getAttribute('class') || '', label: g.querySelector('text') ? g.querySelector('text').textContent : '',
       };
     }));
 }

@@ -233,6 +233,27 @@ static void test_read_error_is_fatal(void **state)
     profile_free(p);
 }
 
+/* Consecutive lines share byte prefixes that end inside a frame, at a ';' or at the end of the stack: only
+ * whole frames followed by ';' in both lines may be reused. */
+static void test_shared_prefixes_between_lines(void **state)
+{
+    (void)state;
+    const char text[] = "a;bc;d 1\na;bc;e 2\na;bd 4\na;b 8\nab;c 16\nab 32\na;;x 1\na;bc;d 64\n";
+    struct read_result r = read_text(text, sizeof(text) - 1);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.report.skipped, 1);
+    assert_int_equal(find_path(r.p, "a;bc;d")->total, 65);
+    assert_int_equal(find_path(r.p, "a;bc;e")->total, 2);
+    assert_int_equal(find_path(r.p, "a;bc")->total, 67);
+    assert_int_equal(find_path(r.p, "a;bd")->total, 4);
+    assert_int_equal(find_path(r.p, "a;b")->total, 8);
+    assert_int_equal(find_path(r.p, "a")->total, 79);
+    assert_int_equal(find_path(r.p, "ab;c")->total, 16);
+    assert_int_equal(find_path(r.p, "ab")->total, 48);
+    assert_int_equal(profile_frame_count(r.p), 8);      /* a bc d e bd b ab c */
+    result_free(&r);
+}
+
 static void test_merges_into_existing_profile(void **state)
 {
     (void)state;
@@ -259,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_long_line_under_limit_accepted),
         cmocka_unit_test(test_no_valid_line_is_an_error),
         cmocka_unit_test(test_read_error_is_fatal),
+        cmocka_unit_test(test_shared_prefixes_between_lines),
         cmocka_unit_test(test_merges_into_existing_profile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
