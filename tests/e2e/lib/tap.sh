@@ -1,0 +1,61 @@
+# tap.sh: helpers for the bash TAP end-to-end tests: plan/ok/diag, running fixtures, and reading folded
+# output (shares of frames, stack checks). Sourced by tests/e2e/*.t; needs TASKSPY and FIXTURES.
+: "${TASKSPY:?TASKSPY must point at the taskspy binary}"
+: "${FIXTURES:?FIXTURES must point at build/fixtures}"
+TAP_N=0
+TAP_FAILED=0
+WORK=$(mktemp -d /tmp/taskspy-e2e.XXXXXX)
+BACKGROUND_PIDS=()
+cleanup_tap() {
+    for p in "${BACKGROUND_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup_tap EXIT
+
+plan() { echo "1..$1"; }
+ok() {   # ok CONDITION_EXIT_STATUS DESCRIPTION
+    TAP_N=$((TAP_N + 1))
+    if [ "$1" -eq 0 ]; then echo "ok $TAP_N - $2"; else echo "not ok $TAP_N - $2"; TAP_FAILED=1; fi
+}
+check() { # check DESCRIPTION COMMAND...: ok if the command succeeds
+    local d=$1; shift
+    if "$@"; then ok 0 "$d"; else ok 1 "$d"; fi
+}
+diag() { sed 's/^/# /' >&2; }
+
+# start_fixture NAME ARGS...: run a fixture in the background; sets FIXTURE_PID
+start_fixture() {
+    local name=$1; shift
+    "$FIXTURES/$name" "$@" > "$WORK/$name.stdout" 2> "$WORK/$name.stderr" &
+    FIXTURE_PID=$!
+    BACKGROUND_PIDS+=("$FIXTURE_PID")
+    sleep 0.7
+}
+stop_fixture() { kill "$FIXTURE_PID" 2>/dev/null; wait "$FIXTURE_PID" 2>/dev/null; true; }
+
+# share FOLDED PATTERN TOTAL_PATTERN: percentage of samples whose stack matches PATTERN among those
+# matching TOTAL_PATTERN (awk regexes over the stack part of the line).
+share() {
+    awk -v pat="$2" -v tot="$3" '{
+        n = $NF; sub(/ [0-9]+$/, "");
+        if ($0 ~ tot) { t += n; if ($0 ~ pat) m += n }
+    } END { if (t == 0) print "nan"; else printf "%.1f\n", 100 * m / t }' "$1"
+}
+# within VALUE EXPECTED TOLERANCE
+within() { awk -v v="$1" -v e="$2" -v t="$3" 'BEGIN { exit !(v != "nan" && v - e <= t && e - v <= t) }'; }
+# samples FOLDED [PATTERN]: number of samples (of stacks matching PATTERN)
+samples() { awk -v pat="${2:-.}" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ pat) t += n } END { print t + 0 }' "$1"; }
+# every_stack FOLDED SELECT REQUIRE: every stack matching SELECT also matches REQUIRE
+every_stack() {
+    awk -v sel="$2" -v req="$3" '{ sub(/ [0-9]+$/, ""); if ($0 ~ sel && $0 !~ req) { print "missing in: " $0; bad = 1 } }
+        END { exit bad }' "$1" | diag
+    return "${PIPESTATUS[0]}"
+}
+# no_stack FOLDED SELECT FORBID: no stack matching SELECT matches FORBID
+no_stack() {
+    awk -v sel="$2" -v bad_re="$3" '{ sub(/ [0-9]+$/, ""); if ($0 ~ sel && $0 ~ bad_re) { print "found in: " $0; bad = 1 } }
+        END { exit bad }' "$1" | diag
+    return "${PIPESTATUS[0]}"
+}
+finish() { exit $TAP_FAILED; }

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# record_shares.t: taskspy record on the 1:2:3 shares fixture, by PID and by launch, in dwarf and fp
+# modes, with and without frame pointers: burn_a:burn_b:burn_c within 5 points of 1:2:3, every worker
+# stack reaches its thread start and the main thread's reaches main, and the inlined helper shows.
+source "$(dirname "$0")/lib/tap.sh"
+plan 36
+
+check_profile() { # check_profile LABEL FOLDED ROOT_MAIN
+    local label=$1 f=$2 main_root=$3
+    local n; n=$(samples "$f" 'burn_[abc]')
+    check "$label: enough samples ($n)" test "$n" -ge 150
+    local a b c
+    a=$(share "$f" ';burn_a;' ';burn_[abc];'); b=$(share "$f" ';burn_b;' ';burn_[abc];'); c=$(share "$f" ';burn_c;' ';burn_[abc];')
+    check "$label: burn_a share $a% ~ 16.7%" within "$a" 16.7 5
+    check "$label: burn_b share $b% ~ 33.3%" within "$b" 33.3 5
+    check "$label: burn_c share $c% ~ 50.0%" within "$c" 50.0 5
+    check "$label: worker stacks reach the thread start" every_stack "$f" '^shares-worker;.*burn_' '^shares-worker;(__GI___clone3;)?start_thread;worker_main;work_loop;burn_'
+    check "$label: main-thread stacks reach main" every_stack "$f" "^$main_root;.*burn_" ";main;work_loop;burn_"
+    check "$label: inlined mix_inline shows under burn_b" every_stack "$f" ';burn_b;' ';burn_b;mix_inline;spin'
+    check "$label: spin is the leaf" every_stack "$f" 'burn_' ';spin[.a-z0-9]* [0-9]*$|;spin[.a-z0-9]*$'
+    check "$label: stacks are not truncated" no_stack "$f" '.' '\[unknown\]'
+}
+
+# By PID: the fixture runs on its own; taskspy attaches to all its threads.
+for mode in "dwarf shares_nofp" "fp shares_fp"; do
+    set -- $mode
+    start_fixture "$2" 30
+    "$TASKSPY" record -p "$FIXTURE_PID" -F 199 -d 3 --call-graph "$1" -o "$WORK/pid-$1.folded" 2> "$WORK/pid-$1.err"
+    rc=$?
+    stop_fixture
+    [ $rc -eq 0 ] || diag < "$WORK/pid-$1.err"
+    check_profile "pid $1 $2" "$WORK/pid-$1.folded" "$2"
+done
+# By launch: the events are armed before exec.
+for mode in "dwarf shares_nofp" "dwarf shares_fp"; do
+    set -- $mode
+    "$TASKSPY" record -F 199 -d 3 --call-graph "$1" -o "$WORK/launch-$2.folded" -- "$FIXTURES/$2" 10 > /dev/null 2> "$WORK/launch.err"
+    [ $? -eq 0 ] || diag < "$WORK/launch.err"
+    check_profile "launch $1 $2" "$WORK/launch-$2.folded" "$2"
+done
+finish
