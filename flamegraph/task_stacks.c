@@ -42,6 +42,11 @@ struct task_stacks {
     uint64_t *known_ids;
     uint32_t *known_entries;
     size_t known_mask, n_known;
+    /* marker function -> the function seen calling it: the boundary when the marker fires in a hook that
+     * returns before the poll (so its frame is not on the task's stacks) */
+    uint32_t learned_marker[8];
+    uint32_t learned_caller[8];
+    size_t n_learned;
     /* samples inside a poll wrapper of a task whose entry was not known yet: settled by task_stacks_finish */
     uint64_t *pending_ids;
     uint64_t *pending_counts;
@@ -266,6 +271,27 @@ int task_stacks_prepare(struct task_stacks *t, const char *name, const char *fil
     return 0;
 }
 
+static void learn_caller(struct task_stacks *t, uint32_t marker, uint32_t caller)
+{
+    for (size_t i = 0; i < t->n_learned; i++)
+        if (t->learned_marker[i] == marker) {
+            t->learned_caller[i] = caller;
+            return;
+        }
+    if (t->n_learned < sizeof(t->learned_marker) / sizeof(t->learned_marker[0])) {
+        t->learned_marker[t->n_learned] = marker;
+        t->learned_caller[t->n_learned++] = caller;
+    }
+}
+
+static uint32_t learned_caller(const struct task_stacks *t, uint32_t marker)
+{
+    for (size_t i = 0; i < t->n_learned; i++)
+        if (t->learned_marker[i] == marker)
+            return t->learned_caller[i];
+    return PROFILE_NO_FRAME;
+}
+
 static uint32_t task_root(struct task_stacks *t, uint64_t task_id, uint32_t entry)
 {
     const char *entry_name = profile_frame_name(t->profile, entry);
@@ -306,6 +332,15 @@ int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task
         if (marker_function != PROFILE_NO_FRAME)
             for (size_t i = n; i-- > 0;)
                 if (frames[i]->function == marker_function) {
+                    cut = i;
+                    if (i > 0)
+                        learn_caller(t, marker_function, frames[i - 1]->function);
+                    break;
+                }
+        uint32_t caller = cut == SIZE_MAX ? learned_caller(t, marker_function) : PROFILE_NO_FRAME;
+        if (caller != PROFILE_NO_FRAME)
+            for (size_t i = n; i-- > 0;)
+                if (frames[i]->function == caller) {
                     cut = i;
                     break;
                 }

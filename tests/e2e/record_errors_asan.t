@@ -71,10 +71,10 @@ check "target exits (launch): recording ended with it" test $(( $(date +%s) - st
 check "target exits (launch): output has the samples" test "$(samples "$out_dir/exit.folded" burn_)" -gt 50
 
 # The target exits while recorded (-p)
-start_fixture shares_nofp 1.5
+start_fixture shares_nofp 2.5
 run exits_pid record -p "$FIXTURE_PID" -d 20 -o "$out_dir/exit-pid.folded"
 check "target exits (-p): exit 0 and says so" sh -c "[ $RC -eq 0 ] && grep -q 'exited during the recording' '$WORK/exits_pid.err'"
-check "target exits (-p): output has the samples" test "$(samples "$out_dir/exit-pid.folded" burn_)" -gt 50
+check "target exits (-p): output has the samples" test "$(samples "$out_dir/exit-pid.folded" burn_)" -gt 30
 
 # SIGINT mid-recording: a complete output
 start_fixture shares_nofp 30

@@ -294,8 +294,8 @@ static void test_bad_samples(void **state)
     uint64_t nr = 1000;
     memcpy(longer.b + 8 + 32, &nr, 8);
     assert_int_equal(perf_decode_sample((const struct perf_event_header *)longer.b, &layout, &d), -1);
-    /* an absurd callchain length (would overflow nr * 8) */
-    nr = UINT64_MAX / 4;
+    /* an absurd callchain length whose byte size wraps to 8 (nr * 8 overflows) */
+    nr = (1ull << 61) + 1;
     memcpy(longer.b + 8 + 32, &nr, 8);
     assert_int_equal(perf_decode_sample((const struct perf_event_header *)longer.b, &layout, &d), -1);
     /* a stack size larger than the record */

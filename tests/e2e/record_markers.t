@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# record_markers.t: task-aware merging on the C executor fixtures (two workers, one run queue, three task
+# kinds burning 1:2:3, USDT poll markers): task roots per kind with the right shares, no runtime frames in
+# task stacks, --group-by task/none, semaphore-gated probes raised only while recording, a memory-operand
+# arg0 decoded to the real ids, markers in a dlopen()ed library, an LLD-linked build, --markers filters.
+source "$(dirname "$0")/lib/tap.sh"
+plan 30
+
+RUNTIME_FRAMES='worker_main|start_thread|clone|poll_task|rq_pop|rq_push|executor_'
+check_tasks() { # check_tasks LABEL FOLDED
+    local label=$1 f=$2
+    for kind in parse render compress; do
+        check "$label: a task root for task_$kind" grep -q "^task: task_$kind;" "$f"
+    done
+    local p r c
+    p=$(share "$f" '^task: task_parse;' '^task: task_(parse|render|compress);')
+    r=$(share "$f" '^task: task_render;' '^task: task_(parse|render|compress);')
+    c=$(share "$f" '^task: task_compress;' '^task: task_(parse|render|compress);')
+    check "$label: shares parse $p% render $r% compress $c% ~ 1:2:3" \
+        sh -c "$(declare -f within); within $p 16.7 5 && within $r 33.3 5 && within $c 50 5"
+    check "$label: no runtime frame in any task stack" no_stack "$f" '^task' "$RUNTIME_FRAMES"
+}
+
+# By PID, dwarf, no frame pointers
+start_fixture executor 30
+"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/exec.folded" 2> "$WORK/exec.err"
+check "record the executor: exit 0" test $? -eq 0
+check_tasks "dwarf" "$WORK/exec.folded"
+check "summary: poll markers attached" grep -q "taskspy_demo:task__poll__start x 1" "$WORK/exec.err"
+polls=$(sed -n 's/^taskspy: \([0-9]*\) polls, \([0-9]*\) tasks.*/\1/p' "$WORK/exec.err")
+check "summary: polls counted ($polls)" test "${polls:-0}" -gt 1000
+check "summary: busiest tasks listed" grep -q "^taskspy:   task [0-9]*: [0-9]* polls" "$WORK/exec.err"
+
+# --group-by task: one root per task id, each id under one entry; --group-by none: no task roots
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task -o "$WORK/by-task.folded" 2> /dev/null
+ids=$(grep -o '^task [0-9]*: task_[a-z]*' "$WORK/by-task.folded" | sort -u)
+check "group-by task: many task roots ($(echo "$ids" | wc -l))" test "$(echo "$ids" | wc -l)" -gt 20
+check "group-by task: each task id has one entry" \
+    test "$(echo "$ids" | cut -d: -f1 | sort | uniq -d | wc -l)" -eq 0
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by none -o "$WORK/none.folded" 2> /dev/null
+check "group-by none: no task roots" sh -c "! grep -q '^task[ :]' '$WORK/none.folded'"
+check "group-by none: task stacks start at the task's function" grep -q '^task_compress;compress_encode' "$WORK/none.folded"
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 --markers none -o "$WORK/nomarkers.folded" 2> "$WORK/nomarkers.err"
+check "--markers none: no task roots, thread roots only" \
+    sh -c "! grep -q '^task' '$WORK/nomarkers.folded' && grep -q '^exec-worker-[01];' '$WORK/nomarkers.folded'"
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 --markers otherprovider -o "$WORK/other.folded" 2> /dev/null
+check "--markers with another provider: no task roots" sh -c "! grep -q '^task' '$WORK/other.folded'"
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 --markers taskspy_demo -o "$WORK/named.folded" 2> /dev/null
+check "--markers naming the provider: task roots" grep -q '^task: task_' "$WORK/named.folded"
+stop_fixture
+
+# Frame pointers, fp call graphs
+start_fixture executor_fp 30
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 --call-graph fp -o "$WORK/fp.folded" 2> /dev/null
+stop_fixture
+check_tasks "fp" "$WORK/fp.folded"
+
+# Semaphore-gated probes: raised while recording, back to 0 afterwards
+start_fixture executor_sema 30
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -o "$WORK/sema.folded" 2> /dev/null &
+rec=$!
+sleep 1.5
+kill -USR1 "$FIXTURE_PID"
+wait "$rec"
+sleep 0.3
+kill -USR1 "$FIXTURE_PID"
+sleep 0.5
+stop_fixture
+during=$(grep '^semaphores:' "$WORK/executor_sema.stdout" | sed -n 1p)
+after=$(grep '^semaphores:' "$WORK/executor_sema.stdout" | sed -n 2p)
+check "semaphores raised while recording ($during)" sh -c "echo '$during' | grep -q 'task__poll__start=[1-9]'"
+check "semaphores back to 0 after recording ($after)" sh -c "echo '$after' | grep -q 'task__poll__start=0 task__poll__end=0'"
+check "semaphore-gated probes attribute tasks" grep -q '^task: task_render;' "$WORK/sema.folded"
+
+# arg0 as a memory operand (8@N(%reg), fetched in the kernel): the ids are the fixture's real ids
+start_fixture executor_memarg 30 --log-tasks
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task -o "$WORK/memarg.folded" 2> "$WORK/memarg.err"
+stop_fixture
+grep -o '^task [0-9]*: task_[a-z]*' "$WORK/memarg.folded" | sort -u | sed 's/^task \([0-9]*\): task_\(.*\)/spawn \1 \2/' > "$WORK/memarg.ids"
+check "memory-operand arg0: task ids decoded ($(wc -l < "$WORK/memarg.ids"))" test "$(wc -l < "$WORK/memarg.ids")" -gt 10
+check "memory-operand arg0: every id and kind is one the fixture spawned" \
+    sh -c "! grep -vxFf '$WORK/executor_memarg.stdout' '$WORK/memarg.ids'"
+
+# Markers in a shared library dlopen()ed 0.5 s after start (launch mode)
+"$TASKSPY" record -d 3 -F 199 -o "$WORK/dl.folded" -- "$FIXTURES/executor_dl" 10 > /dev/null 2> "$WORK/dl.err"
+check "dlopen()ed markers: attached" grep -q "task__poll__start x 1" "$WORK/dl.err"
+check "dlopen()ed markers: task roots" grep -q '^task: task_compress;' "$WORK/dl.folded"
+
+# Launch mode with markers in the executable
+"$TASKSPY" record -d 3 -F 199 -o "$WORK/launch.folded" -- "$FIXTURES/executor" 10 > /dev/null 2> /dev/null
+check "launch mode: task roots" grep -q '^task: task_parse;' "$WORK/launch.folded"
+
+# LLD-linked (text segment vaddr != file offset), semaphores
+if [ -x "$FIXTURES/executor_lld" ]; then
+    start_fixture executor_lld 30
+    "$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 -o "$WORK/lld.folded" 2> /dev/null
+    stop_fixture
+    check "LLD-linked executor: task roots" grep -q '^task: task_render;' "$WORK/lld.folded"
+else
+    check "LLD-linked executor: built (ld.lld missing)" false
+fi
+finish
