@@ -190,7 +190,8 @@ static void command_line_of(const struct record_options *o, pid_t pid, char *buf
         snprintf(buf, len, "pid %d", (int)pid);
 }
 
-static void print_summary(const struct record_options *o, const struct sampler_stats *st, pid_t pid)
+static void print_summary(const struct record_options *o, const struct sampler_stats *st, pid_t pid,
+                          uint64_t boundary_samples)
 {
     fprintf(stderr,
             "taskspy: %" PRIu64 " samples, %" PRIu64 " lost, %u threads, pid %d, %.1f s at %u Hz (%s, %s)\n",
@@ -204,7 +205,12 @@ static void print_summary(const struct record_options *o, const struct sampler_s
         return;
     }
     if (st->n_probes == 0) {
-        fprintf(stderr, "taskspy: markers: none found; stacks are rooted at thread names\n");
+        if (boundary_samples)
+            fprintf(stderr, "taskspy: markers: none found; %" PRIu64 " samples put in tasks by the runtime's task "
+                            "boundary frames (tokio's Harness<T,S>::poll), grouped by entry\n", boundary_samples);
+        else
+            fprintf(stderr, "taskspy: markers: none found, and no known runtime task boundary (tokio's "
+                            "Harness<T,S>::poll) on any stack; stacks are rooted at thread names\n");
         return;
     }
     fprintf(stderr, "taskspy: markers:");
@@ -215,6 +221,10 @@ static void print_summary(const struct record_options *o, const struct sampler_s
     fprintf(stderr, "taskspy: %" PRIu64 " polls, %" PRIu64 " tasks, %" PRIu64 " spawned, %" PRIu64
             " terminated, %" PRIu64 " lost marker records\n",
             st->polls, st->tasks_seen, st->spawns, st->terminates, st->lost_markers);
+    if (st->throttled_markers)
+        fprintf(stderr, "taskspy: the kernel throttled marker events %" PRIu64 " times (records dropped; raise "
+                        "kernel.perf_event_max_sample_rate); those threads count as [unknown task] until "
+                        "their next poll\n", st->throttled_markers);
     for (size_t i = 0; i < st->n_tasks && i < 5; i++)
         fprintf(stderr, "taskspy:   task %" PRIu64 ": %" PRIu64 " polls, %.1f ms total, longest %.2f ms\n",
                 st->tasks[i].task_id, st->tasks[i].polls, st->tasks[i].total_poll_ns / 1e6,
@@ -332,6 +342,9 @@ int record_command(int argc, char **argv)
         sink_free(k);
         return 1;
     }
+    /* Without poll markers, tasks of the runtimes taskspy knows are found by their boundary frames. */
+    bool boundaries = strcmp(o.markers, "none") != 0 && sampler_poll_markers(s) == 0;
+    task_stacks_use_runtime_boundaries(k->stacks, boundaries);
     struct sampler_sink sink = {
         .ctx = k, .on_mapping = sink_mapping, .on_thread_name = sink_thread_name, .on_sample = sink_sample,
     };
@@ -348,7 +361,7 @@ int record_command(int argc, char **argv)
         output_file_abort(&out);
         status = 1;
     } else {
-        print_summary(&o, st, pid);
+        print_summary(&o, st, pid, task_stacks_boundary_samples(k->stacks));
         if (st->target_exited)
             fprintf(stderr, "taskspy: the target exited during the recording; writing what was gathered\n");
         if (st->samples == 0)

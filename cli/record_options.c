@@ -75,7 +75,7 @@ int record_options_parse(struct record_options *o, int argc, char **argv, char *
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    optind = 1;
+    optind = 0;   /* 0, not 1: makes glibc reinitialise getopt fully (a second parse in one process) */
     opterr = 0;
     int c;
     double v;

@@ -50,7 +50,8 @@ struct stack_frame {
     uint32_t display;          /* what the graph shows: "NAME", "NAME @ FILE:LINE" (await point), "NAME_[k]" */
     uint32_t function;         /* the function's name as symbolized (matches poll-marker frames) */
     uint32_t entry;            /* the name a task root uses: async suffixes removed */
-    bool runtime;              /* a runtime frame that polls tasks (a known boundary or --task-boundary) */
+    uint8_t runtime;           /* non-zero for a runtime's frame: 1 polls one task (a known boundary or
+                                  --task-boundary), 2 glue inlined below such a frame, 4 a worker loop */
 };
 
 enum task_grouping { GROUP_BY_ENTRY, GROUP_BY_TASK, GROUP_BY_NONE };
@@ -64,6 +65,11 @@ struct task_stacks;
 struct task_stacks *task_stacks_new(struct profile *p, enum task_grouping group_by, bool await_points,
                                     const char *boundary_regex, char *err, size_t errlen);
 void task_stacks_free(struct task_stacks *t);
+/* Without poll markers, find tasks by the runtimes' boundary frames (tokio's Harness<T,S>::poll): a sample
+ * whose stack passes through one (and not through a worker loop below it) is a task sample. */
+void task_stacks_use_runtime_boundaries(struct task_stacks *t, bool on);
+/* Samples attributed to tasks by boundary frames so far. */
+uint64_t task_stacks_boundary_samples(const struct task_stacks *t);
 /* Prepare one frame: name as symbolized, source file base name and line (NULL/0 if unknown). */
 int task_stacks_prepare(struct task_stacks *t, const char *name, const char *file, unsigned line, bool kernel,
                         struct stack_frame *out);

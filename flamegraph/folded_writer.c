@@ -1,5 +1,5 @@
 /* folded_writer.c: writes a profile as folded stacks, "root;frame;...;leaf COUNT", one line per distinct
- * stack, sorted bytewise as `LC_ALL=C sort` would (the order stackcollapse scripts produce). */
+ * stack, whole lines sorted bytewise as `LC_ALL=C sort` would (the order stackcollapse scripts produce). */
 #include "flamegraph/flamegraph.h"
 
 #include <errno.h>
@@ -8,8 +8,7 @@
 #include <string.h>
 
 struct folded_line {
-    char *text;                 /* "a;b;c" (no count) */
-    uint64_t count;
+    char *text;                 /* the whole line without its newline: "a;b;c COUNT" */
 };
 
 static int compare_lines(const void *a, const void *b)
@@ -43,7 +42,7 @@ int profile_write_folded(const struct profile *p, FILE *out)
             path[depth++] = n;
             len += strlen(profile_frame_name(p, nodes[n].frame)) + 1;
         }
-        char *text = malloc(len);
+        char *text = malloc(len + 24);
         if (!text) {
             rc = -1;
             break;
@@ -54,14 +53,15 @@ int profile_write_folded(const struct profile *p, FILE *out)
             size_t l = strlen(name);
             memcpy(w, name, l);
             w += l;
-            *w++ = depth ? ';' : '\0';
+            *w++ = depth ? ';' : ' ';
         }
-        lines[at++] = (struct folded_line){ text, nodes[i].self };
+        snprintf(w, 24, "%" PRIu64, nodes[i].self);
+        lines[at++] = (struct folded_line){ text };
     }
     if (rc == 0) {
         qsort(lines, at, sizeof(*lines), compare_lines);
         for (size_t i = 0; i < at; i++) {
-            if (fprintf(out, "%s %" PRIu64 "\n", lines[i].text, lines[i].count) < 0) {
+            if (fprintf(out, "%s\n", lines[i].text) < 0) {
                 rc = -1;
                 break;
             }

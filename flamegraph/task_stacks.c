@@ -2,6 +2,7 @@
  * frames (prepared once per address), and per sample the runtime frames cut from task stacks and the task
  * root ("task: ENTRY", "task ID: ENTRY") or thread-name root put on top. */
 #include "flamegraph/flamegraph.h"
+#include "flamegraph/runtime_rules.h"
 
 #include <inttypes.h>
 #include <regex.h>
@@ -12,26 +13,13 @@
 #define MAX_NAME 1024
 #define MAX_STACK 1024
 
-/* Frames that poll a task in the runtimes taskspy knows: everything from the thread's start down to the
- * innermost of these belongs to the scheduler. The poll path tokio inlines under Harness::poll follows it. */
-static const char *const runtime_boundaries[] = {
-    "^tokio::runtime::task::harness::Harness<.*>::poll$",
-    "^tokio::runtime::task::harness::poll_future",
-    "^tokio::runtime::task::core::Core<.*>::poll",
-    "^tokio::runtime::task::raw::poll",
-    "^tokio::runtime::task::raw::RawTask::poll",
-    "^tokio::runtime::task::harness::Harness<.*>::poll_inner",
-};
-#define N_RUNTIME_BOUNDARIES (sizeof(runtime_boundaries) / sizeof(runtime_boundaries[0]))
-
 struct task_stacks {
     struct profile *profile;
     enum task_grouping group_by;
     bool await_points;
-    regex_t builtin[N_RUNTIME_BOUNDARIES];
-    size_t n_builtin;
-    regex_t user;
-    bool has_user;
+    struct runtime_rules rules;
+    bool stack_boundaries;               /* no poll markers: find tasks by the runtime's boundary frames */
+    uint64_t boundary_samples;           /* samples found to be a task's that way */
     uint32_t unknown_root;               /* "[unknown task]": a marker record was lost */
     uint32_t unknown_entry_root;         /* "[task entry unknown]": a task's samples never left its wrapper */
     /* entry frame id -> "task: ENTRY" root id, grown on demand */
@@ -65,24 +53,9 @@ struct task_stacks *task_stacks_new(struct profile *p, enum task_grouping group_
     t->profile = p;
     t->group_by = group_by;
     t->await_points = await_points;
-    for (size_t i = 0; i < N_RUNTIME_BOUNDARIES; i++) {
-        if (regcomp(&t->builtin[i], runtime_boundaries[i], REG_EXTENDED | REG_NOSUB) != 0) {
-            snprintf(err, errlen, "internal error: bad boundary pattern %s", runtime_boundaries[i]);
-            task_stacks_free(t);
-            return NULL;
-        }
-        t->n_builtin++;
-    }
-    if (boundary_regex) {
-        int rc = regcomp(&t->user, boundary_regex, REG_EXTENDED | REG_NOSUB);
-        if (rc != 0) {
-            char why[128];
-            regerror(rc, &t->user, why, sizeof(why));
-            snprintf(err, errlen, "bad --task-boundary regular expression '%s': %s", boundary_regex, why);
-            task_stacks_free(t);
-            return NULL;
-        }
-        t->has_user = true;
+    if (runtime_rules_compile(&t->rules, boundary_regex, err, errlen) != 0) {
+        free(t);
+        return NULL;
     }
     t->unknown_root = profile_intern(p, "[unknown task]", strlen("[unknown task]"));
     t->unknown_entry_root = profile_intern(p, "[task entry unknown]", strlen("[task entry unknown]"));
@@ -98,10 +71,7 @@ void task_stacks_free(struct task_stacks *t)
 {
     if (!t)
         return;
-    for (size_t i = 0; i < t->n_builtin; i++)
-        regfree(&t->builtin[i]);
-    if (t->has_user)
-        regfree(&t->user);
+    runtime_rules_free(&t->rules);
     free(t->entry_roots);
     free(t->known_ids);
     free(t->known_entries);
@@ -229,14 +199,6 @@ bool task_stacks_strip_async_suffix(char *name)
     }
 }
 
-static bool is_runtime_frame(const struct task_stacks *t, const char *name)
-{
-    for (size_t i = 0; i < t->n_builtin; i++)
-        if (regexec(&t->builtin[i], name, 0, NULL, 0) == 0)
-            return true;
-    return t->has_user && regexec(&t->user, name, 0, NULL, 0) == 0;
-}
-
 /* Frame names go into folded lines: a ';' or a newline inside one would split it. */
 static void sanitize(char *name)
 {
@@ -265,7 +227,7 @@ int task_stacks_prepare(struct task_stacks *t, const char *name, const char *fil
     out->display = profile_intern(t->profile, display, strlen(display));
     out->function = profile_intern(t->profile, plain, strlen(plain));
     out->entry = profile_intern(t->profile, entry, strlen(entry));
-    out->runtime = !kernel && is_runtime_frame(t, plain);
+    out->runtime = kernel ? 0 : runtime_rules_classify(&t->rules, plain);
     if (out->display == PROFILE_NO_FRAME || out->function == PROFILE_NO_FRAME || out->entry == PROFILE_NO_FRAME)
         return -1;
     return 0;
@@ -292,14 +254,23 @@ static uint32_t learned_caller(const struct task_stacks *t, uint32_t marker)
     return PROFILE_NO_FRAME;
 }
 
+static uint32_t task_root_by_entry(struct task_stacks *t, uint32_t entry);
+
 static uint32_t task_root(struct task_stacks *t, uint64_t task_id, uint32_t entry)
+{
+    if (t->group_by == GROUP_BY_TASK) {
+        char root[MAX_NAME + 64];
+        int len = snprintf(root, sizeof(root), "task %" PRIu64 ": %s", task_id, profile_frame_name(t->profile, entry));
+        return profile_intern(t->profile, root, (size_t)len < sizeof(root) ? (size_t)len : sizeof(root) - 1);
+    }
+    return task_root_by_entry(t, entry);
+}
+
+/* "task: ENTRY", cached per entry. */
+static uint32_t task_root_by_entry(struct task_stacks *t, uint32_t entry)
 {
     const char *entry_name = profile_frame_name(t->profile, entry);
     char root[MAX_NAME + 64];
-    if (t->group_by == GROUP_BY_TASK) {
-        int len = snprintf(root, sizeof(root), "task %" PRIu64 ": %s", task_id, entry_name);
-        return profile_intern(t->profile, root, (size_t)len < sizeof(root) ? (size_t)len : sizeof(root) - 1);
-    }
     if (entry >= t->n_entry_roots) {
         size_t n = t->n_entry_roots ? t->n_entry_roots : 64;
         while (n <= entry)
@@ -320,6 +291,58 @@ static uint32_t task_root(struct task_stacks *t, uint64_t task_id, uint32_t entr
     return t->entry_roots[entry];
 }
 
+void task_stacks_use_runtime_boundaries(struct task_stacks *t, bool on)
+{
+    t->stack_boundaries = on;
+}
+
+uint64_t task_stacks_boundary_samples(const struct task_stacks *t)
+{
+    return t->boundary_samples;
+}
+
+/* Index of the innermost frame that polls a task: the frame that fired the poll marker, else the frame
+ * learned to call it (hooks that return before the poll), else the innermost runtime boundary. SIZE_MAX if
+ * none is on the stack. */
+static size_t find_boundary(struct task_stacks *t, const struct stack_frame *const *frames, size_t n,
+                            uint32_t marker_function)
+{
+    if (marker_function != PROFILE_NO_FRAME) {
+        for (size_t i = n; i-- > 0;)
+            if (frames[i]->function == marker_function) {
+                if (i > 0)
+                    learn_caller(t, marker_function, frames[i - 1]->function);
+                return i;
+            }
+        uint32_t caller = learned_caller(t, marker_function);
+        if (caller != PROFILE_NO_FRAME)
+            for (size_t i = n; i-- > 0;)
+                if (frames[i]->function == caller)
+                    return i;
+    }
+    for (size_t i = n; i-- > 0;)
+        if (frames[i]->runtime & RUNTIME_BOUNDARY)
+            return i;
+    return SIZE_MAX;
+}
+
+/* The first frame of the task below a boundary at cut: past the glue the runtime inlines there. */
+static size_t past_glue(const struct stack_frame *const *frames, size_t n, size_t cut)
+{
+    size_t first = cut + 1;
+    while (first < n && (frames[first]->runtime & (RUNTIME_GLUE | RUNTIME_BOUNDARY)))
+        first++;
+    return first;
+}
+
+static bool runs_worker_loop(const struct stack_frame *const *frames, size_t n, size_t first)
+{
+    for (size_t i = first; i < n; i++)
+        if (frames[i]->runtime & RUNTIME_WORKER_LOOP)
+            return true;
+    return false;
+}
+
 int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task_state state, uint64_t task_id,
                     uint32_t marker_function, const struct stack_frame *const *frames, size_t n, uint64_t count)
 {
@@ -327,40 +350,34 @@ int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task
         n = MAX_STACK;          /* keep the outermost; the unwinder already bounds depth far below this */
     size_t first = 0;           /* first frame kept */
     size_t out = 0;
+    bool id_known = true;
+    if (state == STACK_NO_TASK && t->stack_boundaries) {
+        /* No poll markers: a stack through a runtime boundary (that is not a worker loop) is a task's. */
+        size_t cut = find_boundary(t, frames, n, PROFILE_NO_FRAME);
+        if (cut != SIZE_MAX) {
+            size_t start = past_glue(frames, n, cut);
+            if (start < n && !runs_worker_loop(frames, n, start)) {
+                state = STACK_IN_TASK;
+                id_known = false;
+                t->boundary_samples += count;
+            }
+        }
+    }
     if (state == STACK_IN_TASK) {
-        size_t cut = SIZE_MAX;
-        if (marker_function != PROFILE_NO_FRAME)
-            for (size_t i = n; i-- > 0;)
-                if (frames[i]->function == marker_function) {
-                    cut = i;
-                    if (i > 0)
-                        learn_caller(t, marker_function, frames[i - 1]->function);
-                    break;
-                }
-        uint32_t caller = cut == SIZE_MAX ? learned_caller(t, marker_function) : PROFILE_NO_FRAME;
-        if (caller != PROFILE_NO_FRAME)
-            for (size_t i = n; i-- > 0;)
-                if (frames[i]->function == caller) {
-                    cut = i;
-                    break;
-                }
-        if (cut == SIZE_MAX)
-            for (size_t i = n; i-- > 0;)
-                if (frames[i]->runtime) {
-                    cut = i;
-                    break;
-                }
-        first = cut == SIZE_MAX ? 0 : cut + 1;
+        size_t cut = find_boundary(t, frames, n, marker_function);
+        first = cut == SIZE_MAX ? 0 : past_glue(frames, n, cut);
         uint32_t entry = PROFILE_NO_FRAME;
         if (cut != SIZE_MAX && first < n) {
             entry = frames[first]->entry;
-            if (known_entry(t, task_id) != entry)
+            if (id_known && known_entry(t, task_id) != entry)
                 remember_entry(t, task_id, entry);
         } else if (cut != SIZE_MAX) {
             /* Inside the poll wrapper itself (before or after the future, or the marker's own trap): the
              * sample is the task's, with no frame of its own; its entry comes from its other samples. */
             entry = known_entry(t, task_id);
-            if (entry == PROFILE_NO_FRAME && t->group_by != GROUP_BY_NONE)
+            if (t->group_by == GROUP_BY_NONE)
+                first = n - 1;      /* no task root to carry the sample: keep the wrapper frame */
+            else if (entry == PROFILE_NO_FRAME)
                 return add_pending(t, task_id, count);
         } else {
             /* A truncated stack that does not reach the boundary: keep its innermost frames. */
@@ -369,18 +386,25 @@ int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task
                 entry = frames[0]->entry;
         }
         if (t->group_by != GROUP_BY_NONE) {
-            uint32_t root = entry != PROFILE_NO_FRAME ? task_root(t, task_id, entry) : t->unknown_root;
+            uint32_t root = PROFILE_NO_FRAME;
+            if (entry == PROFILE_NO_FRAME)
+                root = t->unknown_root;
+            else if (id_known)
+                root = task_root(t, task_id, entry);
+            else
+                root = task_root_by_entry(t, entry);    /* no id without probes: group by entry */
             if (root == PROFILE_NO_FRAME)
                 return -1;
             t->ids[out++] = root;
         }
     } else if (state == STACK_UNKNOWN_TASK) {
         t->ids[out++] = t->unknown_root;
-        for (size_t i = n; i-- > 0;)
-            if (frames[i]->runtime) {
-                first = i + 1 < n ? i + 1 : i;
-                break;
-            }
+        size_t cut = find_boundary(t, frames, n, PROFILE_NO_FRAME);
+        if (cut != SIZE_MAX) {
+            first = past_glue(frames, n, cut);
+            if (first >= n)
+                first = n - 1;
+        }
     } else {
         t->ids[out++] = thread_root;
     }

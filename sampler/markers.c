@@ -326,6 +326,20 @@ int markers_decode(struct markers *m, const struct perf_event_header *rec, uint6
     return 1;
 }
 
+bool markers_owns_event(const struct markers *m, uint64_t id)
+{
+    uint32_t idx;
+    return m && u64_map_get(&m->probe_of_id, id, &idx);
+}
+
+size_t markers_poll_starts(const struct markers *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; m && i < m->n_probes; i++)
+        n += m->probes[i].kind == MARKER_POLL_START;
+    return n;
+}
+
 size_t markers_count(const struct markers *m)
 {
     return m ? m->n_probes : 0;

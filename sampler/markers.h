@@ -30,6 +30,10 @@ void markers_enable(struct markers *m, bool on);
 /* A PERF_RECORD_SAMPLE whose IDENTIFIER is id: 1 and *hit filled when it is a marker hit in the target,
  * 0 when it is not a marker event of ours or fired in another process, -1 when malformed. */
 int markers_decode(struct markers *m, const struct perf_event_header *rec, uint64_t id, struct marker_hit *hit);
+/* Is id one of the marker events (for PERF_RECORD_THROTTLE / LOST records)? */
+bool markers_owns_event(const struct markers *m, uint64_t id);
+/* Number of task-poll-start locations attached. */
+size_t markers_poll_starts(const struct markers *m);
 /* Number of probe locations attached. */
 size_t markers_count(const struct markers *m);
 void markers_stats(struct markers *m, struct sampler_probe_stat **probes, size_t *n);

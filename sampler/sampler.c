@@ -605,6 +605,16 @@ static enum ring_buffer_next queue_marker(void *ctx, const struct perf_event_hea
         return RING_BUFFER_KEEP;
     uint64_t id;
     uint32_t unused;
+    if (rec->type == PERF_RECORD_THROTTLE && rec->size >= sizeof(*rec) + 16) {
+        /* The kernel dropped records of a marker event (more hits per tick than
+         * kernel.perf_event_max_sample_rate allows): which thread's is unknown. */
+        memcpy(&id, (const uint8_t *)(rec + 1) + 8, 8);
+        if (markers_owns_event(s->markers, id)) {
+            s->stats.throttled_markers++;
+            task_tracker_lost(&s->tasks);
+        }
+        return RING_BUFFER_CONTINUE;
+    }
     if (rec->type != PERF_RECORD_SAMPLE || rec->size < sizeof(*rec) + 8)
         return RING_BUFFER_CONTINUE;
     memcpy(&id, rec + 1, 8);
@@ -733,6 +743,11 @@ int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, s
 const struct sampler_stats *sampler_stats(const struct sampler *s)
 {
     return &s->stats;
+}
+
+size_t sampler_poll_markers(const struct sampler *s)
+{
+    return markers_poll_starts(s->markers);
 }
 
 pid_t sampler_target_pid(const struct sampler *s)

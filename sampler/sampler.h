@@ -83,6 +83,7 @@ struct sampler_stats {
     uint64_t samples;                /* samples delivered */
     uint64_t lost;                   /* records the kernel dropped (PERF_RECORD_LOST) */
     uint64_t lost_markers;           /* of which marker records, as far as known */
+    uint64_t throttled_markers;      /* times the kernel throttled a marker event (records dropped) */
     uint64_t unwind_truncated;
     unsigned threads;                /* distinct threads seen */
     double duration_s;               /* wall time recorded */
@@ -107,6 +108,8 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
 int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, size_t errlen);
 const struct sampler_stats *sampler_stats(const struct sampler *s);
 pid_t sampler_target_pid(const struct sampler *s);
+/* Number of task-poll-start probe locations attached so far (0 without markers). */
+size_t sampler_poll_markers(const struct sampler *s);
 /* Detach everything (probes, semaphores, events) and free. Safe after a failed run. */
 void sampler_close(struct sampler *s);
 

@@ -1,0 +1,80 @@
+/* runtime_rules.c: the async runtimes taskspy knows, as data. Each rule says which frames poll one task (the
+ * boundary: everything from the thread's start down to it is the scheduler's), which frames the runtime
+ * inlines between that boundary and the task's own future (glue, cut too), and which frames show that a
+ * boundary is running a whole worker loop rather than a task (tokio's blocking pool runs each worker as
+ * Harness<BlockingTask<Launch>>::poll). Adding a runtime is adding a row. */
+#include "flamegraph/runtime_rules.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct runtime_rule {
+    const char *runtime;
+    const char *boundary;
+    const char *glue;
+    const char *worker_loop;
+};
+
+static const struct runtime_rule rules[] = {
+    {
+        .runtime = "tokio",
+        .boundary = "^tokio::runtime::task::harness::Harness<.*>::poll$",
+        .glue = "^(tokio::runtime::task::(harness::(poll_future|Harness<.*>::poll_inner)|core::Core<.*>::poll"
+                "|raw::poll|raw::RawTask::poll)|tokio::loom::std::unsafe_cell::UnsafeCell<.*>::with_mut"
+                "|std::panicking::(try|catch_unwind)(::do_call)?|std::panic::catch_unwind"
+                "|<core::panic::unwind_safe::AssertUnwindSafe<.*> as core::ops::function::FnOnce<.*>>::call_once)",
+        .worker_loop = "^tokio::runtime::scheduler::(multi_thread::worker::(Launch::launch|run)"
+                       "|current_thread::CoreGuard)",
+    },
+};
+#define N_RULES (sizeof(rules) / sizeof(rules[0]))
+
+int runtime_rules_compile(struct runtime_rules *r, const char *user_boundary, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof(*r));
+    for (size_t i = 0; i < N_RULES; i++) {
+        const char *patterns[3] = { rules[i].boundary, rules[i].glue, rules[i].worker_loop };
+        for (int k = 0; k < 3; k++) {
+            if (r->n >= RUNTIME_RULES_MAX) {
+                snprintf(err, errlen, "internal error: too many runtime rules");
+                runtime_rules_free(r);
+                return -1;
+            }
+            if (regcomp(&r->regex[r->n], patterns[k], REG_EXTENDED | REG_NOSUB) != 0) {
+                snprintf(err, errlen, "internal error: bad %s rule pattern %s", rules[i].runtime, patterns[k]);
+                runtime_rules_free(r);
+                return -1;
+            }
+            r->kind[r->n++] = (uint8_t)(k == 0 ? RUNTIME_BOUNDARY : k == 1 ? RUNTIME_GLUE : RUNTIME_WORKER_LOOP);
+        }
+    }
+    if (user_boundary) {
+        int rc = regcomp(&r->regex[r->n], user_boundary, REG_EXTENDED | REG_NOSUB);
+        if (rc != 0) {
+            char why[128];
+            regerror(rc, &r->regex[r->n], why, sizeof(why));
+            snprintf(err, errlen, "bad --task-boundary regular expression '%s': %s", user_boundary, why);
+            runtime_rules_free(r);
+            return -1;
+        }
+        r->kind[r->n++] = RUNTIME_BOUNDARY;
+    }
+    return 0;
+}
+
+uint8_t runtime_rules_classify(const struct runtime_rules *r, const char *function)
+{
+    uint8_t flags = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (!(flags & r->kind[i]) && regexec(&r->regex[i], function, 0, NULL, 0) == 0)
+            flags |= r->kind[i];
+    return flags;
+}
+
+void runtime_rules_free(struct runtime_rules *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        regfree(&r->regex[i]);
+    r->n = 0;
+}

@@ -1,0 +1,95 @@
+/* fuzz_elf_file.c: libFuzzer target for the ELF64 reader on whole hostile images: elf_file_from_memory,
+ * section lookup and data, the PT_LOAD vaddr <-> offset mapping, the build-id note, and the USDT note
+ * reader on top (usdt_notes_read). Asserts that nothing it hands back points outside the image. */
+#include "sampler/elf_file.h"
+#include "sampler/usdt_notes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const uint8_t *image_end;
+static const uint8_t *image_start;
+
+static void in_image(const void *p, size_t len)
+{
+    const uint8_t *b = p;
+    if (b < image_start || b > image_end || len > (size_t)(image_end - b))
+        abort();
+}
+
+static void mapping(const struct elf_file *ef, uint64_t vaddr)
+{
+    int64_t off = elf_file_vaddr_to_offset(ef, vaddr);
+    if (off < -1)
+        abort();                                  /* documented: an offset, or -1 */
+    if (off >= 0 && (uint64_t)off < ef->size) {
+        /* an offset inside the file that some segment maps must map back to an address */
+        uint64_t back;
+        if (!elf_file_offset_to_vaddr(ef, (uint64_t)off, &back))
+            abort();
+    }
+    uint64_t v;
+    if (elf_file_offset_to_vaddr(ef, vaddr, &v))
+        (void)elf_file_vaddr_to_offset(ef, v);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    /* libFuzzer's buffer is malloc'd (16-byte aligned) and exactly size bytes long */
+    image_start = data;
+    image_end = data + size;
+    struct elf_file ef;
+    if (elf_file_from_memory(&ef, data, size) != 0)
+        return 0;
+    if (ef.phdrs)
+        in_image(ef.phdrs, ef.n_phdrs * sizeof(Elf64_Phdr));
+    if (ef.shdrs)
+        in_image(ef.shdrs, ef.n_shdrs * sizeof(Elf64_Shdr));
+    if (ef.shstrtab)
+        in_image(ef.shstrtab, ef.shstrtab_size);
+
+    static const char *const names[] = {".note.stapsdt", ".stapsdt.base", ".eh_frame_hdr", ".shstrtab", ""};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        const Elf64_Shdr *sh = elf_file_section(&ef, names[i]);
+        if (!sh)
+            continue;
+        in_image(sh, sizeof(*sh));
+        size_t len = 0;
+        const uint8_t *d = elf_file_section_data(&ef, sh, &len);
+        if (d)
+            in_image(d, len);
+    }
+    for (size_t i = 0; i < ef.n_shdrs; i++) {
+        size_t len = 0;
+        const uint8_t *d = elf_file_section_data(&ef, &ef.shdrs[i], &len);
+        if (d)
+            in_image(d, len);
+    }
+
+    /* addresses: every segment's edges, and the last 16 bytes of the input read as two addresses */
+    for (size_t i = 0; i < ef.n_phdrs; i++) {
+        const Elf64_Phdr *ph = &ef.phdrs[i];
+        mapping(&ef, ph->p_vaddr);
+        mapping(&ef, ph->p_vaddr + ph->p_filesz - 1);
+        mapping(&ef, ph->p_vaddr + ph->p_filesz);
+        mapping(&ef, ph->p_offset);
+    }
+    if (size >= 16) {
+        uint64_t a, b;
+        memcpy(&a, data + size - 16, 8);
+        memcpy(&b, data + size - 8, 8);
+        mapping(&ef, a);
+        mapping(&ef, b);
+    }
+
+    const uint8_t *id = NULL;
+    size_t n = elf_file_build_id(&ef, &id);
+    if (n)
+        in_image(id, n);
+
+    struct usdt_note_list l;
+    if (usdt_notes_read(&ef, &l) == 0)
+        usdt_notes_free(&l);
+    elf_file_close(&ef);
+    return 0;
+}

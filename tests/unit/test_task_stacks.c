@@ -1,0 +1,611 @@
+/* test_task_stacks.c: unit tests of flamegraph/task_stacks.c: task_stacks_strip_async_suffix on Rust async frame
+ * names (closures, async fn/block, nested suffixes) and on names it must leave alone; task_stacks_prepare display /
+ * function / entry names (await-point labels only for async frames with await points on and a known file,
+ * "_[k]" for kernel frames, ';' sanitized, runtime-boundary detection); task_stacks_add checked through
+ * profile_write_folded: thread stacks kept whole, task stacks cut below the innermost poll-marker frame or else the
+ * innermost runtime frame (built-in tokio boundaries or --task-boundary), rooted "task: ENTRY", "task ID: ENTRY"
+ * or not at all by grouping, "[unknown task]" for unknown tasks, samples inside the poll wrapper rooted by the
+ * task's learned entry (held until task_stacks_finish) and never dropped, a hook marker's learned caller used as
+ * the boundary; a bad boundary regex gives NULL and a message. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "flamegraph/flamegraph.h"
+
+/* ---- task_stacks_strip_async_suffix ------------------------------------------------------------------- */
+
+static void expect_strip(const char *name, const char *want, bool want_rc)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", name);
+    bool rc = task_stacks_strip_async_suffix(buf);
+    if (rc != want_rc || strcmp(buf, want) != 0)
+        fail_msg("strip('%s') = '%s' (%d), want '%s' (%d)", name, buf, rc, want, want_rc);
+}
+
+static void test_strip_async_suffix(void **state)
+{
+    (void)state;
+    expect_strip("a::b::{{closure}}", "a::b", true);
+    expect_strip("a::b::{{closure}}::{{closure}}", "a::b", true);
+    expect_strip("a::b::{async_fn#0}", "a::b", true);
+    expect_strip("a::b::{async_block#12}", "a::b", true);
+    expect_strip("a::{closure#3}", "a", true);
+    expect_strip("a::{async_block#0}::{closure#1}::{{closure}}", "a", true);
+    expect_strip("a::{async_fn_env#0}", "a", true);
+    expect_strip("a::{async_block_env#7}", "a", true);
+    expect_strip("<app::Server as tower::Service<R>>::call::{{closure}}", "<app::Server as tower::Service<R>>::call",
+                 true);
+    expect_strip("demo::worker::{{closure}}", "demo::worker", true);
+
+    /* not async: unchanged, false */
+    expect_strip("a::b", "a::b", false);
+    expect_strip("{{closure}}", "{{closure}}", false);
+    expect_strip("::{{closure}}", "::{{closure}}", false);
+    expect_strip("a::{closure#}", "a::{closure#}", false);
+    expect_strip("a::{closure#x}", "a::{closure#x}", false);
+    expect_strip("a::{closure#3}x", "a::{closure#3}x", false);
+    expect_strip("a::{closure#3", "a::{closure#3", false);
+    expect_strip("a::{{closure}}::b", "a::{{closure}}::b", false);
+    expect_strip("a::{{closure}}x", "a::{{closure}}x", false);
+    expect_strip("a::{shim#0}", "a::{shim#0}", false);
+    expect_strip("a::{{constant}}", "a::{{constant}}", false);
+    expect_strip("", "", false);
+    /* strips what it can from the end, then stops at a non-async part */
+    expect_strip("a::{closure#x}::{{closure}}", "a::{closure#x}", true);
+}
+
+/* ---- helpers ---------------------------------------------------------------------------------------------- */
+
+struct env {
+    struct profile *p;
+    struct task_stacks *t;
+    struct stack_frame frames[32];
+    size_t n;
+    char err[256];
+};
+
+static void env_init(struct env *e, enum task_grouping g, bool await_points, const char *boundary)
+{
+    memset(e, 0, sizeof(*e));
+    e->p = profile_new();
+    assert_non_null(e->p);
+    e->t = task_stacks_new(e->p, g, await_points, boundary, e->err, sizeof(e->err));
+    assert_non_null(e->t);
+}
+
+static void env_free(struct env *e)
+{
+    task_stacks_free(e->t);
+    profile_free(e->p);
+}
+
+/* Append one frame (root first). */
+static const struct stack_frame *push(struct env *e, const char *name, const char *file, unsigned line, bool kernel)
+{
+    assert_true(e->n < 32);
+    assert_int_equal(task_stacks_prepare(e->t, name, file, line, kernel, &e->frames[e->n]), 0);
+    return &e->frames[e->n++];
+}
+
+static void add(struct env *e, const char *thread, enum stack_task_state st, uint64_t task, const char *marker,
+                uint64_t count)
+{
+    const struct stack_frame *ptrs[32];
+    for (size_t i = 0; i < e->n; i++)
+        ptrs[i] = &e->frames[i];
+    uint32_t root = profile_intern(e->p, thread, strlen(thread));
+    uint32_t mf = marker ? profile_intern(e->p, marker, strlen(marker)) : PROFILE_NO_FRAME;
+    assert_int_equal(task_stacks_add(e->t, root, st, task, mf, ptrs, e->n, count), 0);
+    e->n = 0;
+}
+
+static char *write_folded(struct env *e)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    assert_int_equal(profile_write_folded(e->p, out), 0);
+    assert_int_equal(fclose(out), 0);
+    return buf;
+}
+
+/* The sum of the counts of the folded output. */
+static uint64_t folded_sum(struct env *e)
+{
+    char *buf = write_folded(e);
+    uint64_t sum = 0;
+    for (char *line = buf; *line;) {
+        char *nl = strchr(line, '\n');
+        assert_non_null(nl);
+        *nl = '\0';
+        char *sp = strrchr(line, ' ');
+        assert_non_null(sp);
+        sum += strtoull(sp + 1, NULL, 10);
+        line = nl + 1;
+    }
+    free(buf);
+    return sum;
+}
+
+/* Settle held-back samples (as record does before writing) and compare the folded output. */
+static void expect_folded(struct env *e, const char *want)
+{
+    assert_int_equal(task_stacks_finish(e->t), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    assert_int_equal(profile_write_folded(e->p, out), 0);
+    assert_int_equal(fclose(out), 0);
+    bool ok = strcmp(buf, want) == 0;
+    if (!ok)
+        print_error("folded:\n%s\nwant:\n%s\n", buf, want);
+    free(buf);
+    assert_true(ok);
+}
+
+static const char *name_of(struct env *e, uint32_t id)
+{
+    return profile_frame_name(e->p, id);
+}
+
+#define HARNESS "tokio::runtime::task::harness::Harness<T,S>::poll"
+#define MARKER "tokio::runtime::task::harness::poll_future"
+
+/* A typical tokio worker stack down to a task's code, root first. */
+static void push_worker_prefix(struct env *e)
+{
+    push(e, "std::sys::thread::start_thread", NULL, 0, false);
+    push(e, "tokio::runtime::scheduler::multi_thread::worker::run", "worker.rs", 500, false);
+    push(e, HARNESS, "harness.rs", 150, false);
+}
+
+/* ---- task_stacks_prepare ---------------------------------------------------------------------------------- */
+
+static void test_prepare_names(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    struct stack_frame f;
+    /* async frame with a source position: labelled with the await point */
+    assert_int_equal(task_stacks_prepare(e.t, "app::handler::{{closure}}", "main.rs", 42, false, &f), 0);
+    assert_string_equal(name_of(&e, f.display), "app::handler @ main.rs:42");
+    assert_string_equal(name_of(&e, f.function), "app::handler::{{closure}}");
+    assert_string_equal(name_of(&e, f.entry), "app::handler");
+    assert_false(f.runtime);
+    /* async fn */
+    assert_int_equal(task_stacks_prepare(e.t, "app::db::query::{async_fn#0}", "db.rs", 7, false, &f), 0);
+    assert_string_equal(name_of(&e, f.display), "app::db::query @ db.rs:7");
+    assert_string_equal(name_of(&e, f.entry), "app::db::query");
+    /* file unknown or line 0: no label */
+    assert_int_equal(task_stacks_prepare(e.t, "app::handler::{{closure}}", NULL, 42, false, &f), 0);
+    assert_string_equal(name_of(&e, f.display), "app::handler::{{closure}}");
+    assert_string_equal(name_of(&e, f.entry), "app::handler");
+    assert_int_equal(task_stacks_prepare(e.t, "app::handler::{{closure}}", "main.rs", 0, false, &f), 0);
+    assert_string_equal(name_of(&e, f.display), "app::handler::{{closure}}");
+    /* not async: never labelled */
+    assert_int_equal(task_stacks_prepare(e.t, "app::compute", "lib.rs", 9, false, &f), 0);
+    assert_string_equal(name_of(&e, f.display), "app::compute");
+    assert_string_equal(name_of(&e, f.function), "app::compute");
+    assert_string_equal(name_of(&e, f.entry), "app::compute");
+    /* kernel: suffixed, never labelled, never runtime */
+    assert_int_equal(task_stacks_prepare(e.t, "do_syscall_64", "entry.c", 3, true, &f), 0);
+    assert_string_equal(name_of(&e, f.display), "do_syscall_64_[k]");
+    assert_string_equal(name_of(&e, f.function), "do_syscall_64");
+    assert_false(f.runtime);
+    assert_int_equal(task_stacks_prepare(e.t, "x::{{closure}}", "k.c", 3, true, &f), 0);
+    assert_string_equal(name_of(&e, f.display), "x::{{closure}}_[k]");
+    /* ';' would split a folded line: sanitized in every name */
+    assert_int_equal(task_stacks_prepare(e.t, "a;b::{{closure}}", "we;ird.rs", 5, false, &f), 0);
+    assert_null(strchr(name_of(&e, f.display), ';'));
+    assert_null(strchr(name_of(&e, f.function), ';'));
+    assert_null(strchr(name_of(&e, f.entry), ';'));
+    assert_string_equal(name_of(&e, f.display), "a:b @ we:ird.rs:5");
+    assert_string_equal(name_of(&e, f.entry), "a:b");
+    assert_int_equal(task_stacks_prepare(e.t, "semi;colon", NULL, 0, true, &f), 0);
+    assert_string_equal(name_of(&e, f.display), "semi:colon_[k]");
+    /* no name */
+    assert_int_equal(task_stacks_prepare(e.t, NULL, NULL, 0, false, &f), 0);
+    assert_string_equal(name_of(&e, f.display), "[unknown]");
+    assert_int_equal(task_stacks_prepare(e.t, "", NULL, 0, false, &f), 0);
+    assert_string_equal(name_of(&e, f.display), "[unknown]");
+    env_free(&e);
+
+    /* await points off: async frames keep their symbolized name */
+    env_init(&e, GROUP_BY_ENTRY, false, NULL);
+    assert_int_equal(task_stacks_prepare(e.t, "app::handler::{{closure}}", "main.rs", 42, false, &f), 0);
+    assert_string_equal(name_of(&e, f.display), "app::handler::{{closure}}");
+    assert_string_equal(name_of(&e, f.entry), "app::handler");
+    env_free(&e);
+}
+
+static void test_prepare_runtime_frames(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, "^my_rt::run_task$");
+    struct stack_frame f;
+    static const char *const runtime[] = {
+        "tokio::runtime::task::harness::Harness<T,S>::poll",
+        "tokio::runtime::task::harness::Harness<app::Fut,alloc::sync::Arc<Handle>>::poll",
+        "tokio::runtime::task::raw::poll",
+        "tokio::runtime::task::raw::poll::<F,S>",
+        "tokio::runtime::task::harness::poll_future",
+        "tokio::runtime::task::core::Core<T,S>::poll",
+        "my_rt::run_task",
+    };
+    static const char *const not_runtime[] = {
+        "tokio::runtime::task::harness::Harness<T,S>::poll_join",
+        "tokio::runtime::task::harness::Harness<T,S>::complete",
+        "xtokio::runtime::task::raw::poll",
+        "my_rt::run_task_inner",
+        "app::handler::{{closure}}",
+    };
+    for (size_t i = 0; i < sizeof(runtime) / sizeof(runtime[0]); i++) {
+        assert_int_equal(task_stacks_prepare(e.t, runtime[i], NULL, 0, false, &f), 0);
+        if (!f.runtime)
+            fail_msg("'%s' is a runtime frame", runtime[i]);
+        assert_int_equal(task_stacks_prepare(e.t, runtime[i], NULL, 0, true, &f), 0);
+        assert_false(f.runtime);   /* a kernel frame never is */
+    }
+    for (size_t i = 0; i < sizeof(not_runtime) / sizeof(not_runtime[0]); i++) {
+        assert_int_equal(task_stacks_prepare(e.t, not_runtime[i], NULL, 0, false, &f), 0);
+        if (f.runtime)
+            fail_msg("'%s' is not a runtime frame", not_runtime[i]);
+    }
+    env_free(&e);
+}
+
+static void test_bad_boundary_regex(void **state)
+{
+    (void)state;
+    struct profile *p = profile_new();
+    assert_non_null(p);
+    char err[256] = "";
+    assert_null(task_stacks_new(p, GROUP_BY_ENTRY, true, "run_task(", err, sizeof(err)));
+    assert_non_null(strstr(err, "--task-boundary"));
+    assert_non_null(strstr(err, "run_task("));
+    err[0] = '\0';
+    assert_null(task_stacks_new(p, GROUP_BY_TASK, true, "[a-", err, sizeof(err)));
+    assert_true(err[0] != '\0');
+    struct task_stacks *t = task_stacks_new(p, GROUP_BY_TASK, true, "a|b", err, sizeof(err));
+    assert_non_null(t);
+    task_stacks_free(t);
+    task_stacks_free(NULL);
+    profile_free(p);
+}
+
+/* ---- task_stacks_add -------------------------------------------------------------------------------------- */
+
+static void test_thread_stack_kept_whole(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    push_worker_prefix(&e);
+    push(&e, MARKER, NULL, 0, false);
+    push(&e, "app::idle", NULL, 0, false);
+    push(&e, "futex_wait", NULL, 0, true);
+    add(&e, "tokio-runtime-w", STACK_NO_TASK, 0, MARKER, 2);
+    push(&e, "main", NULL, 0, false);
+    push(&e, "app::setup::{{closure}}", "main.rs", 3, false);
+    add(&e, "demo", STACK_NO_TASK, 99, NULL, 1);
+    expect_folded(&e, "demo;main;app::setup @ main.rs:3 1\n"
+                      "tokio-runtime-w;std::sys::thread::start_thread;"
+                      "tokio::runtime::scheduler::multi_thread::worker::run;" HARNESS ";" MARKER
+                      ";app::idle;futex_wait_[k] 2\n");
+    env_free(&e);
+}
+
+static void test_task_cut_below_marker(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    push_worker_prefix(&e);
+    push(&e, MARKER, "harness.rs", 480, false);
+    push(&e, "app::handler::{{closure}}", "main.rs", 42, false);
+    push(&e, "app::db::query::{async_fn#0}", "db.rs", 7, false);
+    push(&e, "app::compute", "lib.rs", 9, false);
+    push(&e, "memcpy", NULL, 0, true);
+    add(&e, "tokio-runtime-w", STACK_IN_TASK, 17, MARKER, 3);
+    /* the same task polled from another worker with another prefix merges */
+    push(&e, "other_thread_start", NULL, 0, false);
+    push(&e, MARKER, "harness.rs", 480, false);
+    push(&e, "app::handler::{{closure}}", "main.rs", 42, false);
+    push(&e, "app::db::query::{async_fn#0}", "db.rs", 7, false);
+    push(&e, "app::compute", "lib.rs", 9, false);
+    push(&e, "memcpy", NULL, 0, true);
+    add(&e, "tokio-runtime-w", STACK_IN_TASK, 18, MARKER, 4);
+    expect_folded(&e, "task: app::handler;app::handler @ main.rs:42;app::db::query @ db.rs:7;app::compute;"
+                      "memcpy_[k] 7\n");
+    env_free(&e);
+}
+
+/* The innermost marker frame counts (a nested block_on polls inside a task). */
+static void test_task_cut_below_innermost_marker(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    push_worker_prefix(&e);
+    push(&e, MARKER, NULL, 0, false);
+    push(&e, "app::outer::{{closure}}", "a.rs", 1, false);
+    push(&e, MARKER, NULL, 0, false);
+    push(&e, "app::inner::{{closure}}", "b.rs", 2, false);
+    push(&e, "app::leaf", NULL, 0, false);
+    add(&e, "w", STACK_IN_TASK, 5, MARKER, 1);
+    expect_folded(&e, "task: app::inner;app::inner @ b.rs:2;app::leaf 1\n");
+    env_free(&e);
+}
+
+/* The marker's frame is matched by function name, not by display name (it may be labelled). */
+static void test_task_marker_matched_by_function(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    push(&e, "start", NULL, 0, false);
+    push(&e, "rt::poll_task::{{closure}}", "rt.rs", 88, false);   /* displayed "rt::poll_task @ rt.rs:88" */
+    push(&e, "app::work::{{closure}}", "w.rs", 4, false);
+    add(&e, "w", STACK_IN_TASK, 1, "rt::poll_task::{{closure}}", 1);
+    expect_folded(&e, "task: app::work;app::work @ w.rs:4 1\n");
+    env_free(&e);
+}
+
+/* Marker frame absent: cut below the innermost runtime frame. */
+static void test_task_cut_below_runtime_frame(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    push(&e, "start_thread", NULL, 0, false);
+    push(&e, "tokio::runtime::task::raw::poll", NULL, 0, false);
+    push(&e, "app::wrapper", NULL, 0, false);
+    push(&e, HARNESS, NULL, 0, false);
+    push(&e, "app::spawned::{async_block#3}", "s.rs", 11, false);
+    push(&e, "app::spin", NULL, 0, false);
+    add(&e, "w", STACK_IN_TASK, 8, "hook_that_returned", 2);
+    push(&e, "start_thread", NULL, 0, false);
+    push(&e, HARNESS, NULL, 0, false);
+    push(&e, "app::spawned::{async_block#3}", "s.rs", 12, false);
+    add(&e, "w", STACK_IN_TASK, 8, NULL, 1);
+    expect_folded(&e, "task: app::spawned;app::spawned @ s.rs:11;app::spin 2\n"
+                      "task: app::spawned;app::spawned @ s.rs:12 1\n");
+    env_free(&e);
+}
+
+/* --task-boundary names a runtime frame of the user's own executor. */
+static void test_task_boundary_regex(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, "^my_rt::(Executor::)?run_task$");
+    push(&e, "main", NULL, 0, false);
+    push(&e, "my_rt::Executor::run_task", NULL, 0, false);
+    push(&e, "app::job::{{closure}}", "job.rs", 5, false);
+    add(&e, "main", STACK_IN_TASK, 1, NULL, 1);
+    expect_folded(&e, "task: app::job;app::job @ job.rs:5 1\n");
+    env_free(&e);
+
+    /* without it the stack is not cut: the task root takes the outermost frame */
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    push(&e, "main", NULL, 0, false);
+    push(&e, "my_rt::Executor::run_task", NULL, 0, false);
+    push(&e, "app::job::{{closure}}", "job.rs", 5, false);
+    add(&e, "main", STACK_IN_TASK, 1, NULL, 1);
+    expect_folded(&e, "task: main;main;my_rt::Executor::run_task;app::job @ job.rs:5 1\n");
+    env_free(&e);
+}
+
+/* A sample in the poll wrapper itself (the marker frame is the leaf, no frame of the task's own): rooted by the
+ * task's entry learned from its other samples, held back until task_stacks_finish when not known yet, and
+ * "[task entry unknown]" if it never becomes known. */
+static void push_wrapper_only(struct env *e)
+{
+    push_worker_prefix(e);
+    push(e, MARKER, NULL, 0, false);
+}
+
+static void push_handler(struct env *e)
+{
+    push_worker_prefix(e);
+    push(e, MARKER, NULL, 0, false);
+    push(e, "app::handler::{{closure}}", "main.rs", 42, false);
+}
+
+static void test_task_sample_in_wrapper(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    push_wrapper_only(&e);
+    add(&e, "w", STACK_IN_TASK, 3, MARKER, 1);     /* entry not known yet: held back */
+    push_handler(&e);
+    add(&e, "w", STACK_IN_TASK, 3, MARKER, 1);
+    push_wrapper_only(&e);
+    add(&e, "w", STACK_IN_TASK, 3, MARKER, 5);     /* entry known now */
+    push_wrapper_only(&e);
+    add(&e, "w", STACK_IN_TASK, 4, MARKER, 2);     /* task 4 never shows a frame of its own */
+    expect_folded(&e, "[task entry unknown] 2\n"
+                      "task: app::handler 6\n"
+                      "task: app::handler;app::handler @ main.rs:42 1\n");
+    env_free(&e);
+
+    env_init(&e, GROUP_BY_TASK, true, NULL);
+    push_wrapper_only(&e);
+    add(&e, "w", STACK_IN_TASK, 3, MARKER, 1);
+    push_handler(&e);
+    add(&e, "w", STACK_IN_TASK, 3, MARKER, 1);
+    expect_folded(&e, "task 3: app::handler 1\n"
+                      "task 3: app::handler;app::handler @ main.rs:42 1\n");
+    env_free(&e);
+}
+
+/* With --group-by none a sample inside the poll wrapper has neither a root nor a frame: it must still appear in
+ * the output (the folded counts add up to the samples taken), not vanish into the profile's root. */
+static void test_wrapper_sample_not_lost_without_grouping(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_NONE, true, NULL);
+    push_handler(&e);
+    add(&e, "w", STACK_IN_TASK, 3, MARKER, 1);
+    push_wrapper_only(&e);
+    add(&e, "w", STACK_IN_TASK, 3, MARKER, 2);
+    push_wrapper_only(&e);
+    add(&e, "w", STACK_IN_TASK, 4, MARKER, 4);
+    assert_int_equal(task_stacks_finish(e.t), 0);
+    assert_int_equal(profile_total(e.p), 7);
+    uint64_t written = folded_sum(&e);
+    if (written != 7)
+        print_error("folded output holds %llu of 7 samples: wrapper-only samples were added as empty stacks\n",
+                    (unsigned long long)written);
+    env_free(&e);
+    assert_int_equal(written, 7);
+}
+
+/* A marker that fires in a hook returning before the poll: the hook's caller, learned from a stack that caught
+ * the hook, is the boundary for stacks where the hook's frame is gone. */
+static void test_learned_marker_caller(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    push(&e, "start", NULL, 0, false);
+    push(&e, "rt::run", NULL, 0, false);
+    push(&e, "rt::poll_task", NULL, 0, false);
+    push(&e, "rt::before_poll_hook", NULL, 0, false);
+    add(&e, "w", STACK_IN_TASK, 1, "rt::before_poll_hook", 1);
+    push(&e, "start", NULL, 0, false);
+    push(&e, "rt::run", NULL, 0, false);
+    push(&e, "rt::poll_task", NULL, 0, false);
+    push(&e, "app::job::{{closure}}", "j.rs", 3, false);
+    push(&e, "app::leaf", NULL, 0, false);
+    add(&e, "w", STACK_IN_TASK, 1, "rt::before_poll_hook", 2);
+    expect_folded(&e, "task: app::job 1\n"
+                      "task: app::job;app::job @ j.rs:3;app::leaf 2\n");
+    env_free(&e);
+}
+
+static void test_group_by_task_and_none(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_TASK, true, NULL);
+    for (uint64_t task = 42; task <= 43; task++) {
+        push_worker_prefix(&e);
+        push(&e, MARKER, NULL, 0, false);
+        push(&e, "app::handler::{{closure}}", "main.rs", 42, false);
+        add(&e, "w", STACK_IN_TASK, task, MARKER, task - 40);
+    }
+    push_worker_prefix(&e);
+    push(&e, MARKER, NULL, 0, false);
+    push(&e, "app::handler::{{closure}}", "main.rs", 42, false);
+    add(&e, "w", STACK_IN_TASK, 42, MARKER, 5);
+    expect_folded(&e, "task 42: app::handler;app::handler @ main.rs:42 7\n"
+                      "task 43: app::handler;app::handler @ main.rs:42 3\n");
+    env_free(&e);
+
+    env_init(&e, GROUP_BY_NONE, true, NULL);
+    push_worker_prefix(&e);
+    push(&e, MARKER, NULL, 0, false);
+    push(&e, "app::handler::{{closure}}", "main.rs", 42, false);
+    push(&e, "app::compute", NULL, 0, false);
+    add(&e, "w", STACK_IN_TASK, 42, MARKER, 2);
+    push(&e, "main", NULL, 0, false);
+    add(&e, "main-thread", STACK_NO_TASK, 0, NULL, 1);
+    expect_folded(&e, "app::handler @ main.rs:42;app::compute 2\n"
+                      "main-thread;main 1\n");
+    env_free(&e);
+}
+
+/* Group by entry: different tasks with the same entry share one root; different entries get their own. */
+static void test_group_by_entry_roots(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, false, NULL);
+    for (uint64_t task = 1; task <= 3; task++) {
+        push_worker_prefix(&e);
+        push(&e, MARKER, NULL, 0, false);
+        push(&e, task == 3 ? "app::other::{async_fn#0}" : "app::handler::{{closure}}", "main.rs", 42, false);
+        add(&e, "w", STACK_IN_TASK, task, MARKER, 1);
+    }
+    /* await points off: the frame keeps its symbolized name, the root its entry */
+    expect_folded(&e, "task: app::handler;app::handler::{{closure}} 2\n"
+                      "task: app::other;app::other::{async_fn#0} 1\n");
+    env_free(&e);
+}
+
+static void test_unknown_task(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    /* cut below the innermost runtime frame, rooted "[unknown task]" whatever the grouping */
+    push_worker_prefix(&e);
+    push(&e, MARKER, NULL, 0, false);
+    push(&e, "app::handler::{{closure}}", "main.rs", 42, false);
+    add(&e, "w", STACK_UNKNOWN_TASK, 0, MARKER, 2);
+    /* no runtime frame: the whole stack */
+    push(&e, "main", NULL, 0, false);
+    push(&e, "app::busy", NULL, 0, false);
+    add(&e, "w", STACK_UNKNOWN_TASK, 0, NULL, 1);
+    expect_folded(&e, "[unknown task];app::handler @ main.rs:42 2\n"
+                      "[unknown task];main;app::busy 1\n");
+    env_free(&e);
+
+    env_init(&e, GROUP_BY_NONE, true, NULL);
+    push(&e, HARNESS, NULL, 0, false);
+    push(&e, "app::x", NULL, 0, false);
+    add(&e, "w", STACK_UNKNOWN_TASK, 0, NULL, 1);
+    expect_folded(&e, "[unknown task];app::x 1\n");
+    env_free(&e);
+}
+
+/* An in-task sample with no frames at all still counts under some root. */
+static void test_task_without_frames(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    add(&e, "w", STACK_IN_TASK, 9, MARKER, 4);
+    assert_int_equal(task_stacks_finish(e.t), 0);
+    assert_int_equal(folded_sum(&e), 4);
+    env_free(&e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_strip_async_suffix),
+        cmocka_unit_test(test_prepare_names),
+        cmocka_unit_test(test_prepare_runtime_frames),
+        cmocka_unit_test(test_bad_boundary_regex),
+        cmocka_unit_test(test_thread_stack_kept_whole),
+        cmocka_unit_test(test_task_cut_below_marker),
+        cmocka_unit_test(test_task_cut_below_innermost_marker),
+        cmocka_unit_test(test_task_marker_matched_by_function),
+        cmocka_unit_test(test_task_cut_below_runtime_frame),
+        cmocka_unit_test(test_task_boundary_regex),
+        cmocka_unit_test(test_task_sample_in_wrapper),
+        cmocka_unit_test(test_wrapper_sample_not_lost_without_grouping),
+        cmocka_unit_test(test_learned_marker_caller),
+        cmocka_unit_test(test_group_by_task_and_none),
+        cmocka_unit_test(test_group_by_entry_roots),
+        cmocka_unit_test(test_unknown_task),
+        cmocka_unit_test(test_task_without_frames),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
