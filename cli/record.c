@@ -118,7 +118,13 @@ static void sink_mapping(void *ctx, const struct sampler_mapping *m)
 static void sink_thread_name(void *ctx, pid_t tid, const char *name)
 {
     struct record_sink *k = ctx;
-    uint32_t id = profile_intern(k->profile, name && *name ? name : "[thread]", strlen(name && *name ? name : "[thread]"));
+    /* A root frame is the start of a folded line: no ';' in it, and no leading '#' (a comment there). */
+    char clean[64];
+    snprintf(clean, sizeof(clean), "%s", name && *name ? name : "[thread]");
+    for (char *c = clean; *c; c++)
+        if (*c == ';' || *c == '\n' || *c == '\r' || (c == clean && *c == '#'))
+            *c = '_';
+    uint32_t id = profile_intern(k->profile, clean, strlen(clean));
     if (id == PROFILE_NO_FRAME || u64_map_put(&k->thread_roots, (uint64_t)tid, id) != 0)
         k->failed = true;
 }
@@ -225,10 +231,17 @@ static void print_summary(const struct record_options *o, const struct sampler_s
         fprintf(stderr, "taskspy: the kernel throttled marker events %" PRIu64 " times (records dropped; raise "
                         "kernel.perf_event_max_sample_rate); those threads count as [unknown task] until "
                         "their next poll\n", st->throttled_markers);
-    for (size_t i = 0; i < st->n_tasks && i < 5; i++)
-        fprintf(stderr, "taskspy:   task %" PRIu64 ": %" PRIu64 " polls, %.1f ms total, longest %.2f ms\n",
-                st->tasks[i].task_id, st->tasks[i].polls, st->tasks[i].total_poll_ns / 1e6,
-                st->tasks[i].longest_poll_ns / 1e6);
+    if (st->polls && !st->timed_polls)
+        fprintf(stderr, "taskspy: poll entries only (no poll durations; --poll-times adds return probes)\n");
+    for (size_t i = 0; i < st->n_tasks && i < 5; i++) {
+        if (st->timed_polls)
+            fprintf(stderr, "taskspy:   task %" PRIu64 ": %" PRIu64 " polls, %.1f ms total, longest %.2f ms\n",
+                    st->tasks[i].task_id, st->tasks[i].polls, st->tasks[i].total_poll_ns / 1e6,
+                    st->tasks[i].longest_poll_ns / 1e6);
+        else
+            fprintf(stderr, "taskspy:   task %" PRIu64 ": %" PRIu64 " polls\n", st->tasks[i].task_id,
+                    st->tasks[i].polls);
+    }
     if (st->long_polls) {
         fprintf(stderr, "taskspy: %" PRIu64 " long polls (> 10 ms) blocked an executor thread:", st->long_polls);
         size_t shown = 0;
@@ -333,6 +346,7 @@ int record_command(int argc, char **argv)
     struct sampler_config cfg = {
         .pid = o.pid, .argv = o.argv, .frequency = o.frequency, .call_graph = o.call_graph,
         .stack_size = o.stack_size, .kernel = o.kernel, .duration = o.duration, .markers = o.markers,
+        .poll_times = o.poll_times,
         .stop = &stop_requested,
     };
     struct sampler *s;

@@ -23,6 +23,7 @@ void record_usage(FILE *out)
           "      --await-points on|off  label async frames with the await they poll (default on)\n"
           "      --markers SPEC       auto (default), none, or a comma list of providers\n"
           "      --task-boundary RE   extra runtime frame (regex) below which task stacks start\n"
+          "      --poll-times         runtimes without markers: also probe poll returns, for poll durations\n"
           "      --kernel             include kernel frames (suffixed _[k])\n"
           "      --title TEXT         flame graph title (default: the target's command line)\n"
           "  -h, --help               this help\n",
@@ -57,7 +58,7 @@ int record_options_parse(struct record_options *o, int argc, char **argv, char *
     o->markers = "auto";
     const char *format = NULL;
     enum { OPT_CALL_GRAPH = 256, OPT_STACK_SIZE, OPT_GROUP_BY, OPT_AWAIT, OPT_MARKERS, OPT_KERNEL, OPT_TITLE,
-           OPT_BOUNDARY };
+           OPT_BOUNDARY, OPT_POLL_TIMES };
     static const struct option longopts[] = {
         { "pid", required_argument, NULL, 'p' },
         { "duration", required_argument, NULL, 'd' },
@@ -72,6 +73,7 @@ int record_options_parse(struct record_options *o, int argc, char **argv, char *
         { "kernel", no_argument, NULL, OPT_KERNEL },
         { "title", required_argument, NULL, OPT_TITLE },
         { "task-boundary", required_argument, NULL, OPT_BOUNDARY },
+        { "poll-times", no_argument, NULL, OPT_POLL_TIMES },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -163,6 +165,9 @@ int record_options_parse(struct record_options *o, int argc, char **argv, char *
             break;
         case OPT_BOUNDARY:
             o->task_boundary = optarg;
+            break;
+        case OPT_POLL_TIMES:
+            o->poll_times = true;
             break;
         case 'h':
             record_usage(stdout);

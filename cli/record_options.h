@@ -24,6 +24,7 @@ struct record_options {
     enum task_grouping group_by;
     bool await_points;
     const char *markers;
+    bool poll_times;
     bool kernel;
     const char *title;
     const char *task_boundary;

@@ -262,6 +262,11 @@ static int parse_line(struct folded_parse *fp, char *line, size_t len)
                 stack++;
                 stack_len--;
             }
+            if (stack_len > 0 && stack[0] == '#') {
+                /* written back as "#... COUNT" it would read as a comment: refuse it here */
+                malformed(fp, "stack begins with '#'");
+                return 0;
+            }
         } else if (last_space == 0) {
             malformed(fp, "no count");
             return 0;

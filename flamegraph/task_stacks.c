@@ -363,9 +363,18 @@ int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task
             }
         }
     }
+    size_t cut = SIZE_MAX;
     if (state == STACK_IN_TASK) {
-        size_t cut = find_boundary(t, frames, n, marker_function);
+        cut = find_boundary(t, frames, n, marker_function);
         first = cut == SIZE_MAX ? 0 : past_glue(frames, n, cut);
+        /* The boundary found runs a worker loop (a thread back in the scheduler after the poll, when only
+         * poll entries are probed): the sample is the thread's. */
+        if (cut != SIZE_MAX && first < n && runs_worker_loop(frames, n, first)) {
+            state = STACK_NO_TASK;
+            first = 0;
+        }
+    }
+    if (state == STACK_IN_TASK) {
         uint32_t entry = PROFILE_NO_FRAME;
         if (cut != SIZE_MAX && first < n) {
             entry = frames[first]->entry;
@@ -399,7 +408,7 @@ int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task
         }
     } else if (state == STACK_UNKNOWN_TASK) {
         t->ids[out++] = t->unknown_root;
-        size_t cut = find_boundary(t, frames, n, PROFILE_NO_FRAME);
+        cut = find_boundary(t, frames, n, PROFILE_NO_FRAME);
         if (cut != SIZE_MAX) {
             first = past_glue(frames, n, cut);
             if (first >= n)

@@ -111,11 +111,18 @@ const uint8_t *elf_file_section_data(const struct elf_file *ef, const Elf64_Shdr
     return ef->data + sh->sh_offset;
 }
 
+/* A PT_LOAD whose file range cannot overflow an offset (outside input may say anything). */
+static bool load_segment_sane(const Elf64_Phdr *ph)
+{
+    return ph->p_type == PT_LOAD && ph->p_offset <= (uint64_t)INT64_MAX &&
+           ph->p_filesz <= (uint64_t)INT64_MAX - ph->p_offset;
+}
+
 int64_t elf_file_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr)
 {
     for (size_t i = 0; i < ef->n_phdrs; i++) {
         const Elf64_Phdr *ph = &ef->phdrs[i];
-        if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr && vaddr - ph->p_vaddr < ph->p_filesz)
+        if (load_segment_sane(ph) && vaddr >= ph->p_vaddr && vaddr - ph->p_vaddr < ph->p_filesz)
             return (int64_t)(ph->p_offset + (vaddr - ph->p_vaddr));
     }
     return -1;
@@ -125,7 +132,7 @@ bool elf_file_offset_to_vaddr(const struct elf_file *ef, uint64_t offset, uint64
 {
     for (size_t i = 0; i < ef->n_phdrs; i++) {
         const Elf64_Phdr *ph = &ef->phdrs[i];
-        if (ph->p_type == PT_LOAD && offset >= ph->p_offset && offset - ph->p_offset < ph->p_filesz) {
+        if (load_segment_sane(ph) && offset >= ph->p_offset && offset - ph->p_offset < ph->p_filesz) {
             *vaddr = ph->p_vaddr + (offset - ph->p_offset);
             return true;
         }

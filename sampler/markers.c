@@ -16,11 +16,20 @@
 #include <unistd.h>
 
 #include "sampler/elf_file.h"
+#include "sampler/runtime_probes.h"
 #include "sampler/u64_map.h"
 #include "sampler/uprobe_events.h"
 #include "sampler/uprobe_tracefs.h"
 #include "sampler/usdt_args.h"
 #include "sampler/usdt_notes.h"
+
+/* Where one probe goes. */
+struct probe_location {
+    const char *provider, *name;
+    uint64_t offset;                   /* file offset */
+    uint64_t semaphore_offset;         /* 0 = none */
+    bool retprobe;
+};
 
 struct marker_probe {
     char provider[64];
@@ -40,6 +49,8 @@ struct markers {
     int cpu_fds[1024];
     size_t n_cpus;
     const char *spec;
+    bool poll_times;                   /* runtime functions: also probe their returns */
+    size_t runtime_functions;          /* runtime poll functions probed */
     struct uprobe_pmu pmu;
     bool have_pmu;
     struct uprobe_tracefs tracefs;
@@ -74,8 +85,8 @@ static bool needs_arg(enum marker_kind k)
     return k == MARKER_POLL_START || k == MARKER_POLL_END || k == MARKER_SPAWN || k == MARKER_TERMINATE;
 }
 
-int markers_open(struct markers **out, const char *spec, pid_t pid, const char *root, const int *cpus,
-                 const int *cpu_fds, size_t n_cpus, char *err, size_t errlen)
+int markers_open(struct markers **out, const char *spec, bool poll_times, pid_t pid, const char *root,
+                 const int *cpus, const int *cpu_fds, size_t n_cpus, char *err, size_t errlen)
 {
     *out = NULL;
     if (spec && strcmp(spec, "none") == 0)
@@ -88,6 +99,7 @@ int markers_open(struct markers **out, const char *spec, pid_t pid, const char *
     }
     m->pid = pid;
     m->spec = spec ? spec : "auto";
+    m->poll_times = poll_times;
     snprintf(m->root, sizeof(m->root), "%s", root ? root : "");
     m->n_cpus = n_cpus < 1024 ? n_cpus : 1024;
     memcpy(m->cpus, cpus, m->n_cpus * sizeof(int));
@@ -133,7 +145,7 @@ static int remember_fd(struct markers *m, int fd)
 
 /* Open one probe location on one CPU. System-wide first (filtered by pid when decoding); when that is not
  * permitted, per process with inherit (covers the target's main thread and threads created afterwards). */
-static int open_on_cpu(struct markers *m, struct marker_probe *p, const char *path, const struct usdt_note *n,
+static int open_on_cpu(struct markers *m, struct marker_probe *p, const char *path, const struct probe_location *n,
                        int cpu)
 {
     for (int attempt = 0; attempt < 2; attempt++) {
@@ -144,9 +156,9 @@ static int open_on_cpu(struct markers *m, struct marker_probe *p, const char *pa
                                      false, -1);
         } else {
             struct uprobe_attach a = {
-                .path = path, .offset = n->pc_offset, .ref_ctr_offset = n->semaphore_offset,
+                .path = path, .offset = n->offset, .ref_ctr_offset = n->semaphore_offset,
                 .tid = per_process ? m->pid : -1, .cpu = cpu, .plan = &p->plan, .inherit = per_process,
-                .disabled = false, .group_fd = -1,
+                .disabled = false, .group_fd = -1, .retprobe = n->retprobe,
             };
             fd = uprobe_event_open(&m->pmu, &a);
         }
@@ -182,8 +194,8 @@ static void count_probe_stat(struct markers *m, const struct marker_probe *p)
     st->locations = 1;
 }
 
-static int attach_note(struct markers *m, const char *path, const struct usdt_note *n, enum marker_kind kind,
-                       const struct usdt_arg *arg0)
+static int attach_location(struct markers *m, const char *path, const struct probe_location *n,
+                           enum marker_kind kind, const struct usdt_arg *arg0)
 {
     if (m->n_probes == m->cap_probes) {
         size_t cap = m->cap_probes ? m->cap_probes * 2 : 16;
@@ -215,7 +227,7 @@ static int attach_note(struct markers *m, const char *path, const struct usdt_no
         }
         if (m->tracefs_state != 1)
             return -1;
-        if (uprobe_tracefs_create(&m->tracefs, path, n->pc_offset, n->semaphore_offset, arg0, n->name,
+        if (uprobe_tracefs_create(&m->tracefs, path, n->offset, n->semaphore_offset, arg0, n->name,
                                   &p->tracefs_event, &p->plan, err, sizeof(err)) != 0) {
             fprintf(stderr, "taskspy: marker %s:%s in %s: %s\n", n->provider, n->name, path, err);
             return -1;
@@ -253,6 +265,25 @@ static int attach_note(struct markers *m, const char *path, const struct usdt_no
     return 0;
 }
 
+static void attach_runtime_functions(struct markers *m, const struct elf_file *ef, const char *path)
+{
+    struct runtime_probe_list found;
+    if (runtime_probes_find_with_debug(ef, path, m->root, &found) != 0)
+        return;
+    for (size_t i = 0; i < found.n; i++) {
+        const struct runtime_probe *r = &found.v[i];
+        struct usdt_arg id = { .kind = USDT_ARG_REG, .size = 8, .reg = r->id_register, .reg_bytes = 8 };
+        struct probe_location entry = { r->runtime, "poll (function entry)", r->file_offset, 0, false };
+        attach_location(m, path, &entry, MARKER_POLL_START, &id);
+        if (m->poll_times) {
+            struct probe_location ret = { r->runtime, "poll (return)", r->file_offset, 0, true };
+            attach_location(m, path, &ret, MARKER_POLL_RETURN, NULL);
+        }
+    }
+    m->runtime_functions += found.n;
+    runtime_probes_free(&found);
+}
+
 void markers_scan_object(struct markers *m, const char *path)
 {
     if (!m || !path || path[0] != '/' || already_scanned(m, path))
@@ -267,6 +298,7 @@ void markers_scan_object(struct markers *m, const char *path)
         elf_file_close(&ef);
         return;
     }
+    size_t poll_markers = 0;
     /* First check every marker of the object can be decoded: a half-attached set (poll-start without
      * poll-end) would attribute wrongly, so an undecodable marker leaves the whole object out. */
     bool usable = true;
@@ -290,8 +322,14 @@ void markers_scan_object(struct markers *m, const char *path)
             continue;
         struct usdt_arg a;
         bool with_arg = needs_arg(k) && usdt_arg_parse(n->args, 0, &a) == USDT_ARG_OK;
-        attach_note(m, full, n, k, with_arg ? &a : NULL);
+        struct probe_location loc = { n->provider, n->name, n->pc_offset, n->semaphore_offset, false };
+        if (attach_location(m, full, &loc, k, with_arg ? &a : NULL) == 0 && k == MARKER_POLL_START)
+            poll_markers++;
     }
+    /* No poll markers here: probe the poll functions of the runtimes taskspy knows (tokio's
+     * Harness<T,S>::poll), the task's identity read from a register at entry. */
+    if (usable && poll_markers == 0 && strcmp(m->spec, "auto") == 0)
+        attach_runtime_functions(m, &ef, full);
     usdt_notes_free(&notes);
     elf_file_close(&ef);
 }

@@ -18,11 +18,13 @@
 
 struct markers;
 
-/* spec: "auto", "none" or a comma list of providers. cpus/cpu_fds: the sampler's per-CPU ring-buffer
+/* spec: "auto", "none" or a comma list of providers. With "auto", an object without poll markers that holds
+ * a runtime's poll functions (tokio's Harness<T,S>::poll) gets entry probes on them (task id from a
+ * register), and return probes too when poll_times. cpus/cpu_fds: the sampler's per-CPU ring-buffer
  * events; marker events are system-wide per CPU, filtered to pid, and write into those buffers, so marker
  * and sample records of a CPU are in one time-ordered stream. Returns 0 (with *out NULL for "none"), or -1. */
-int markers_open(struct markers **out, const char *spec, pid_t pid, const char *root, const int *cpus,
-                 const int *cpu_fds, size_t n_cpus, char *err, size_t errlen);
+int markers_open(struct markers **out, const char *spec, bool poll_times, pid_t pid, const char *root,
+                 const int *cpus, const int *cpu_fds, size_t n_cpus, char *err, size_t errlen);
 /* Look for probes in an object file the target maps (or will exec) and attach the new ones. Problems with
  * one object (an undecodable argument) are reported on stderr once, not fatal. */
 void markers_scan_object(struct markers *m, const char *path);

@@ -440,8 +440,8 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
             cpu_ids[n_buffers] = s->cpus[c].cpu;
             cpu_fds[n_buffers++] = s->cpus[c].fd;
         }
-    if (markers_open(&s->markers, cfg->markers, s->target.pid, s->root, cpu_ids, cpu_fds, n_buffers, err,
-                     errlen) != 0) {
+    if (markers_open(&s->markers, cfg->markers, cfg->poll_times, s->target.pid, s->root, cpu_ids, cpu_fds,
+                     n_buffers, err, errlen) != 0) {
         sampler_close(s);
         return -1;
     }
@@ -729,6 +729,7 @@ int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, s
     }
     task_tracker_sort(&s->tasks);
     s->stats.polls = s->tasks.polls;
+    s->stats.timed_polls = s->tasks.timed_polls;
     s->stats.spawns = s->tasks.spawns;
     s->stats.terminates = s->tasks.terminates;
     s->stats.long_polls = s->tasks.long_polls;

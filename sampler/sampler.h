@@ -25,6 +25,7 @@ struct sampler_config {
     bool kernel;                     /* also record kernel frames */
     double duration;                 /* seconds; 0 = until stopped or the target exits */
     const char *markers;             /* "auto", "none", or a comma list of provider names */
+    bool poll_times;                 /* runtimes without markers: also probe poll returns (poll durations) */
     volatile sig_atomic_t *stop;     /* becomes non-zero when the user asks to stop (SIGINT/SIGTERM) */
 };
 
@@ -94,6 +95,7 @@ struct sampler_stats {
     struct sampler_probe_stat *probes;
     size_t n_probes;
     uint64_t polls, spawns, terminates, tasks_seen;
+    uint64_t timed_polls;                    /* polls whose end was seen (so their duration is known) */
     const struct sampler_task_stat *tasks;   /* every task seen, busiest (total poll time) first */
     size_t n_tasks;
     uint64_t long_polls;                     /* polls longer than 10 ms */

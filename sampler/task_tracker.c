@@ -77,8 +77,10 @@ int task_tracker_marker(struct task_tracker *t, uint32_t tid, uint64_t time_ns, 
     struct sampler_task_stat *task;
     switch (kind) {
     case MARKER_POLL_START:
-        if (!(th = thread_state(t, tid)) || !task_stat(t, arg0))
+        if (!(th = thread_state(t, tid)) || !(task = task_stat(t, arg0)))
             return -1;
+        task->polls++;
+        t->polls++;
         th->saw_marker = true;
         th->state = SAMPLER_IN_TASK;
         th->task_id = arg0;
@@ -91,13 +93,12 @@ int task_tracker_marker(struct task_tracker *t, uint32_t tid, uint64_t time_ns, 
         th->saw_marker = true;
         if (th->state == SAMPLER_IN_TASK && th->task_id == arg0 && (task = task_stat(t, arg0))) {
             uint64_t d = time_ns > th->poll_start_ns ? time_ns - th->poll_start_ns : 0;
-            task->polls++;
             task->total_poll_ns += d;
             if (d > task->longest_poll_ns)
                 task->longest_poll_ns = d;
             if (d > LONG_POLL_NS)
                 t->long_polls++;
-            t->polls++;
+            t->timed_polls++;
         }
         /* An end without its start (lost record, or recording began mid-poll) still closes the poll. */
         th->state = SAMPLER_NOT_IN_TASK;
@@ -106,6 +107,12 @@ int task_tracker_marker(struct task_tracker *t, uint32_t tid, uint64_t time_ns, 
     case MARKER_SPAWN:
         t->spawns++;
         return task_stat(t, arg0) ? 0 : -1;
+    case MARKER_POLL_RETURN:
+        if (!(th = thread_state(t, tid)))
+            return -1;
+        if (th->state == SAMPLER_IN_TASK)
+            return task_tracker_marker(t, tid, time_ns, MARKER_POLL_END, th->task_id, probe_addr);
+        return 0;
     case MARKER_TERMINATE:
         t->terminates++;
         return 0;
@@ -152,6 +159,8 @@ static int busiest_first(const void *a, const void *b)
     const struct sampler_task_stat *x = a, *y = b;
     if (x->total_poll_ns != y->total_poll_ns)
         return x->total_poll_ns < y->total_poll_ns ? 1 : -1;
+    if (x->polls != y->polls)
+        return x->polls < y->polls ? 1 : -1;
     return x->task_id < y->task_id ? -1 : x->task_id > y->task_id;
 }
 

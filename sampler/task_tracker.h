@@ -17,6 +17,7 @@ enum marker_kind {
     MARKER_TERMINATE,
     MARKER_PARK,
     MARKER_UNPARK,
+    MARKER_POLL_RETURN,        /* a runtime poll function returned: ends whatever poll is open */
     MARKER_KIND_COUNT,
 };
 
@@ -48,6 +49,7 @@ struct task_tracker {
     struct sampler_task_stat *tasks;
     uint32_t n_tasks, cap_tasks;
     uint64_t polls, spawns, terminates, long_polls, parks, unparks;
+    uint64_t timed_polls;                  /* polls whose end was seen too (durations known) */
     /* marker hits of the current round, sorted by (tid, time) at round start */
     struct marker_hit *pending;
     size_t n_pending, cap_pending;

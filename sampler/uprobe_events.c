@@ -111,6 +111,8 @@ int uprobe_event_attr(const struct uprobe_pmu *pmu, const struct uprobe_attach *
         }
         attr->config = a->ref_ctr_offset << pmu->ref_ctr_shift;
     }
+    if (a->retprobe)
+        attr->config |= 1;                             /* format: retprobe config:0 */
     attr->size = sizeof(*attr);
     attr->type = (uint32_t)pmu->type;
     attr->config1 = (uint64_t)(uintptr_t)a->path;     /* uprobe_path */

@@ -73,6 +73,7 @@ struct uprobe_attach {
                                            inherited event needs cpu >= 0 (one per CPU, as perf does) or
                                            PERF_EVENT_IOC_SET_OUTPUT into a buffer of the same thread+cpu */
     bool disabled;                      /* open disabled (enable with PERF_EVENT_IOC_ENABLE) */
+    bool retprobe;                      /* fire when the function returns (uretprobe), not at offset */
     int group_fd;                       /* -1 for none */
 };
 

@@ -14,7 +14,10 @@ static const Elf64_Phdr *load_segment_of(const struct elf_file *ef, uint64_t vad
 {
     for (size_t i = 0; i < ef->n_phdrs; i++) {
         const Elf64_Phdr *ph = &ef->phdrs[i];
-        if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr && vaddr - ph->p_vaddr < ph->p_filesz)
+        /* a file range that cannot overflow an offset: outside input may say anything */
+        if (ph->p_type == PT_LOAD && ph->p_offset <= (uint64_t)INT64_MAX &&
+            ph->p_filesz <= (uint64_t)INT64_MAX - ph->p_offset && vaddr >= ph->p_vaddr &&
+            vaddr - ph->p_vaddr < ph->p_filesz)
             return ph;
     }
     return NULL;

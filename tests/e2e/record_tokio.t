@@ -49,8 +49,11 @@ check_tokio() { # LABEL FOLDED
         sh -c "! grep -vxFf '$WORK/await_lines' '$WORK/parents' | sed 's/^/# not an .await line: /' | grep ."
     check "$label: every leaf async frame is inside its fn" \
         sh -c "! grep -vxFf '$WORK/body_lines' '$WORK/leaves' | sed 's/^/# outside its fn: /' | grep ."
-    check "$label: nested awaits: render_page shown at both of its .awaits" \
-        sh -c "grep -qx 'render_page:126' '$WORK/parents' && grep -qx 'render_page:127' '$WORK/parents'"
+    local first_await second_await
+    first_await=$(grep -n '// AWAIT:render_page:1$' "$SRC" | cut -d: -f1)
+    second_await=$(grep -n '// AWAIT:render_page:2$' "$SRC" | cut -d: -f1)
+    check "$label: nested awaits: render_page shown at both of its .awaits ($first_await, $second_await)" \
+        sh -c "grep -qx 'render_page:$first_await' '$WORK/parents' && grep -qx 'render_page:$second_await' '$WORK/parents'"
 }
 
 start_fixture tokio_markers 40
@@ -62,6 +65,8 @@ check "summary: poll markers attached at every location" grep -q "taskspy_tokio:
 ids=$(grep -oE '^task [0-9]+: [^;]*' "$WORK/by-task.folded" | sort -u)
 check "group-by task: many task roots ($(echo "$ids" | wc -l))" test "$(echo "$ids" | wc -l)" -gt 20
 check "group-by task: each task id has one entry" test "$(echo "$ids" | cut -d: -f1 | sort | uniq -d | wc -l)" -eq 0
+stop_fixture
+start_fixture tokio_markers 40
 "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --await-points off -o "$WORK/noawait.folded" 2> "$WORK/noawait.err" || diag < "$WORK/noawait.err"
 check "--await-points off: task roots, no await labels" sh -c "grep -q '^task: tokio_fixture::' '$WORK/noawait.folded' && ! grep -q ' @ main.rs:' '$WORK/noawait.folded'"
 stop_fixture

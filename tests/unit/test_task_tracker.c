@@ -116,19 +116,21 @@ static void test_mismatched_and_orphan_ends(void **state)
     task_tracker_marker(&t, 1, 100, MARKER_POLL_START, 7, 1);
     task_tracker_marker(&t, 1, 200, MARKER_POLL_END, 8, 2);
     expect_state(&t, 1, SAMPLER_NOT_IN_TASK, 0, 0);
-    assert_int_equal(t.polls, 0);
+    assert_int_equal(t.polls, 1);          /* polls are counted when they start */
+    assert_int_equal(t.timed_polls, 0);    /* but this one has no duration */
     const struct sampler_task_stat *s7 = stat_of(&t, 7);
     assert_non_null(s7);   /* seen at its start */
-    assert_int_equal(s7->polls, 0);
+    assert_int_equal(s7->polls, 1);
     assert_int_equal(s7->total_poll_ns, 0);
     /* an end on another thread does not close this thread's poll */
     task_tracker_marker(&t, 1, 300, MARKER_POLL_START, 7, 1);
     task_tracker_marker(&t, 2, 350, MARKER_POLL_END, 7, 2);
     expect_state(&t, 1, SAMPLER_IN_TASK, 7, 1);
-    assert_int_equal(t.polls, 0);
+    assert_int_equal(t.polls, 2);
+    assert_int_equal(t.timed_polls, 0);
     /* an end earlier than its start (clock skew between CPUs) counts as 0 ns, not 2^64 - x */
     task_tracker_marker(&t, 1, 290, MARKER_POLL_END, 7, 2);
-    assert_int_equal(t.polls, 1);
+    assert_int_equal(t.timed_polls, 1);
     assert_int_equal(stat_of(&t, 7)->total_poll_ns, 0);
     assert_int_equal(t.long_polls, 0);
     task_tracker_free(&t);
@@ -245,7 +247,8 @@ static void test_round_keeps_later_hits(void **state)
     expect_state(&t, 1, SAMPLER_IN_TASK, 5, 0x1000 + MARKER_POLL_START);
     expect_state(&t, 2, SAMPLER_IN_TASK, 6, 0x1000 + MARKER_POLL_START);
     assert_int_equal(t.n_pending, 2);
-    assert_int_equal(t.polls, 0);
+    assert_int_equal(t.polls, 2);          /* both starts applied, counted when they start */
+    assert_int_equal(t.timed_polls, 0);
     /* next round: new hits join the kept ones */
     queue(&t, 1, 600, MARKER_POLL_START, 12);
     queue(&t, 2, 400, MARKER_POLL_START, 13);   /* earlier than the kept end at 900 */
@@ -258,7 +261,9 @@ static void test_round_keeps_later_hits(void **state)
     assert_int_equal(t.n_pending, 0);
     assert_int_equal(stat_of(&t, 5)->polls, 1);
     assert_int_equal(stat_of(&t, 5)->total_poll_ns, 400);
-    assert_int_equal(stat_of(&t, 6)->polls, 0);   /* its end came after another start: not its poll */
+    assert_int_equal(stat_of(&t, 6)->polls, 1);            /* it started once... */
+    assert_int_equal(stat_of(&t, 6)->total_poll_ns, 0);    /* ...but its end came after another start */
+    assert_int_equal(t.timed_polls, 1);
     /* an empty round is harmless */
     assert_int_equal(task_tracker_round_begin(&t), 0);
     expect_at(&t, 1, 2000, SAMPLER_IN_TASK, 12);
