@@ -188,33 +188,31 @@ TRACEFS = next((d for d in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")
                 if os.path.exists(d + "/uprobe_events")), None)
 
 
-def kernel_probes_add(binary):
+def kernel_probes_add(binary, tag):
     """One kernel uprobe (tracefs uprobe_events, by file offset, semaphore through ref_ctr_offset) per SDT
-    note of binary: the probes taskspy attaches, counted by perf stat. (perf probe's sdt_ events are not
-    used: perf 6.x places them at the note's virtual address as if it were the file offset, wrong for
-    binaries whose text vaddr differs from its offset, such as rust-lld's tokio_markers.) Returns
-    (perf event glob, [tracefs event names]); glob None on failure."""
-    group = "taskspy_bench"
+    note of binary: the probes taskspy attaches, for perf stat to count. (perf probe's sdt_ events are not
+    used: perf 6.x places them at the note's virtual address as if it were the file offset, which is wrong
+    for binaries whose text vaddr differs from its offset, such as rust-lld's tokio_markers, and it
+    refuses the 57 task__spawn locations of one name without -f.) Returns [tracefs event names]."""
     names = []
-    if not TRACEFS:
-        return None, names
-    with open(TRACEFS + "/uprobe_events") as f:     # left by an interrupted run
-        kernel_probes_del([l.split()[0][2:] for l in f if l.startswith("p:%s/" % group)])
     try:
         for i, (prov, name, pc, sem) in enumerate(sdt_notes(binary)):
             off = vaddr_to_offset(binary, pc)
             sem_off = vaddr_to_offset(binary, sem) if sem else None
-            ev = "%s_%s_%d" % (prov, name, i)
-            spec = "p:%s/%s %s:0x%x" % (group, ev, binary, off)
+            ev = "%s_%s_%s_%d" % (tag, prov, name, i)
+            spec = "p:%s/%s %s:0x%x" % (PROBE_GROUP, ev, binary, off)
             if sem_off:
                 spec += "(0x%x)" % sem_off
             uprobe_events_write(spec)
-            names.append("%s/%s" % (group, ev))
+            names.append("%s/%s" % (PROBE_GROUP, ev))
     except OSError as e:
         log("uprobe_events: %s" % e)
         kernel_probes_del(names)
-        return None, []
-    return "%s:*" % group, names
+        return []
+    return names
+
+
+PROBE_GROUP = "taskspy_bench"
 
 
 def uprobe_events_write(line):
@@ -234,71 +232,125 @@ def kernel_probes_del(names):
             log("removing uprobe %s: %s" % (n, e))
 
 
+def kernel_probes_del_stale():
+    if TRACEFS:
+        with open(TRACEFS + "/uprobe_events") as f:     # left by an interrupted run
+            kernel_probes_del([l.split()[0][2:] for l in f if l.startswith("p:%s/" % PROBE_GROUP)])
+
+
 def bench_markers():
+    """Both profilers launch the fixture (their uprobes are in place before it starts: attaching
+    system-wide uprobes to a running process takes seconds here). Each run gets a fresh copy of the
+    fixture binary: closing uprobe events costs the kernel a grace period per probe (10-20 s for the
+    tokio fixture's 72 notes), and uprobes are per inode, so the profiler's teardown can go on in the
+    background (it is idle waiting) while the next run, on another inode, is measured."""
     log("2. marker cost: executor and tokio_markers, %d pairs" % PAIRS)
+    if not TRACEFS:
+        rows.append(("2", "marker cost", "n/a (no tracefs uprobe_events)", "<= 1.2"))
+        return
+    kernel_probes_del_stale()
     dur = "%.1f" % (RUN + 1.5)
     fixtures = [
-        ("executor", [os.path.join(FIX, "executor"), dur], r"work units per second: (\d+)", 2),
-        ("tokio_markers", [os.path.join(FIX, "tokio_markers"), dur], r"polls/s (\d+)", 2),
+        ("executor", r"work units per second: (\d+)", r"^semaphores:", 2),
+        ("tokio_markers", r"polls/s (\d+)", r"^units by kind", 2),
     ]
-    folded = os.path.join(TMP, "markers.folded")
-    for name, argv, metric, workers in fixtures:
-        if not os.path.exists(argv[0]):
+    pending = []        # (profiler process, tracefs probes to delete once it has exited)
+    counter = [0]       # run number: directory and probe names
+    for name, metric, last_line, workers in fixtures:
+        src = os.path.join(FIX, name)
+        if not os.path.exists(src):
             rows.append(("2", "marker cost, %s" % name, "n/a (fixture missing)", "<= 1.2"))
             continue
-        glob, probe_names = kernel_probes_add(argv[0])
-        if not glob:
-            rows.append(("2", "marker cost, %s" % name, "n/a (uprobes not created)", "<= 1.2"))
-            continue
-        try:
-            stat_out = os.path.join(TMP, "stat.csv")
-            profs = {
-                "taskspy": lambda pid: [TASKSPY, "record", "-p", str(pid), "-o", folded],
-                "kernel": lambda pid: ["perf", "stat", "-x,", "-o", stat_out, "-e", glob, "-p", str(pid)],
-            }
-            seq, polls_seen, kcount = [], {}, []
+        seq, polls_seen, kcount = [], [], []
 
-            def one(kind):
-                vals, out, perr, _ = run_target(argv, profs.get(kind), metric)
-                rate = mean(vals)
-                if rate and "units" in metric:     # executor: polls/s = units/s * polls/unit of the run
-                    m = re.search(r"total: polls (\d+) work units (\d+)", out)
-                    rate = rate * int(m.group(1)) / int(m.group(2)) if m and int(m.group(2)) else None
-                if kind == "taskspy":
-                    summary_line(perr)
-                    m = re.search(r"taskspy: (\d+) polls", perr)
-                    polls_seen.setdefault(kind, []).append(int(m.group(1)) if m else 0)
-                if kind == "kernel" and os.path.exists(stat_out):
-                    with open(stat_out) as f:
-                        kcount.append(sum(int(l.split(",")[0]) for l in f
-                                          if "poll__start" in l and l.split(",")[0].isdigit()))
-                return rate
-
-            for r in range(PAIRS + 1):
-                seq.append(("U", one("U")))
-                if r == PAIRS:
+        def one(kind):
+            counter[0] += 1
+            d = os.path.join(TMP, "m%d" % counter[0])
+            os.mkdir(d)
+            binary = os.path.join(d, name)
+            shutil.copy2(src, binary)
+            out_path, stat_out = os.path.join(d, "out.txt"), os.path.join(d, "stat.csv")
+            probes = []
+            if kind == "U":
+                argv = [binary, dur]
+            elif kind == "taskspy":
+                argv = [TASKSPY, "record", "-o", os.path.join(d, "t.folded"), "--", binary, dur]
+            else:
+                probes = kernel_probes_add(binary, "r%d" % counter[0])
+                if not probes:
+                    return None
+                argv = ["perf", "stat", "-x,", "-o", stat_out, "-e", "%s:r%d_*" % (PROBE_GROUP, counter[0]),
+                        "--", binary, dur]
+            out_f = open(out_path, "w")
+            err_f = open(os.path.join(d, "err.txt"), "w")
+            proc = subprocess.Popen(argv, stdout=out_f, stderr=err_f)
+            out_f.close()
+            err_f.close()
+            deadline = time.monotonic() + float(dur) + 60
+            out = ""
+            while time.monotonic() < deadline:     # the fixture's last line: it has exited (or is exiting)
+                with open(out_path) as f:
+                    out = f.read()
+                if re.search(last_line, out, re.M) or proc.poll() is not None:
                     break
-                for kind in (("taskspy", "kernel") if r % 2 == 0 else ("kernel", "taskspy")):
-                    seq.append((kind, one(kind)))
-            pairs = bracketed(seq, PAIRS)
-            ns = {}
-            for kind in ("taskspy", "kernel"):
-                # thread-time per poll: workers busy threads / polls per second
-                ns[kind] = med([workers * 1e9 * (1 / x - 1 / b) for x, b in pairs.get(kind, []) if x and b])
-            ratio = ns["taskspy"] / ns["kernel"] if ns["taskspy"] is not None and ns["kernel"] and ns["kernel"] > 0 else None
-            rows.append(("2", "marker cost, %s: taskspy ns/poll / kernel uprobe ns/poll" % name,
-                         fmt(ratio) if ratio is not None else "n/a (kernel %s ns)" % fmt(ns["kernel"], "%.0f"),
-                         "<= 1.2"))
-            base = [v for k, v in seq if k == "U" and v]
-            details.append("2. %s: unprofiled %.0f polls/s (min %.0f, max %.0f) = %.0f ns/poll per worker "
-                           "(%d workers); extra ns/poll: taskspy %s, perf stat %s; polls decoded by taskspy %s, "
-                           "poll starts counted by perf stat %s (medians)"
-                           % (name, med(base), min(base), max(base), workers * 1e9 / med(base), workers,
-                              fmt(ns["taskspy"], "%.0f"), fmt(ns["kernel"], "%.0f"),
-                              fmt(med(polls_seen.get("taskspy", [])), "%.0f"), fmt(med(kcount), "%.0f")))
-        finally:
-            kernel_probes_del(probe_names)
+                time.sleep(0.02)
+            if kind == "U":
+                proc.wait()
+            else:
+                pending.append((proc, probes))
+            if os.environ.get("BENCH_VERBOSE"):
+                log("   %s %s" % (name, kind))
+            vals = [float(v) for v in re.findall(metric, out)][1:]
+            rate = mean(vals)
+            if rate and "units" in metric:     # executor: polls/s = units/s * polls/unit of the run
+                m = re.search(r"total: polls (\d+) work units (\d+)", out)
+                rate = rate * int(m.group(1)) / int(m.group(2)) if m and int(m.group(2)) else None
+            if kind == "taskspy":
+                time.sleep(0.2)                 # its summary follows the target's exit
+                with open(os.path.join(d, "err.txt")) as f:
+                    perr = f.read()
+                summary_line(perr)
+                m = re.search(r"taskspy: (\d+) polls", perr)
+                polls_seen.append(int(m.group(1)) if m else None)
+            if kind == "kernel":
+                proc.wait(timeout=60)           # perf stat writes its counts at exit
+                with open(stat_out) as f:
+                    kcount.append(sum(int(l.split(",")[0]) for l in f
+                                      if "poll__start" in l and l.split(",")[0].isdigit()))
+            return rate
+
+        for r in range(PAIRS + 1):
+            seq.append(("U", one("U")))
+            if r == PAIRS:
+                break
+            for kind in (("taskspy", "kernel") if r % 2 == 0 else ("kernel", "taskspy")):
+                seq.append((kind, one(kind)))
+        pairs = bracketed(seq, PAIRS)
+        ns = {}
+        for kind in ("taskspy", "kernel"):
+            # thread-time per poll: `workers` busy threads / polls per second
+            ns[kind] = med([workers * 1e9 * (1 / x - 1 / b) for x, b in pairs.get(kind, []) if x and b])
+        ratio = ns["taskspy"] / ns["kernel"] if ns["taskspy"] is not None and ns["kernel"] and ns["kernel"] > 0 else None
+        rows.append(("2", "marker cost, %s: taskspy ns/poll / kernel uprobe ns/poll" % name,
+                     fmt(ratio) if ratio is not None else "n/a (kernel %s ns)" % fmt(ns["kernel"], "%.0f"),
+                     "<= 1.2"))
+        base = [v for k, v in seq if k == "U" and v]
+        details.append("2. %s: unprofiled %.0f polls/s (min %.0f, max %.0f) = %.0f ns/poll per worker "
+                       "(%d workers); extra ns/poll: taskspy %s, perf stat %s; per run: polls decoded by "
+                       "taskspy %s, poll starts counted by perf stat %s (medians)"
+                       % (name, med(base), min(base), max(base), workers * 1e9 / med(base), workers,
+                          fmt(ns["taskspy"], "%.0f"), fmt(ns["kernel"], "%.0f"),
+                          fmt(med(polls_seen), "%.0f"), fmt(med(kcount), "%.0f")))
         log("   %s done" % name)
+    t = time.monotonic()
+    for proc, probes in pending:                # uprobe teardown of the last runs
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        kernel_probes_del(probes)
+    log("   profilers' uprobe teardown: waited %.1f s more" % (time.monotonic() - t))
 
 
 # ---- 3. post-processing --------------------------------------------------------------------------------

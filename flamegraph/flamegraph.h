@@ -50,8 +50,9 @@ struct stack_frame {
     uint32_t display;          /* what the graph shows: "NAME", "NAME @ FILE:LINE" (await point), "NAME_[k]" */
     uint32_t function;         /* the function's name as symbolized (matches poll-marker frames) */
     uint32_t entry;            /* the name a task root uses: async suffixes removed */
-    uint8_t runtime;           /* non-zero for a runtime's frame: 1 polls one task (a known boundary or
-                                  --task-boundary), 2 glue inlined below such a frame, 4 a worker loop */
+    uint8_t runtime;           /* non-zero for a runtime's frame (flags): 1 polls one task (a known boundary
+                                  or --task-boundary), 2 glue inlined below such a frame, 4 a worker loop,
+                                  8 the frame the task's future follows, 16 a boundary whose rule has one */
 };
 
 enum task_grouping { GROUP_BY_ENTRY, GROUP_BY_TASK, GROUP_BY_NONE };

@@ -2,7 +2,8 @@
  * boundary: everything from the thread's start down to it is the scheduler's), which frames the runtime
  * inlines between that boundary and the task's own future (glue, cut too), and which frames show that a
  * boundary is running a whole worker loop rather than a task (tokio's blocking pool runs each worker as
- * Harness<BlockingTask<Launch>>::poll). Adding a runtime is adding a row. */
+ * Harness<BlockingTask<Launch>>::poll), and after which frame the task's own future begins. Adding a
+ * runtime is adding a row. */
 #include "flamegraph/runtime_rules.h"
 
 #include <stdio.h>
@@ -14,18 +15,23 @@ struct runtime_rule {
     const char *boundary;
     const char *glue;
     const char *worker_loop;
+    const char *entry_after;   /* or NULL: then the task starts at the first frame that is not glue */
 };
 
 static const struct runtime_rule rules[] = {
     {
+        /* Rust legacy demangling prints "tokio::...::Harness<T,S>::poll", v0 "<tokio::...::Harness<..>>::poll" */
         .runtime = "tokio",
-        .boundary = "^tokio::runtime::task::harness::Harness<.*>::poll$",
-        .glue = "^(tokio::runtime::task::(harness::(poll_future|Harness<.*>::poll_inner)|core::Core<.*>::poll"
-                "|raw::poll|raw::RawTask::poll)|tokio::loom::std::unsafe_cell::UnsafeCell<.*>::with_mut"
-                "|std::panicking::(try|catch_unwind)(::do_call)?|std::panic::catch_unwind"
-                "|<core::panic::unwind_safe::AssertUnwindSafe<.*> as core::ops::function::FnOnce<.*>>::call_once)",
-        .worker_loop = "^tokio::runtime::scheduler::(multi_thread::worker::(Launch::launch|run)"
+        .boundary = "^<?tokio::runtime::task::harness::Harness<.*>>?::poll$",
+        .glue = "^<?(tokio::runtime::task::(harness::(poll_future|Harness<.*>>?::poll_inner)|core::Core<.*>>?::poll"
+                "|raw::poll|raw::RawTask>?::poll)|tokio::loom::std::unsafe_cell::UnsafeCell<.*>>?::with_mut"
+                "|std::panicking::(try|catch_unwind)|std::panic::catch_unwind"
+                "|<?core::panic::unwind_safe::AssertUnwindSafe<.*> as core::ops::function::FnOnce<.*>>::call_once)",
+        .worker_loop = "^<?tokio::runtime::scheduler::(multi_thread::worker::(Launch>?::launch|run)"
                        "|current_thread::CoreGuard)",
+        /* Core::poll (and its closure) polls the task's future; frames of Harness::poll that do not reach
+         * it (complete, wakeups) are the runtime's work inside the poll */
+        .entry_after = "^<?tokio::runtime::task::core::Core<.*>>?::poll",
     },
 };
 #define N_RULES (sizeof(rules) / sizeof(rules[0]))
@@ -34,8 +40,11 @@ int runtime_rules_compile(struct runtime_rules *r, const char *user_boundary, ch
 {
     memset(r, 0, sizeof(*r));
     for (size_t i = 0; i < N_RULES; i++) {
-        const char *patterns[3] = { rules[i].boundary, rules[i].glue, rules[i].worker_loop };
-        for (int k = 0; k < 3; k++) {
+        const char *patterns[4] = { rules[i].boundary, rules[i].glue, rules[i].worker_loop, rules[i].entry_after };
+        const uint8_t kinds[4] = { RUNTIME_BOUNDARY, RUNTIME_GLUE, RUNTIME_WORKER_LOOP, RUNTIME_ENTRY_AFTER };
+        for (int k = 0; k < 4; k++) {
+            if (!patterns[k])
+                continue;
             if (r->n >= RUNTIME_RULES_MAX) {
                 snprintf(err, errlen, "internal error: too many runtime rules");
                 runtime_rules_free(r);
@@ -46,7 +55,7 @@ int runtime_rules_compile(struct runtime_rules *r, const char *user_boundary, ch
                 runtime_rules_free(r);
                 return -1;
             }
-            r->kind[r->n++] = (uint8_t)(k == 0 ? RUNTIME_BOUNDARY : k == 1 ? RUNTIME_GLUE : RUNTIME_WORKER_LOOP);
+            r->kind[r->n++] = (uint8_t)(kinds[k] | (k == 0 && rules[i].entry_after ? RUNTIME_ENTRY_RULE : 0));
         }
     }
     if (user_boundary) {
@@ -67,7 +76,7 @@ uint8_t runtime_rules_classify(const struct runtime_rules *r, const char *functi
 {
     uint8_t flags = 0;
     for (size_t i = 0; i < r->n; i++)
-        if (!(flags & r->kind[i]) && regexec(&r->regex[i], function, 0, NULL, 0) == 0)
+        if ((flags & r->kind[i]) != r->kind[i] && regexec(&r->regex[i], function, 0, NULL, 0) == 0)
             flags |= r->kind[i];
     return flags;
 }

@@ -11,6 +11,8 @@ enum runtime_frame_kind {
     RUNTIME_BOUNDARY = 1,      /* polls one task */
     RUNTIME_GLUE = 2,          /* inlined between a boundary and the task's future */
     RUNTIME_WORKER_LOOP = 4,   /* a worker loop: a boundary above it is not a task */
+    RUNTIME_ENTRY_AFTER = 8,   /* the task's own future starts right after (the innermost of) these */
+    RUNTIME_ENTRY_RULE = 16,   /* on a boundary: its rule names an ENTRY_AFTER frame */
 };
 
 #define RUNTIME_RULES_MAX 32

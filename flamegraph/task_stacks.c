@@ -320,16 +320,35 @@ static size_t find_boundary(struct task_stacks *t, const struct stack_frame *con
                 if (frames[i]->function == caller)
                     return i;
     }
+    /* (the marker may itself be a runtime boundary: tokio's Harness::poll probed without markers) */
     for (size_t i = n; i-- > 0;)
         if (frames[i]->runtime & RUNTIME_BOUNDARY)
             return i;
     return SIZE_MAX;
 }
 
-/* The first frame of the task below a boundary at cut: past the glue the runtime inlines there. */
+/* The first frame of the task below a boundary at cut. Below a runtime boundary whose rule names the frame
+ * the task's future follows, that is right after the innermost such frame (n when the stack does not reach
+ * one: the runtime's own work inside the poll); otherwise past the glue the runtime inlines there. */
 static size_t past_glue(const struct stack_frame *const *frames, size_t n, size_t cut)
 {
     size_t first = cut + 1;
+    if (cut < n && (frames[cut]->runtime & RUNTIME_BOUNDARY)) {
+        bool rule_names_entry = false;
+        for (size_t i = n; i-- > first;)
+            if (frames[i]->runtime & RUNTIME_ENTRY_AFTER) {
+                first = i + 1;
+                rule_names_entry = true;
+                break;
+            }
+        if (!rule_names_entry) {
+            for (size_t i = first; i < n; i++)
+                if (frames[i]->runtime & RUNTIME_WORKER_LOOP)
+                    return first;     /* a worker loop: the caller decides */
+            if (frames[cut]->runtime & RUNTIME_ENTRY_RULE)
+                return n;
+        }
+    }
     while (first < n && (frames[first]->runtime & (RUNTIME_GLUE | RUNTIME_BOUNDARY)))
         first++;
     return first;

@@ -14,7 +14,7 @@ struct runtime_probe_rule {
     const char *legacy;        /* Itanium-style Rust legacy mangling: a substring, followed by "17h<hash>E" */
     const char *v0_parts[4];   /* Rust v0 mangling: substrings in order */
     const char *v0_last;       /* the method's identifier: ends the name, or is followed by the instantiating
-                                  crate ("C...") */
+                                  crate ("C..." or a backref "B...") */
     int id_register;
 };
 
@@ -48,7 +48,7 @@ static const struct runtime_probe_rule *match_rule(const char *name)
             }
             if (last) {
                 char after = last[strlen(r->v0_last)];
-                if (after == '\0' || after == 'C')
+                if (after == '\0' || after == 'C' || after == 'B')   /* end, crate, or crate backref */
                     return r;
             }
         }

@@ -373,14 +373,24 @@ static void test_task_cut_below_runtime_frame(void **state)
     push(&e, "tokio::runtime::task::raw::poll", NULL, 0, false);
     push(&e, "app::wrapper", NULL, 0, false);
     push(&e, HARNESS, NULL, 0, false);
+    push(&e, "tokio::runtime::task::core::Core<T,S>::poll", NULL, 0, false);
     push(&e, "app::spawned::{async_block#3}", "s.rs", 11, false);
     push(&e, "app::spin", NULL, 0, false);
     add(&e, "w", STACK_IN_TASK, 8, "hook_that_returned", 2);
     push(&e, "start_thread", NULL, 0, false);
     push(&e, HARNESS, NULL, 0, false);
+    push(&e, "tokio::runtime::task::core::Core<T,S>::poll::{{closure}}", NULL, 0, false);
     push(&e, "app::spawned::{async_block#3}", "s.rs", 12, false);
     add(&e, "w", STACK_IN_TASK, 8, NULL, 1);
-    expect_folded(&e, "task: app::spawned;app::spawned @ s.rs:11;app::spin 2\n"
+    /* The runtime's own work inside the poll (completing the task) never reaches Core::poll: the sample is
+     * the task's, with no frame of its own. */
+    push(&e, "start_thread", NULL, 0, false);
+    push(&e, HARNESS, NULL, 0, false);
+    push(&e, "tokio::runtime::task::harness::Harness<T,S>::complete", NULL, 0, false);
+    push(&e, "core::ops::function::FnOnce::call_once", NULL, 0, false);
+    add(&e, "w", STACK_IN_TASK, 8, NULL, 4);
+    expect_folded(&e, "task: app::spawned 4\n"
+                      "task: app::spawned;app::spawned @ s.rs:11;app::spin 2\n"
                       "task: app::spawned;app::spawned @ s.rs:12 1\n");
     env_free(&e);
 }
