@@ -196,6 +196,16 @@ static void command_line_of(const struct record_options *o, pid_t pid, char *buf
         snprintf(buf, len, "pid %d", (int)pid);
 }
 
+/* A task id as the graph shows it: addresses (a runtime's task header, without markers) in hex. */
+static const char *task_id_text(uint64_t id, char *buf, size_t len)
+{
+    if (id > UINT32_MAX)
+        snprintf(buf, len, "0x%" PRIx64, id);
+    else
+        snprintf(buf, len, "%" PRIu64, id);
+    return buf;
+}
+
 static void print_summary(const struct record_options *o, const struct sampler_stats *st, pid_t pid,
                           uint64_t boundary_samples)
 {
@@ -233,13 +243,14 @@ static void print_summary(const struct record_options *o, const struct sampler_s
                         "their next poll\n", st->throttled_markers);
     if (st->polls && !st->timed_polls)
         fprintf(stderr, "taskspy: poll entries only (no poll durations; --poll-times adds return probes)\n");
+    char id[32];
     for (size_t i = 0; i < st->n_tasks && i < 5; i++) {
         if (st->timed_polls)
-            fprintf(stderr, "taskspy:   task %" PRIu64 ": %" PRIu64 " polls, %.1f ms total, longest %.2f ms\n",
-                    st->tasks[i].task_id, st->tasks[i].polls, st->tasks[i].total_poll_ns / 1e6,
-                    st->tasks[i].longest_poll_ns / 1e6);
+            fprintf(stderr, "taskspy:   task %s: %" PRIu64 " polls, %.1f ms total, longest %.2f ms\n",
+                    task_id_text(st->tasks[i].task_id, id, sizeof(id)), st->tasks[i].polls,
+                    st->tasks[i].total_poll_ns / 1e6, st->tasks[i].longest_poll_ns / 1e6);
         else
-            fprintf(stderr, "taskspy:   task %" PRIu64 ": %" PRIu64 " polls\n", st->tasks[i].task_id,
+            fprintf(stderr, "taskspy:   task %s: %" PRIu64 " polls\n", task_id_text(st->tasks[i].task_id, id, sizeof(id)),
                     st->tasks[i].polls);
     }
     if (st->long_polls) {
@@ -247,8 +258,8 @@ static void print_summary(const struct record_options *o, const struct sampler_s
         size_t shown = 0;
         for (size_t i = 0; i < st->n_tasks && shown < 5; i++)
             if (st->tasks[i].longest_poll_ns > 10000000ull) {
-                fprintf(stderr, "%s task %" PRIu64 " (%.1f ms)", shown ? "," : "", st->tasks[i].task_id,
-                        st->tasks[i].longest_poll_ns / 1e6);
+                fprintf(stderr, "%s task %s (%.1f ms)", shown ? "," : "",
+                        task_id_text(st->tasks[i].task_id, id, sizeof(id)), st->tasks[i].longest_poll_ns / 1e6);
                 shown++;
             }
         fprintf(stderr, "\n");

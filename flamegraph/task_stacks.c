@@ -260,7 +260,10 @@ static uint32_t task_root(struct task_stacks *t, uint64_t task_id, uint32_t entr
 {
     if (t->group_by == GROUP_BY_TASK) {
         char root[MAX_NAME + 64];
-        int len = snprintf(root, sizeof(root), "task %" PRIu64 ": %s", task_id, profile_frame_name(t->profile, entry));
+        /* ids beyond 32 bits are addresses (a runtime's task header, without markers): show them in hex */
+        int len = task_id > UINT32_MAX
+                      ? snprintf(root, sizeof(root), "task 0x%" PRIx64 ": %s", task_id, profile_frame_name(t->profile, entry))
+                      : snprintf(root, sizeof(root), "task %" PRIu64 ": %s", task_id, profile_frame_name(t->profile, entry));
         return profile_intern(t->profile, root, (size_t)len < sizeof(root) ? (size_t)len : sizeof(root) - 1);
     }
     return task_root_by_entry(t, entry);

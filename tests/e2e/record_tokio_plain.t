@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# record_tokio_plain.t: async-aware profiles of a tokio program with no markers at all. taskspy probes
+# tokio's Harness<T,S>::poll copies (task id from %rdi) and cuts task stacks at them: task roots per async
+# fn with shares that agree with the marker-instrumented build of the same program, no runtime frames in
+# task stacks, the blocking pool's worker loop never a task, --group-by task, Rust v0 mangling, frame
+# pointers, a stripped binary with a separate debug file, boundary frames alone (no probes), --poll-times.
+source "$(dirname "$0")/lib/tap.sh"
+plan 35
+
+KINDS='^task: tokio_fixture::(parse|render|compress)_task'
+RUNTIME_FRAMES='tokio::runtime::task::harness|tokio::runtime::scheduler|BlockingTask|Launch|start_thread|clone3'
+shares_of() { # FOLDED -> "parse render compress" percentages
+    echo "$(share "$1" '^task: tokio_fixture::parse_task' "$KINDS") $(share "$1" '^task: tokio_fixture::render_task' "$KINDS") $(share "$1" '^task: tokio_fixture::compress_task' "$KINDS")"
+}
+check_plain() { # LABEL FOLDED
+    local label=$1 f=$2
+    for kind in parse render compress; do
+        check "$label: a task root for ${kind}_task" grep -q "^task: tokio_fixture::${kind}_task" "$f"
+    done
+    check "$label: no runtime frame in task stacks" no_stack "$f" '^task' "$RUNTIME_FRAMES"
+    check "$label: the blocking pool's worker loop is never a task" \
+        sh -c "! grep -Eq '^task[^;]*(BlockingTask|Launch|blocking)' '$f'"
+}
+
+# The marker-instrumented build of the same program, for the reference shares
+start_fixture tokio_markers 40
+"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/markers.folded" 2> /dev/null
+stop_fixture
+read -r mp mr mc <<< "$(shares_of "$WORK/markers.folded")"
+
+start_fixture tokio_plain 60
+"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/plain.folded" 2> "$WORK/plain.err"
+check "plain: exit 0" test $? -eq 0
+check_plain "plain" "$WORK/plain.folded"
+read -r pp pr pc <<< "$(shares_of "$WORK/plain.folded")"
+check "plain: shares $pp/$pr/$pc agree with the marker build's $mp/$mr/$mc within 5 points" \
+    sh -c "$(declare -f within); within $pp $mp 5 && within $pr $mr 5 && within $pc $mc 5"
+check "plain: Harness::poll copies probed" grep -Eq "tokio:poll \(function entry\) x ([5-9]|[1-9][0-9])" "$WORK/plain.err"
+check "plain: polls counted" grep -Eq "^taskspy: [0-9]{4,} polls" "$WORK/plain.err"
+
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task -o "$WORK/by-task.folded" 2> /dev/null
+# Without markers a task's id is its header's address: tokio reuses freed headers for new tasks, so one id
+# may name successive tasks (of different kinds) over a recording; each root still names one id and entry.
+ids=$(grep -oE '^task 0x[0-9a-f]+: tokio_fixture::[a-z_]+' "$WORK/by-task.folded" | sort -u)
+check "group-by task: task roots by header address ($(echo "$ids" | wc -l))" test "$(echo "$ids" | wc -l)" -ge 6
+check "group-by task: every task root is 'task 0xID: ENTRY'" \
+    sh -c "! grep '^task' '$WORK/by-task.folded' | grep -vE '^task 0x[0-9a-f]+: tokio_fixture::(parse|render|compress)_task'"
+
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 --markers none -o "$WORK/none.folded" 2> /dev/null
+check "--markers none: an ordinary CPU profile, no task roots" \
+    sh -c "! grep -q '^task' '$WORK/none.folded' && grep -q '^tokio-runtime-w;' '$WORK/none.folded'"
+
+# No probes at all (a provider list that matches nothing): the boundary frames alone make task stacks
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 --markers no_such_provider -o "$WORK/frames.folded" 2> "$WORK/frames.err"
+check_plain "boundary frames only" "$WORK/frames.folded"
+check "boundary frames only: the summary says how tasks were found" grep -q "put in tasks by the runtime's task boundary frames" "$WORK/frames.err"
+
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 --poll-times -o "$WORK/times.folded" 2> "$WORK/times.err"
+check "--poll-times: return probes attached" grep -q "tokio:poll (return) x" "$WORK/times.err"
+check "--poll-times: poll durations reported" grep -Eq "^taskspy:   task [0-9]+: [0-9]+ polls, [0-9.]+ ms total" "$WORK/times.err"
+check "--poll-times: task roots still right" grep -q "^task: tokio_fixture::compress_task" "$WORK/times.folded"
+stop_fixture
+
+# Rust v0 symbol mangling
+start_fixture tokio_plain_v0 40
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 -o "$WORK/v0.folded" 2> "$WORK/v0.err"
+stop_fixture
+check "v0 mangling: Harness::poll copies probed" grep -q "tokio:poll (function entry) x" "$WORK/v0.err"
+check_plain "v0 mangling" "$WORK/v0.folded"
+
+# Frame pointers, fp call graphs
+start_fixture tokio_plain_fp 40
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 --call-graph fp -o "$WORK/fp.folded" 2> /dev/null
+stop_fixture
+check_plain "frame pointers (fp)" "$WORK/fp.folded"
+
+# Stripped, symbols in a separate debug file (.gnu_debuglink)
+check "stripped build has no symbol table" sh -c "! readelf -S '$FIXTURES/tokio_plain_stripped' | grep -q '\.symtab'"
+start_fixture tokio_plain_stripped 40
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 -o "$WORK/stripped.folded" 2> "$WORK/stripped.err"
+stop_fixture
+check "stripped: Harness::poll copies found through the debug file" grep -q "tokio:poll (function entry) x" "$WORK/stripped.err"
+check "stripped: task roots" grep -Eq "$KINDS" "$WORK/stripped.folded"
+finish
