@@ -107,53 +107,66 @@ def mean(xs):
 
 
 # ---- 1. target slowdown from sampling ------------------------------------------------------------------
-def bench_slowdown():
-    log("1. sampling slowdown: shares fixture, %d pairs, %.0f s measured per run" % (PAIRS, RUN))
+def slowdown_jobs():
+    """Jobs (one fixture run each, in order) and the function that makes rows of their results."""
     data = os.path.join(TMP, "perf.data")
     folded = os.path.join(TMP, "slow.folded")
+    jobs, finishers = [], []
     for mode, binary in (("dwarf", "shares_nofp"), ("fp", "shares_fp")):
-        argv = [os.path.join(FIX, binary), "%.1f" % (RUN + 1.5)]
+        argv = [os.path.join(FIX, binary), "%.1f" % (RUN + 1.5)]   # figures at 1 .. RUN+1 s, first dropped
         perf_cg = ["--call-graph", "dwarf,65528"] if mode == "dwarf" else ["--call-graph", "fp"]
-
-        def prof(kind, hz):
-            if kind == "taskspy":
-                return lambda pid: [TASKSPY, "record", "-p", str(pid), "-F", str(hz), "--call-graph", mode,
-                                    "-o", folded]
-            return lambda pid: ["perf", "record", "-q", "-B", "-F", str(hz)] + perf_cg + \
-                ["-p", str(pid), "-o", data]
-
         seq = []
+
+        def job(key, mode=mode, argv=argv, perf_cg=perf_cg, seq=seq):
+            def run():
+                if key == "U":
+                    prof = None
+                elif key[0] == "taskspy":
+                    prof = lambda pid: [TASKSPY, "record", "-p", str(pid), "-F", str(key[1]), "--call-graph",
+                                        mode, "-o", folded]
+                else:
+                    prof = lambda pid: ["perf", "record", "-q", "-B", "-F", str(key[1])] + perf_cg + \
+                        ["-p", str(pid), "-o", data]
+                vals, _, perr, _ = run_target(argv, prof, r"units/s (\d+)")
+                if prof and key[0] == "taskspy":
+                    summary_line(perr)
+                seq.append((key, mean(vals)))
+            return run
+
         configs = [(k, hz) for hz in (99, 999) for k in ("taskspy", "perf")]
         for r in range(PAIRS + 1):
-            seq.append(("U", mean(run_target(argv, None, r"units/s (\d+)")[0])))
+            jobs.append(job("U"))
             if r == PAIRS:
                 break
             order = configs if r % 2 == 0 else [c for hz in (999, 99) for c in (("perf", hz), ("taskspy", hz))]
-            for kind, hz in order:
-                vals, _, perr, _ = run_target(argv, prof(kind, hz), r"units/s (\d+)")
-                if kind == "taskspy":
-                    summary_line(perr)
-                seq.append(((kind, hz), mean(vals)))
-        pairs = bracketed(seq, PAIRS)
-        base = [v for k, v in seq if k == "U" and v]
-        for hz in (99, 999):
-            loss = {}
-            for kind in ("taskspy", "perf"):
-                loss[kind] = med([1 - x / b for x, b in pairs.get((kind, hz), []) if x and b])
-            tl, pl = loss["taskspy"], loss["perf"]
-            ratio = tl / pl if tl is not None and pl and pl > 0.005 else None
-            rows.append(("1", "target slowdown, %d Hz %s: taskspy loss / perf loss" % (hz, mode),
-                         fmt(ratio) if ratio is not None else "n/a (perf loss %s)" % fmt(pl, "%.3f"),
-                         "<= 1.0"))
-            pct = lambda x: fmt(None if x is None else 100 * x, "%.1f%%")
-            details.append("1. %-5s %3d Hz: loss taskspy %s, perf %s (median of %d pairs; loss = 1 - units/s "
-                           "profiled / mean of the bracketing unprofiled runs)"
-                           % (mode, hz, pct(tl), pct(pl), len(pairs.get(("taskspy", hz), []))))
-        details.append("1. %-5s unprofiled %s units/s: median %.0f, min %.0f, max %.0f (%d runs)"
-                       % (mode, binary, med(base), min(base), max(base), len(base)))
-        log("   %s done" % mode)
-    if os.path.exists(data):
-        os.unlink(data)
+            jobs += [job(c) for c in order]
+
+        def finish(mode=mode, binary=binary, seq=seq):
+            pairs = bracketed(seq, PAIRS)
+            base = [v for k, v in seq if k == "U" and v]
+            for hz in (99, 999):
+                loss = {}
+                for kind in ("taskspy", "perf"):
+                    loss[kind] = med([1 - x / b for x, b in pairs.get((kind, hz), []) if x and b])
+                tl, pl = loss["taskspy"], loss["perf"]
+                ratio = tl / pl if tl is not None and pl and pl > 0.005 else None
+                rows.append(("1", "target slowdown, %d Hz %s: taskspy loss / perf loss" % (hz, mode),
+                             fmt(ratio) if ratio is not None else "n/a (perf loss %s)" % fmt(pl, "%.3f"),
+                             "<= 1.0"))
+                pct = lambda x: fmt(None if x is None else 100 * x, "%.1f%%")
+                details.append("1. %-5s %3d Hz: loss taskspy %s, perf %s (median of %d pairs; loss = 1 - units/s "
+                               "profiled / mean of the bracketing unprofiled runs)"
+                               % (mode, hz, pct(tl), pct(pl), len(pairs.get(("taskspy", hz), []))))
+            details.append("1. %-5s unprofiled %s units/s: median %.0f, min %.0f, max %.0f (%d runs)"
+                           % (mode, binary, med(base) or 0, min(base or [0]), max(base or [0]), len(base)))
+        finishers.append(finish)
+
+    def finish_all():
+        for f in finishers:
+            f()
+        if os.path.exists(data):
+            os.unlink(data)
+    return jobs, finish_all
 
 
 # ---- 2. marker cost ------------------------------------------------------------------------------------
@@ -238,23 +251,23 @@ def kernel_probes_del_stale():
             kernel_probes_del([l.split()[0][2:] for l in f if l.startswith("p:%s/" % PROBE_GROUP)])
 
 
-def bench_markers():
-    """Both profilers launch the fixture (their uprobes are in place before it starts: attaching
-    system-wide uprobes to a running process takes seconds here). Each run gets a fresh copy of the
-    fixture binary: closing uprobe events costs the kernel a grace period per probe (10-20 s for the
-    tokio fixture's 72 notes), and uprobes are per inode, so the profiler's teardown can go on in the
-    background (it is idle waiting) while the next run, on another inode, is measured."""
-    log("2. marker cost: executor and tokio_markers, %d pairs" % PAIRS)
+def marker_jobs():
+    """Jobs [(needs_uprobes, run)] and the function that makes rows of their results. Both profilers
+    launch the fixture, so their uprobes are in place before it starts (attaching system-wide uprobes to a
+    running process takes seconds here). Closing uprobe events costs the kernel a grace period per probe,
+    under a mutex that creating probes also takes (10-20 s for the tokio fixture's 72 notes); the
+    scheduler in main() runs other benchmarks' jobs meanwhile. Each run gets a fresh copy of the fixture:
+    uprobes are per inode, so a profiler's ongoing teardown never traps the next run's process."""
+    jobs, finishers = [], []
     if not TRACEFS:
         rows.append(("2", "marker cost", "n/a (no tracefs uprobe_events)", "<= 1.2"))
-        return
+        return jobs, lambda: None
     kernel_probes_del_stale()
     dur = "%.1f" % (RUN + 1.5)
     fixtures = [
         ("executor", r"work units per second: (\d+)", r"^semaphores:", 2),
         ("tokio_markers", r"polls/s (\d+)", r"^units by kind", 2),
     ]
-    pending = []        # (profiler process, tracefs probes to delete once it has exited)
     counter = [0]       # run number: directory and probe names
     for name, metric, last_line, workers in fixtures:
         src = os.path.join(FIX, name)
@@ -263,94 +276,140 @@ def bench_markers():
             continue
         seq, polls_seen, kcount = [], [], []
 
-        def one(kind):
-            counter[0] += 1
-            d = os.path.join(TMP, "m%d" % counter[0])
-            os.mkdir(d)
-            binary = os.path.join(d, name)
-            shutil.copy2(src, binary)
-            out_path, stat_out = os.path.join(d, "out.txt"), os.path.join(d, "stat.csv")
-            probes = []
-            if kind == "U":
-                argv = [binary, dur]
-            elif kind == "taskspy":
-                argv = [TASKSPY, "record", "-o", os.path.join(d, "t.folded"), "--", binary, dur]
-            else:
-                probes = kernel_probes_add(binary, "r%d" % counter[0])
-                if not probes:
-                    return None
-                argv = ["perf", "stat", "-x,", "-o", stat_out, "-e", "%s:r%d_*" % (PROBE_GROUP, counter[0]),
-                        "--", binary, dur]
-            out_f = open(out_path, "w")
-            err_f = open(os.path.join(d, "err.txt"), "w")
-            proc = subprocess.Popen(argv, stdout=out_f, stderr=err_f)
-            out_f.close()
-            err_f.close()
-            deadline = time.monotonic() + float(dur) + 60
-            out = ""
-            while time.monotonic() < deadline:     # the fixture's last line: it has exited (or is exiting)
-                with open(out_path) as f:
-                    out = f.read()
-                if re.search(last_line, out, re.M) or proc.poll() is not None:
-                    break
-                time.sleep(0.02)
-            if kind == "U":
-                proc.wait()
-            else:
-                pending.append((proc, probes))
-            if os.environ.get("BENCH_VERBOSE"):
-                log("   %s %s" % (name, kind))
-            vals = [float(v) for v in re.findall(metric, out)][1:]
-            rate = mean(vals)
-            if rate and "units" in metric:     # executor: polls/s = units/s * polls/unit of the run
-                m = re.search(r"total: polls (\d+) work units (\d+)", out)
-                rate = rate * int(m.group(1)) / int(m.group(2)) if m and int(m.group(2)) else None
-            if kind == "taskspy":
-                time.sleep(0.2)                 # its summary follows the target's exit
-                with open(os.path.join(d, "err.txt")) as f:
-                    perr = f.read()
-                summary_line(perr)
-                m = re.search(r"taskspy: (\d+) polls", perr)
-                polls_seen.append(int(m.group(1)) if m else None)
-            if kind == "kernel":
-                proc.wait(timeout=60)           # perf stat writes its counts at exit
-                with open(stat_out) as f:
-                    kcount.append(sum(int(l.split(",")[0]) for l in f
-                                      if "poll__start" in l and l.split(",")[0].isdigit()))
-            return rate
+        def job(kind, name=name, metric=metric, last_line=last_line, src=src, seq=seq, polls_seen=polls_seen,
+                kcount=kcount):
+            def run():
+                counter[0] += 1
+                d = os.path.join(TMP, "m%d" % counter[0])
+                os.mkdir(d)
+                binary = os.path.join(d, name)
+                shutil.copy2(src, binary)
+                out_path, stat_out = os.path.join(d, "out.txt"), os.path.join(d, "stat.csv")
+                probes = []
+                if kind == "U":
+                    argv = [binary, dur]
+                elif kind == "taskspy":
+                    argv = [TASKSPY, "record", "-o", os.path.join(d, "t.folded"), "--", binary, dur]
+                else:
+                    probes = kernel_probes_add(binary, "r%d" % counter[0])
+                    if not probes:
+                        seq.append((kind, None))
+                        return
+                    argv = ["perf", "stat", "-x,", "-o", stat_out, "-e", "%s:r%d_*" % (PROBE_GROUP, counter[0]),
+                            "--", binary, dur]
+                with open(out_path, "w") as out_f, open(os.path.join(d, "err.txt"), "w") as err_f:
+                    proc = subprocess.Popen(argv, stdout=out_f, stderr=err_f)
+                deadline = time.monotonic() + float(dur) + 120
+                out = ""
+                while time.monotonic() < deadline:     # the fixture's last line: it has exited
+                    with open(out_path) as f:
+                        out = f.read()
+                    if re.search(last_line, out, re.M) or proc.poll() is not None:
+                        break
+                    time.sleep(0.02)
+                if os.environ.get("BENCH_VERBOSE"):
+                    log("   %s %s" % (name, kind))
+                vals = [float(v) for v in re.findall(metric, out)][1:]
+                rate = mean(vals)
+                if rate and "units" in metric:     # executor: polls/s = units/s * polls/unit of the run
+                    m = re.search(r"total: polls (\d+) work units (\d+)", out)
+                    rate = rate * int(m.group(1)) / int(m.group(2)) if m and int(m.group(2)) else None
+                seq.append((kind, rate))
+                if kind == "U":
+                    proc.wait()
+                    return
+
+                def done():                            # once the profiler has exited
+                    with open(os.path.join(d, "err.txt")) as f:
+                        perr = f.read()
+                    if kind == "taskspy":
+                        summary_line(perr)
+                        m = re.search(r"taskspy: (\d+) polls", perr)
+                        polls_seen.append(int(m.group(1)) if m else None)
+                    elif os.path.exists(stat_out):
+                        with open(stat_out) as f:
+                            kcount.append(sum(int(l.split(",")[0]) for l in f
+                                              if "poll__start" in l and l.split(",")[0].isdigit()))
+                    kernel_probes_del(probes)
+                PENDING.append((proc, done))
+            return run
 
         for r in range(PAIRS + 1):
-            seq.append(("U", one("U")))
+            jobs.append((False, job("U")))
             if r == PAIRS:
                 break
-            for kind in (("taskspy", "kernel") if r % 2 == 0 else ("kernel", "taskspy")):
-                seq.append((kind, one(kind)))
-        pairs = bracketed(seq, PAIRS)
-        ns = {}
-        for kind in ("taskspy", "kernel"):
-            # thread-time per poll: `workers` busy threads / polls per second
-            ns[kind] = med([workers * 1e9 * (1 / x - 1 / b) for x, b in pairs.get(kind, []) if x and b])
-        ratio = ns["taskspy"] / ns["kernel"] if ns["taskspy"] is not None and ns["kernel"] and ns["kernel"] > 0 else None
-        rows.append(("2", "marker cost, %s: taskspy ns/poll / kernel uprobe ns/poll" % name,
-                     fmt(ratio) if ratio is not None else "n/a (kernel %s ns)" % fmt(ns["kernel"], "%.0f"),
-                     "<= 1.2"))
-        base = [v for k, v in seq if k == "U" and v]
-        details.append("2. %s: unprofiled %.0f polls/s (min %.0f, max %.0f) = %.0f ns/poll per worker "
-                       "(%d workers); extra ns/poll: taskspy %s, perf stat %s; per run: polls decoded by "
-                       "taskspy %s, poll starts counted by perf stat %s (medians)"
-                       % (name, med(base), min(base), max(base), workers * 1e9 / med(base), workers,
-                          fmt(ns["taskspy"], "%.0f"), fmt(ns["kernel"], "%.0f"),
-                          fmt(med(polls_seen), "%.0f"), fmt(med(kcount), "%.0f")))
-        log("   %s done" % name)
+            jobs += [(True, job(k)) for k in (("taskspy", "kernel") if r % 2 == 0 else ("kernel", "taskspy"))]
+
+        def finish(name=name, workers=workers, seq=seq, polls_seen=polls_seen, kcount=kcount):
+            pairs = bracketed(seq, PAIRS)
+            ns = {}
+            for kind in ("taskspy", "kernel"):
+                # thread-time per poll: `workers` busy threads / polls per second
+                ns[kind] = med([workers * 1e9 * (1 / x - 1 / b) for x, b in pairs.get(kind, []) if x and b])
+            ratio = ns["taskspy"] / ns["kernel"] if ns["taskspy"] is not None and ns["kernel"] and ns["kernel"] > 0 \
+                else None
+            rows.append(("2", "marker cost, %s: taskspy ns/poll / kernel uprobe ns/poll" % name,
+                         fmt(ratio) if ratio is not None else "n/a (kernel %s ns)" % fmt(ns["kernel"], "%.0f"),
+                         "<= 1.2"))
+            base = [v for k, v in seq if k == "U" and v] or [float("nan")]
+            details.append("2. %s: unprofiled %.0f polls/s (min %.0f, max %.0f) = %.0f ns/poll per worker "
+                           "(%d workers); extra ns/poll: taskspy %s, perf stat %s; per run: polls decoded by "
+                           "taskspy %s, poll starts counted by perf stat %s (medians)"
+                           % (name, med(base), min(base), max(base), workers * 1e9 / med(base), workers,
+                              fmt(ns["taskspy"], "%.0f"), fmt(ns["kernel"], "%.0f"),
+                              fmt(med(polls_seen), "%.0f"), fmt(med(kcount), "%.0f")))
+        finishers.append(finish)
+
+    def finish_all():
+        for f in finishers:
+            f()
+    return jobs, finish_all
+
+
+PENDING = []    # (profiler still tearing its uprobes down, what to do once it has exited)
+
+
+def reap(block=False):
+    """Finish the pending profilers that have exited (all of them if block). True if none is left."""
+    for item in list(PENDING):
+        proc, done = item
+        if block:
+            try:
+                proc.wait(timeout=180)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc.poll() is not None:
+            PENDING.remove(item)
+            done()
+    return not PENDING
+
+
+def bench_slowdown_and_markers():
+    """Sections 1 and 2, their runs in each section's own order, interleaved in time: while a marker run's
+    profiler is still tearing its uprobes down (idle in the kernel, holding the mutex that the next
+    marker run's probes need), the sampling runs (no uprobes) go on."""
+    s1, finish1 = slowdown_jobs()
+    s2, finish2 = marker_jobs()
+    log("1+2. sampling slowdown (shares: %d runs) and marker cost (executor, tokio_markers: %d runs), "
+        "%d pairs, %.0f s measured per run" % (len(s1), len(s2), PAIRS, RUN))
     t = time.monotonic()
-    for proc, probes in pending:                # uprobe teardown of the last runs
-        try:
-            proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        kernel_probes_del(probes)
-    log("   profilers' uprobe teardown: waited %.1f s more" % (time.monotonic() - t))
+    n1 = len(s1)
+    while s2:
+        needs_uprobes, run = s2[0]
+        if needs_uprobes and not reap() and s1:
+            s1.pop(0)()
+            continue
+        if needs_uprobes:
+            reap(block=True)
+        s2.pop(0)()
+    log("   marker runs done; %d of %d sampling runs left" % (len(s1), n1))
+    for run in s1:
+        run()
+    reap(block=True)
+    finish1()
+    finish2()
+    log("   done in %.0f s" % (time.monotonic() - t))
 
 
 # ---- 3. post-processing --------------------------------------------------------------------------------
@@ -451,11 +510,11 @@ def bench_memory():
 
 
 def main():
-    steps = [bench_slowdown, bench_markers, bench_postprocessing, bench_rendering, bench_memory]
+    steps = [bench_slowdown_and_markers, bench_postprocessing, bench_rendering, bench_memory]
     only = os.environ.get("BENCH_ONLY")
     try:
         for i, step in enumerate(steps, 1):
-            if only and str(i) not in only.split(","):
+            if only and not set(only.split(",")) & set(["1", "2"] if i == 1 else [str(i + 1)]):
                 continue
             step()
     finally:

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# perf_crosscheck.t: taskspy against perf on the same running fixture: the shares of the top functions
+# (burn_a, burn_b, burn_c of the 1:2:3 fixture) from `taskspy record` and from `perf record` + `perf script`
+# agree within 5 points, in dwarf mode (no frame pointers) and fp mode.
+source "$(dirname "$0")/lib/tap.sh"
+plan 8
+command -v perf > /dev/null || { echo "Bail out! perf is not installed (make check installs linux-perf)"; exit 1; }
+
+# perf script prints each sample as a block of lines (header, then one frame per line), blocks separated by
+# blank lines: share of samples whose stack holds FUNCTION among those holding any burn_.
+perf_share() {
+    awk -v fn="$2" 'BEGIN { RS = "" } /burn_[abc]/ { t++; if ($0 ~ "[ \t]" fn "[+ \n]") m++ }
+        END { if (t == 0) print "nan"; else printf "%.1f\n", 100 * m / t }' "$1"
+}
+for mode in "dwarf shares_nofp" "fp shares_fp"; do
+    set -- $mode
+    start_fixture "$2" 30
+    "$TASKSPY" record -p "$FIXTURE_PID" -F 199 -d 3 --call-graph "$1" -o "$WORK/taskspy-$1.folded" 2> /dev/null
+    perf record -q -F 199 --call-graph "$([ "$1" = dwarf ] && echo dwarf,65528 || echo fp)" -p "$FIXTURE_PID" \
+        -o "$WORK/perf-$1.data" -- sleep 3 > /dev/null 2>&1
+    stop_fixture
+    perf script -i "$WORK/perf-$1.data" -F comm,tid,ip,sym > "$WORK/perf-$1.txt" 2> /dev/null
+    n=$(awk 'BEGIN { RS = "" } /burn_[abc]/ { t++ } END { print t + 0 }' "$WORK/perf-$1.txt")
+    check "$1: perf recorded samples ($n)" test "$n" -ge 100
+    for fn in burn_a burn_b burn_c; do
+        ours=$(share "$WORK/taskspy-$1.folded" ";$fn;" ';burn_[abc];')
+        theirs=$(perf_share "$WORK/perf-$1.txt" "$fn")
+        check "$1: $fn share taskspy $ours% vs perf $theirs%" within "$ours" "$theirs" 5
+    done
+done
+finish
