@@ -3,15 +3,16 @@
 
 usage: bench.py TASKSPY FIXTURES_DIR REPO_DIR OUT_MARKDOWN
 
-Every ratio is measured in this run against a baseline run interleaved with it: U X U X ... U, each X
-compared with the mean of the two baseline runs that bracket it (which cancels a linear drift of this
-noisy VM), the median over BENCH_PAIRS (>= 5) pairs. The profilers attach by PID to a fixture that is
-already running (both the same way), and a run's throughput is the mean of the fixture's per-second
-figures after its first second. Environment (defaults in brackets):
-  BENCH_PAIRS [5]   pairs per ratio            BENCH_RUN [3]   seconds measured per throughput run
+Every ratio is measured in this run against baseline runs interleaved with it (U X Y U Y X U ...), each
+profiled run compared with the mean of the two baseline runs that bracket it, the median over BENCH_PAIRS
+(>= 5) pairs; pairs whose two baselines disagree by > 20% are dropped while >= 3 remain (this VM's speed
+flips between full and half with other tenants' load). Sampling runs attach both profilers by PID to an
+already running fixture; marker runs launch the fixture under both (see marker_jobs). A run's throughput
+is the mean of the fixture's per-second figures after its first second. Environment (defaults in brackets):
+  BENCH_PAIRS [5]   pairs per ratio            BENCH_RUN [2]   seconds measured per throughput run
   BENCH_LONG [60]   long memory run, seconds   BENCH_SHORT [10] short memory run, seconds
-  BENCH_PP [10]     post-processing run, s     BENCH_PP_HZ [5000] its frequency
-  BENCH_PP_RUNS [3] post-processing runs       BENCH_STACKS [1000,10000,100000] rendering sizes
+  BENCH_PP [11]     post-processing run, s     BENCH_PP_HZ [5000] its frequency
+  BENCH_PP_RUNS [2] post-processing runs       BENCH_STACKS [1000,10000,100000] rendering sizes
 """
 import os
 import re
@@ -24,12 +25,12 @@ import time
 
 TASKSPY, FIX, REPO, OUT = sys.argv[1:5]
 PAIRS = max(5, int(os.environ.get("BENCH_PAIRS", "5")))
-RUN = float(os.environ.get("BENCH_RUN", "3"))
+RUN = float(os.environ.get("BENCH_RUN", "2"))
 LONG = float(os.environ.get("BENCH_LONG", "60"))
 SHORT = float(os.environ.get("BENCH_SHORT", "10"))
-PP = float(os.environ.get("BENCH_PP", "10"))
+PP = float(os.environ.get("BENCH_PP", "11"))
 PP_HZ = int(os.environ.get("BENCH_PP_HZ", "5000"))
-PP_RUNS = int(os.environ.get("BENCH_PP_RUNS", "3"))
+PP_RUNS = int(os.environ.get("BENCH_PP_RUNS", "2"))
 STACKS = [int(x) for x in os.environ.get("BENCH_STACKS", "1000,10000,100000").split(",")]
 ATTACH_DELAY = 0.3          # fixture threads are up; the attach falls in the discarded first second
 FLAMEGRAPH_PL = next((p for p in ("/usr/bin/flamegraph.pl", "/usr/share/perl5/Devel/NYTProf/flamegraph.pl")
@@ -88,18 +89,28 @@ def run_target(argv, profiler=None, metric=None):
 
 def bracketed(seq_runs, n):
     """seq_runs: list of ('U', value) / (key, value) in run order, baselines first and last. Returns
-    {key: [(x, baseline)]} where baseline is the mean of the U runs before and after x."""
-    out = {}
+    {key: [(x, baseline)]}, baseline the mean of the U runs before and after x. This host's speed flips
+    between full and about half (other tenants): pairs whose two baselines differ by more than STABLE are
+    dropped (the load changed mid-pair), unless fewer than 3 pairs of a key would be left."""
+    out, alls = {}, {}
     last_u, pending = None, []
     for key, v in seq_runs:
         if key == "U":
             for k, x in pending:
-                b = v if last_u is None else (last_u + v) / 2
-                out.setdefault(k, []).append((x, b))
+                b = v if last_u is None or v is None else (last_u + v) / 2
+                alls.setdefault(k, []).append((x, b))
+                if last_u is not None and v and last_u and abs(last_u - v) / b <= STABLE:
+                    out.setdefault(k, []).append((x, b))
             pending, last_u = [], v
         else:
             pending.append((key, v))
+    for k in alls:
+        if len(out.get(k, [])) < 3:
+            out[k] = alls[k]
     return out
+
+
+STABLE = 0.2
 
 
 def mean(xs):
@@ -115,9 +126,9 @@ def slowdown_jobs():
     for mode, binary in (("dwarf", "shares_nofp"), ("fp", "shares_fp")):
         argv = [os.path.join(FIX, binary), "%.1f" % (RUN + 1.5)]   # figures at 1 .. RUN+1 s, first dropped
         perf_cg = ["--call-graph", "dwarf,65528"] if mode == "dwarf" else ["--call-graph", "fp"]
-        seq = []
+        seq, cpu = [], {}
 
-        def job(key, mode=mode, argv=argv, perf_cg=perf_cg, seq=seq):
+        def job(key, mode=mode, argv=argv, perf_cg=perf_cg, seq=seq, cpu=cpu):
             def run():
                 if key == "U":
                     prof = None
@@ -127,21 +138,23 @@ def slowdown_jobs():
                 else:
                     prof = lambda pid: ["perf", "record", "-q", "-B", "-F", str(key[1])] + perf_cg + \
                         ["-p", str(pid), "-o", data]
-                vals, _, perr, _ = run_target(argv, prof, r"units/s (\d+)")
+                vals, _, perr, ru = run_target(argv, prof, r"units/s (\d+)")
                 if prof and key[0] == "taskspy":
                     summary_line(perr)
+                if ru:
+                    cpu.setdefault(key, []).append(ru.ru_utime + ru.ru_stime)
                 seq.append((key, mean(vals)))
             return run
 
-        configs = [(k, hz) for hz in (99, 999) for k in ("taskspy", "perf")]
-        for r in range(PAIRS + 1):
-            jobs.append(job("U"))
-            if r == PAIRS:
-                break
-            order = configs if r % 2 == 0 else [c for hz in (999, 99) for c in (("perf", hz), ("taskspy", hz))]
-            jobs += [job(c) for c in order]
+        # U T P U P T U ... for each frequency in turn: each profiled run next to a baseline run
+        for r in range(PAIRS):
+            for i, hz in enumerate((99, 999) if r % 2 == 0 else (999, 99)):
+                jobs.append(job("U"))
+                kinds = ("taskspy", "perf") if (r + i) % 2 == 0 else ("perf", "taskspy")
+                jobs += [job((k, hz)) for k in kinds]
+        jobs.append(job("U"))
 
-        def finish(mode=mode, binary=binary, seq=seq):
+        def finish(mode=mode, binary=binary, seq=seq, cpu=cpu):
             pairs = bracketed(seq, PAIRS)
             base = [v for k, v in seq if k == "U" and v]
             for hz in (99, 999):
@@ -154,10 +167,16 @@ def slowdown_jobs():
                              fmt(ratio) if ratio is not None else "n/a (perf loss %s)" % fmt(pl, "%.3f"),
                              "<= 1.0"))
                 pct = lambda x: fmt(None if x is None else 100 * x, "%.1f%%")
-                details.append("1. %-5s %3d Hz: loss taskspy %s, perf %s (median of %d pairs; loss = 1 - units/s "
-                               "profiled / mean of the bracketing unprofiled runs)"
-                               % (mode, hz, pct(tl), pct(pl), len(pairs.get(("taskspy", hz), []))))
-            details.append("1. %-5s unprofiled %s units/s: median %.0f, min %.0f, max %.0f (%d runs)"
+                tp = [t / p for (t, _), (p, _) in zip(pairs.get(("taskspy", hz), []), pairs.get(("perf", hz), []))
+                      if t and p]
+                details.append("1. %-5s %3d Hz: loss taskspy %s, perf %s (median of %d/%d pairs); units/s taskspy/perf "
+                               "%s; profiler CPU per run: taskspy %s s, perf %s s"
+                               % (mode, hz, pct(tl), pct(pl), len(pairs.get(("taskspy", hz), [])),
+                                  len(pairs.get(("perf", hz), [])), fmt(med(tp), "%.3f"),
+                                  fmt(med(cpu.get(("taskspy", hz), [])), "%.3f"),
+                                  fmt(med(cpu.get(("perf", hz), [])), "%.3f")))
+            details.append("1. %-5s unprofiled %s units/s: median %.0f, min %.0f, max %.0f (%d runs); loss = 1 - "
+                           "profiled / mean of the two bracketing unprofiled runs"
                            % (mode, binary, med(base) or 0, min(base or [0]), max(base or [0]), len(base)))
         finishers.append(finish)
 
@@ -402,7 +421,7 @@ def bench_slowdown_and_markers():
             continue
         if needs_uprobes:
             reap(block=True)
-        s2.pop(0)()
+        s2.pop(0)[1]()
     log("   marker runs done; %d of %d sampling runs left" % (len(s1), n1))
     for run in s1:
         run()

@@ -34,7 +34,7 @@ cleanup() {
     done
 }
 trap cleanup EXIT INT TERM
-echo "bench: ${BENCH_LONG:-60} s memory run (BENCH_LONG), ${BENCH_PAIRS:-5} pairs (BENCH_PAIRS), ${BENCH_RUN:-3} s per throughput run (BENCH_RUN)"
+echo "bench: ${BENCH_LONG:-60} s memory run (BENCH_LONG), ${BENCH_PAIRS:-5} pairs (BENCH_PAIRS), ${BENCH_RUN:-2} s per throughput run (BENCH_RUN)"
 python3 "$here/bench.py" "$taskspy" "$fixtures" "$repo" "$out"
 cat "$out"
 results=$here/RESULTS.md

@@ -25,7 +25,7 @@ check_profile() { # check_profile LABEL FOLDED ROOT_MAIN
 for mode in "dwarf shares_nofp" "fp shares_fp"; do
     set -- $mode
     start_fixture "$2" 30
-    "$TASKSPY" record -p "$FIXTURE_PID" -F 199 -d 3 --call-graph "$1" -o "$WORK/pid-$1.folded" 2> "$WORK/pid-$1.err"
+    "$TASKSPY" record -p "$FIXTURE_PID" -F 499 -d 3 --call-graph "$1" -o "$WORK/pid-$1.folded" 2> "$WORK/pid-$1.err"
     rc=$?
     stop_fixture
     [ $rc -eq 0 ] || diag < "$WORK/pid-$1.err"
@@ -34,7 +34,7 @@ done
 # By launch: the events are armed before exec.
 for mode in "dwarf shares_nofp" "dwarf shares_fp"; do
     set -- $mode
-    "$TASKSPY" record -F 199 -d 3 --call-graph "$1" -o "$WORK/launch-$2.folded" -- "$FIXTURES/$2" 10 > /dev/null 2> "$WORK/launch.err"
+    "$TASKSPY" record -F 499 -d 3 --call-graph "$1" -o "$WORK/launch-$2.folded" -- "$FIXTURES/$2" 10 > /dev/null 2> "$WORK/launch.err"
     [ $? -eq 0 ] || diag < "$WORK/launch.err"
     check_profile "launch $1 $2" "$WORK/launch-$2.folded" "$2"
 done

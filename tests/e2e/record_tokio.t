@@ -61,7 +61,7 @@ start_fixture tokio_markers 40
 check "record the tokio fixture (rust-lld layout): exit 0" test $? -eq 0
 check_tokio "lld" "$WORK/tokio.folded"
 check "summary: poll markers attached at every location" grep -q "taskspy_tokio:task__poll__start x 6" "$WORK/tokio.err"
-"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task -o "$WORK/by-task.folded" 2> /dev/null
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task -o "$WORK/by-task.folded" 2> "$WORK/by-task.err" || diag < "$WORK/by-task.err"
 ids=$(grep -oE '^task [0-9]+: [^;]*' "$WORK/by-task.folded" | sort -u)
 check "group-by task: many task roots ($(echo "$ids" | wc -l))" test "$(echo "$ids" | wc -l)" -gt 20
 check "group-by task: each task id has one entry" test "$(echo "$ids" | cut -d: -f1 | sort | uniq -d | wc -l)" -eq 0

@@ -38,7 +38,7 @@ check "plain: shares $pp/$pr/$pc agree with the marker build's $mp/$mr/$mc withi
 check "plain: Harness::poll copies probed" grep -Eq "tokio:poll \(function entry\) x ([5-9]|[1-9][0-9])" "$WORK/plain.err"
 check "plain: polls counted" grep -Eq "^taskspy: [0-9]{4,} polls" "$WORK/plain.err"
 
-"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task -o "$WORK/by-task.folded" 2> /dev/null
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task -o "$WORK/by-task.folded" 2> "$WORK/by-task.err" || diag < "$WORK/by-task.err"
 # Without markers a task's id is its header's address: tokio reuses freed headers for new tasks, so one id
 # may name successive tasks (of different kinds) over a recording; each root still names one id and entry.
 ids=$(grep -oE '^task 0x[0-9a-f]+: tokio_fixture::[a-z_]+' "$WORK/by-task.folded" | sort -u)
@@ -57,7 +57,7 @@ check "boundary frames only: the summary says how tasks were found" grep -q "put
 
 "$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 --poll-times -o "$WORK/times.folded" 2> "$WORK/times.err"
 check "--poll-times: return probes attached" grep -q "tokio:poll (return) x" "$WORK/times.err"
-check "--poll-times: poll durations reported" grep -Eq "^taskspy:   task [0-9]+: [0-9]+ polls, [0-9.]+ ms total" "$WORK/times.err"
+check "--poll-times: poll durations reported" grep -Eq "^taskspy:   task (0x[0-9a-f]+|[0-9]+): [0-9]+ polls, [0-9.]+ ms total" "$WORK/times.err"
 check "--poll-times: task roots still right" grep -q "^task: tokio_fixture::compress_task" "$WORK/times.folded"
 stop_fixture
 

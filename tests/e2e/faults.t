@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# faults.t: the target misbehaves while recorded; each case has a defined result.
+#  (a) it exits (launch and -p): exit 0, the samples written, "the target exited during the recording".
+#  (b) it execs another program (same pid): the recording follows the pid through the exec: samples of the
+#      old image under its old name, of the new image with the new program's symbols; ends when it exits.
+#  (c) it forks child processes that burn CPU: children are not the target (-p is "every thread of PID",
+#      SPEC 1), so none of their samples may appear; every stack is rooted at the target's one thread.
+#  (d) it creates ~2000 short-lived threads per second: no crash, exit 0, the short threads' function in
+#      the profile under the threads' names (never a nameless "[thread]"), lost samples reported.
+#  (e) it is SIGSTOPped (and continued, or left stopped): taskspy ends at its duration, exit 0, output
+#      written (possibly without samples, then said so).
+source "$(dirname "$0")/lib/tap.sh"
+plan 30
+
+run() { # run NAME ARGS...: taskspy with stderr in $WORK/NAME.err, status in RC, seconds taken in SECS
+    local name=$1; shift
+    local t0; t0=$(date +%s.%N)
+    "$TASKSPY" "$@" > "$WORK/$name.out" 2> "$WORK/$name.err"
+    RC=$?
+    SECS=$(echo "$(date +%s.%N) - $t0" | bc)
+}
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+# roots FOLDED: the distinct root frames
+roots() { cut -d';' -f1 "$1" | sed 's/ [0-9]*$//' | sort -u | tr '\n' ' '; }
+
+# (a) exits mid-recording
+run exit_launch record -d 20 -o "$WORK/exit.folded" -- "$FIXTURES/shares_nofp" 1.5
+check "(a) exits, launch: exit 0, says so, ended with it (${SECS}s)" \
+    sh -c "[ $RC -eq 0 ] && grep -q 'the target exited during the recording' '$WORK/exit_launch.err' && $(declare -f lt); lt $SECS 8"
+check "(a) exits, launch: samples written" test "$(samples "$WORK/exit.folded" 'burn_[abc]')" -gt 20
+start_fixture shares_nofp 2
+run exit_pid record -p "$FIXTURE_PID" -d 20 -o "$WORK/exit-pid.folded"
+check "(a) exits, -p: exit 0, says so, ended with it (${SECS}s)" \
+    sh -c "[ $RC -eq 0 ] && grep -q 'the target exited during the recording' '$WORK/exit_pid.err' && $(declare -f lt); lt $SECS 8"
+check "(a) exits, -p: samples written" test "$(samples "$WORK/exit-pid.folded" 'burn_[abc]')" -gt 10
+stop_fixture
+
+# (b) execs another program after 1.5 s (launch), after 2 s (-p)
+run exec_launch record -d 20 -o "$WORK/exec.folded" -- "$FIXTURES/fault_exec" 1.5 "$FIXTURES/shares_nofp" 2
+check "(b) exec, launch: exit 0, ends when the new program exits (${SECS}s)" \
+    sh -c "[ $RC -eq 0 ] && grep -q 'the target exited during the recording' '$WORK/exec_launch.err' && $(declare -f lt); lt $SECS 10"
+check "(b) exec, launch: the old image's samples, under its name" \
+    grep -q '^fault_exec;_start;.*main;before_exec_burn ' "$WORK/exec.folded"
+check "(b) exec, launch: the new image followed and symbolized" \
+    sh -c "grep -q '^shares_nofp;_start;.*main;work_loop;burn_c' '$WORK/exec.folded' && grep -q '^shares-worker;.*worker_main;work_loop;burn_' '$WORK/exec.folded'"
+check "(b) exec, launch: no unknown frames" sh -c "! grep -q '\[unknown\]\|\[fault_exec\]\|\[shares_nofp\]' '$WORK/exec.folded'"
+"$FIXTURES/fault_exec" 2 "$FIXTURES/shares_nofp" 2 > /dev/null &
+FIXTURE_PID=$!; BACKGROUND_PIDS+=("$FIXTURE_PID"); sleep 0.7
+run exec_pid record -p "$FIXTURE_PID" -d 20 -o "$WORK/exec-pid.folded"
+check "(b) exec, -p: exit 0, old and new image symbolized" \
+    sh -c "[ $RC -eq 0 ] && grep -q 'before_exec_burn ' '$WORK/exec-pid.folded' && grep -q '^shares-worker;.*burn_' '$WORK/exec-pid.folded'"
+stop_fixture
+
+# (c) forks children that burn CPU: after 0.3 s two children (fork only); then one that execs shares_nofp
+run fork record -d 10 -o "$WORK/fork.folded" -- "$FIXTURES/fault_fork" 2.5 2
+check "(c) fork: exit 0, the parent's samples" sh -c "[ $RC -eq 0 ] && grep -q 'main;parent_burn' '$WORK/fork.folded'"
+check "(c) fork: no sample of the child processes (child_burn)" \
+    test "$(samples "$WORK/fork.folded" child_burn)" -eq 0
+check "(c) fork: every stack rooted at the target's only thread (roots: $(roots "$WORK/fork.folded"))" \
+    test "$(roots "$WORK/fork.folded")" = "fault_fork "
+check "(c) fork: one thread counted" grep -q ' 1 threads,' "$WORK/fork.err"
+run forkexec record -d 10 -o "$WORK/forkexec.folded" -- "$FIXTURES/fault_fork" 2.5 1 0.3 "$FIXTURES/shares_nofp" 2.5
+check "(c) fork+exec: exit 0, the parent's samples" sh -c "[ $RC -eq 0 ] && grep -q 'main;parent_burn' '$WORK/forkexec.folded'"
+check "(c) fork+exec: every stack rooted at the target's thread, none [unknown] (roots: $(roots "$WORK/forkexec.folded"))" \
+    sh -c "[ '$(roots "$WORK/forkexec.folded")' = 'fault_fork ' ] && ! grep -q '\[unknown\]' '$WORK/forkexec.folded'"
+
+# (d) ~2000 short-lived threads per second, each burning ~0.3 ms of CPU. Per-thread cpu-clock periods start
+# afresh in each thread, so the frequency must be high for a 0.3 ms thread to be sampled at all.
+run threads record -d 4 -F 4999 -o "$WORK/threads.folded" -- "$FIXTURES/fault_threads" 6 2000
+check "(d) thread storm: exit 0" test "$RC" -eq 0
+check "(d) thread storm: the short threads' function sampled ($(samples "$WORK/threads.folded" short_burn))" \
+    test "$(samples "$WORK/threads.folded" 'start_thread;short_main;short_burn')" -gt 100
+nthreads=$(sed -n 's/^taskspy: [0-9]* samples, [0-9]* lost, \([0-9]*\) threads.*/\1/p' "$WORK/threads.err")
+check "(d) thread storm: short-lived threads counted (${nthreads:-?})" test "${nthreads:-0}" -gt 1000
+check "(d) thread storm: lost samples reported" grep -q '^taskspy: [0-9]* samples, [0-9]* lost,' "$WORK/threads.err"
+check "(d) thread storm: short threads rooted at their names, never [thread] ($(samples "$WORK/threads.folded" '^\[thread\]') of $(samples "$WORK/threads.folded" short_burn))" \
+    every_stack "$WORK/threads.folded" short_burn '^(fault-short|fault_threads);'
+check "(d) thread storm: no stack without frames" sh -c "! grep -q '^[^;]* [0-9]*$' '$WORK/threads.folded'"
+
+# (e) SIGSTOP during the recording
+start_fixture shares_nofp 30
+( sleep 1; kill -STOP "$FIXTURE_PID"; sleep 1; kill -CONT "$FIXTURE_PID" ) &
+run stopcont record -p "$FIXTURE_PID" -d 3 -o "$WORK/stopcont.folded"
+check "(e) stopped 1 s then continued: exit 0 at its duration (${SECS}s), samples" \
+    sh -c "[ $RC -eq 0 ] && $(declare -f lt); lt $SECS 6 && [ $(samples "$WORK/stopcont.folded" burn_) -gt 10 ]"
+check "(e) stopped 1 s then continued: the target is still running" sh -c "kill -0 $FIXTURE_PID && ! grep -q exited '$WORK/stopcont.err'"
+( sleep 1; kill -STOP "$FIXTURE_PID" ) &
+run stopped record -p "$FIXTURE_PID" -d 3 -o "$WORK/stopped.folded"
+check "(e) stopped until the end: exit 0 at its duration (${SECS}s)" sh -c "[ $RC -eq 0 ] && $(declare -f lt); lt $SECS 6"
+check "(e) stopped until the end: the second before the stop is written" test "$(samples "$WORK/stopped.folded" burn_)" -gt 5
+check "(e) stopped until the end: not mistaken for an exit" sh -c "! grep -q exited '$WORK/stopped.err'"
+run stopped_all record -p "$FIXTURE_PID" -d 2 -o "$WORK/stopped-all.svg"
+check "(e) stopped all along: exit 0 at its duration (${SECS}s)" sh -c "[ $RC -eq 0 ] && $(declare -f lt); lt $SECS 5"
+check "(e) stopped all along: says there were no samples" grep -q 'warning: no samples' "$WORK/stopped_all.err"
+check "(e) stopped all along: a valid (empty) SVG written" xmllint --noout "$WORK/stopped-all.svg"
+kill -CONT "$FIXTURE_PID"
+stop_fixture
+check "no taskspy process left running" sh -c "! pgrep -x taskspy -P $$ > /dev/null"
+finish
