@@ -213,6 +213,9 @@ static void print_summary(const struct record_options *o, const struct sampler_s
             "taskspy: %" PRIu64 " samples, %" PRIu64 " lost, %u threads, pid %d, %.1f s at %u Hz (%s, %s)\n",
             st->samples, st->lost, st->threads, (int)pid, st->duration_s, o->frequency,
             st->event_name ? st->event_name : "?", o->call_graph == SAMPLER_CALL_GRAPH_DWARF ? "dwarf" : "fp");
+    if (st->other_processes)
+        fprintf(stderr, "taskspy: %" PRIu64 " samples of the target's child processes left out (only the target "
+                        "process is profiled)\n", st->other_processes);
     if (st->unwind_truncated)
         fprintf(stderr, "taskspy: %" PRIu64 " stacks were truncated (deeper than the %u-byte copy or no unwind info)\n",
                 st->unwind_truncated, o->stack_size);

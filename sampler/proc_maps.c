@@ -23,8 +23,11 @@ int proc_maps_parse_line(const char *line, struct proc_map *out, char *pathbuf, 
         p++;
     size_t len = strcspn(p, "\n");
     static const char deleted[] = " (deleted)";
-    if (len >= sizeof(deleted) - 1 && memcmp(p + len - (sizeof(deleted) - 1), deleted, sizeof(deleted) - 1) == 0)
+    out->deleted = false;
+    if (len >= sizeof(deleted) - 1 && memcmp(p + len - (sizeof(deleted) - 1), deleted, sizeof(deleted) - 1) == 0) {
         len -= sizeof(deleted) - 1;
+        out->deleted = true;
+    }
     if (len >= pathbuf_size)
         len = pathbuf_size - 1;
     memcpy(pathbuf, p, len);
@@ -155,6 +158,8 @@ int proc_maps_load(struct proc_maps *m, pid_t pid)
         struct proc_map pm;
         if (proc_maps_parse_line(line, &pm, path, sizeof(path)) != 0)
             continue;
+        if (pm.deleted && path[0] == '/')
+            snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, pm.start, pm.end);
         if (proc_maps_insert(m, &pm) != 0) {
             rc = -1;
             break;

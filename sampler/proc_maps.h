@@ -12,6 +12,7 @@ struct proc_map {
     uint64_t start, end, pgoff;
     uint64_t inode;
     bool readable, executable;
+    bool deleted;              /* the file was deleted (or replaced) since it was mapped */
     char *path;                /* owned; "" for anonymous, "[stack]" etc. for special mappings */
 };
 
@@ -24,7 +25,9 @@ struct proc_maps {
 /* Parse one line of /proc/PID/maps. The path (without a trailing " (deleted)") is copied into pathbuf.
  * Returns 0, or -1 for a malformed line. */
 int proc_maps_parse_line(const char *line, struct proc_map *out, char *pathbuf, size_t pathbuf_size);
-/* Replace the contents with /proc/PID/maps. Returns 0, or -1 with errno set. */
+/* Replace the contents with /proc/PID/maps. A mapping of a deleted file gets the path
+ * /proc/PID/map_files/START-END, through which the mapped file can still be opened. Returns 0, or -1 with
+ * errno set. */
 int proc_maps_load(struct proc_maps *m, pid_t pid);
 /* Insert a mapping (copying its path), removing or trimming whatever it overlaps. Returns 0 or -1. */
 int proc_maps_insert(struct proc_maps *m, const struct proc_map *map);

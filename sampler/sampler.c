@@ -343,8 +343,10 @@ static void emit_mapping(struct sampler *s, const struct proc_map *m)
 {
     if (!s->sink || !s->sink->on_mapping || !m->path[0] || m->path[0] == '[')
         return;
+    bool map_file = strncmp(m->path, "/proc/", 6) == 0 && strstr(m->path, "/map_files/");
     struct sampler_mapping out = {
-        .start = m->start, .end = m->end, .pgoff = m->pgoff, .path = m->path, .root = s->root,
+        .start = m->start, .end = m->end, .pgoff = m->pgoff, .path = m->path,
+        .root = map_file ? "" : s->root,     /* a deleted file, opened through /proc/PID/map_files */
         .executable = m->executable,
     };
     s->sink->on_mapping(s->sink->ctx, &out);
@@ -464,6 +466,11 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
 
 static void handle_sample(struct sampler *s, const struct decoded_sample *d)
 {
+    if ((pid_t)d->pid != s->target.pid) {
+        /* inherited events follow forked children too: they are not threads of the target */
+        s->stats.other_processes++;
+        return;
+    }
     struct sampler_sample out;
     memset(&out, 0, sizeof(out));
     out.pid = (pid_t)d->pid;
@@ -597,12 +604,20 @@ static enum ring_buffer_next handle_record(void *ctx, const struct perf_event_he
     }
 }
 
-/* Peek pass: queue every marker record up to the round's cut-off. */
-static enum ring_buffer_next queue_marker(void *ctx, const struct perf_event_header *rec)
+static enum ring_buffer_next handle_record(void *ctx, const struct perf_event_header *rec);
+
+/* Peek pass: queue every marker record up to the round's cut-off, and learn thread names (a thread's name
+ * record may be in another CPU's buffer than its samples, and a short-lived thread is gone from /proc by the
+ * time its samples are read). */
+static enum ring_buffer_next peek_record(void *ctx, const struct perf_event_header *rec)
 {
     struct sampler *s = ctx;
     if (record_time(rec) > s->round_end_ns)
         return RING_BUFFER_KEEP;
+    if (rec->type == PERF_RECORD_COMM || rec->type == PERF_RECORD_FORK)
+        return handle_record(ctx, rec);      /* naming twice (again in the drain pass) is harmless */
+    if (!s->markers)
+        return RING_BUFFER_CONTINUE;
     uint64_t id;
     uint32_t unused;
     if (rec->type == PERF_RECORD_THROTTLE && rec->size >= sizeof(*rec) + 16) {
@@ -632,12 +647,11 @@ static enum ring_buffer_next queue_marker(void *ctx, const struct perf_event_hea
 static void drain_all(struct sampler *s, bool final)
 {
     s->round_end_ns = final ? UINT64_MAX : now_ns() - 2000000ull;
-    if (s->markers) {
-        for (size_t c = 0; c < s->n_cpus; c++)
-            if (s->cpus[c].fd >= 0)
-                ring_buffer_peek(&s->cpus[c].rb, queue_marker, s);
+    for (size_t c = 0; c < s->n_cpus; c++)
+        if (s->cpus[c].fd >= 0)
+            ring_buffer_peek(&s->cpus[c].rb, peek_record, s);
+    if (s->markers)
         task_tracker_round_begin(&s->tasks);
-    }
     for (size_t c = 0; c < s->n_cpus; c++)
         if (s->cpus[c].fd >= 0)
             ring_buffer_drain(&s->cpus[c].rb, handle_record, s);

@@ -86,6 +86,7 @@ struct sampler_stats {
     uint64_t lost_markers;           /* of which marker records, as far as known */
     uint64_t throttled_markers;      /* times the kernel throttled a marker event (records dropped) */
     uint64_t unwind_truncated;
+    uint64_t other_processes;        /* samples of the target's child processes, left out */
     unsigned threads;                /* distinct threads seen */
     double duration_s;               /* wall time recorded */
     bool target_exited;              /* the target ended before the recording did */

@@ -166,7 +166,8 @@ static int busiest_first(const void *a, const void *b)
 
 void task_tracker_sort(struct task_tracker *t)
 {
-    qsort(t->tasks, t->n_tasks, sizeof(*t->tasks), busiest_first);
+    if (t->n_tasks > 1)     /* (qsort's array must not be NULL, even for no elements) */
+        qsort(t->tasks, t->n_tasks, sizeof(*t->tasks), busiest_first);
     /* the index is stale after sorting: rebuild it */
     u64_map_free(&t->task_index);
     if (u64_map_init(&t->task_index, t->n_tasks + 16) == 0)

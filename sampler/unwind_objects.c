@@ -154,11 +154,13 @@ static void open_object(struct unwind_objects *objs, struct unwind_object *o)
     if (strcmp(o->path, "[vdso]") == 0) {
         rc = open_vdso(&o->elf);
     } else {
-        size_t n = strlen(objs->root) + strlen(o->path) + 1;
+        /* /proc/PID/map_files/... (a deleted file, see proc_maps_load) is opened as it is, not under root */
+        const char *root = strncmp(o->path, "/proc/", 6) == 0 && strstr(o->path, "/map_files/") ? "" : objs->root;
+        size_t n = strlen(root) + strlen(o->path) + 1;
         char *full = malloc(n);
         if (!full)
             return;
-        snprintf(full, n, "%s%s", objs->root, o->path);
+        snprintf(full, n, "%s%s", root, o->path);
         rc = elf_file_open(&o->elf, full);
         free(full);
     }
