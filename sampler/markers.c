@@ -8,6 +8,7 @@
 #include "sampler/markers.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ struct probe_location {
     uint64_t semaphore_offset;         /* 0 = none */
     bool retprobe;
 };
+
+#define MAX_OPTIONAL_SITES 8
 
 struct marker_probe {
     char provider[64];
@@ -315,10 +318,26 @@ void markers_scan_object(struct markers *m, const char *path)
             usable = false;
         }
     }
+    /* Optional markers (spawn, terminate, park, unpark) only feed counts in the summary, but every location
+     * costs an event per CPU and each event's teardown waits in the kernel: skip a kind with many sites
+     * (tokio inlines spawn at every call site). */
+    size_t sites[MARKER_KIND_COUNT] = { 0 };
+    for (size_t i = 0; i < notes.n; i++) {
+        enum marker_kind k = kind_of(notes.v[i].marker);
+        if (k != MARKER_KIND_COUNT && usdt_provider_selected(m->spec, notes.v[i].provider))
+            sites[k]++;
+    }
+    for (int k = 0; k < MARKER_KIND_COUNT; k++)
+        if (k != MARKER_POLL_START && k != MARKER_POLL_END && sites[k] > MAX_OPTIONAL_SITES)
+            fprintf(stderr, "taskspy: not attaching %zu %s markers in %s (optional; more than %d sites)\n",
+                    sites[k], k == MARKER_SPAWN ? "task-spawn" : k == MARKER_TERMINATE ? "task-terminate" : "park",
+                    path, MAX_OPTIONAL_SITES);
     for (size_t i = 0; i < notes.n && usable; i++) {
         const struct usdt_note *n = &notes.v[i];
         enum marker_kind k = kind_of(n->marker);
         if (k == MARKER_KIND_COUNT || !usdt_provider_selected(m->spec, n->provider))
+            continue;
+        if (k != MARKER_POLL_START && k != MARKER_POLL_END && sites[k] > MAX_OPTIONAL_SITES)
             continue;
         struct usdt_arg a;
         bool with_arg = needs_arg(k) && usdt_arg_parse(n->args, 0, &a) == USDT_ARG_OK;
@@ -389,12 +408,47 @@ void markers_stats(struct markers *m, struct sampler_probe_stat **probes, size_t
     *n = m ? m->n_stats : 0;
 }
 
+struct close_slice {
+    const int *fds;
+    size_t n;
+};
+
+static void *close_fds(void *arg)
+{
+    const struct close_slice *c = arg;
+    for (size_t i = 0; i < c->n; i++)
+        close(c->fds[i]);
+    return NULL;
+}
+
+/* Closing a uprobe event waits in the kernel for the probe's unregistration (an SRCU grace period, tens of
+ * milliseconds), one close after another: hundreds of marker events would take many seconds. Concurrent
+ * closes share grace periods, so close them from several threads at once. */
+static void close_all(const int *fds, size_t n)
+{
+    enum { MAX_CLOSERS = 32 };
+    pthread_t threads[MAX_CLOSERS];
+    struct close_slice slices[MAX_CLOSERS];
+    size_t n_threads = n < MAX_CLOSERS ? n : MAX_CLOSERS, started = 0;
+    for (size_t t = 0; t < n_threads; t++) {
+        size_t from = n * t / n_threads, to = n * (t + 1) / n_threads;
+        slices[t] = (struct close_slice){ fds + from, to - from };
+        if (pthread_create(&threads[t], NULL, close_fds, &slices[t]) != 0) {
+            close_fds(&slices[t]);      /* no thread: close them here */
+            continue;
+        }
+        started |= (size_t)1 << t;
+    }
+    for (size_t t = 0; t < n_threads; t++)
+        if (started & ((size_t)1 << t))
+            pthread_join(threads[t], NULL);
+}
+
 void markers_close(struct markers *m)
 {
     if (!m)
         return;
-    for (size_t i = 0; i < m->n_fds; i++)
-        close(m->fds[i]);
+    close_all(m->fds, m->n_fds);
     if (m->tracefs_state == 1) {
         size_t n = 0;
         struct uprobe_tracefs_event *evs = calloc(m->n_probes ? m->n_probes : 1, sizeof(*evs));

@@ -12,14 +12,6 @@
 source "$(dirname "$0")/lib/tap.sh"
 plan 30
 
-run() { # run NAME ARGS...: taskspy with stderr in $WORK/NAME.err, status in RC, seconds taken in SECS
-    local name=$1; shift
-    local t0; t0=$(date +%s.%N)
-    "$TASKSPY" "$@" > "$WORK/$name.out" 2> "$WORK/$name.err"
-    RC=$?
-    SECS=$(echo "$(date +%s.%N) - $t0" | bc)
-}
-lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 # roots FOLDED: the distinct root frames
 roots() { cut -d';' -f1 "$1" | sed 's/ [0-9]*$//' | sort -u | tr '\n' ' '; }
 

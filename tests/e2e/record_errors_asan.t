@@ -9,11 +9,6 @@ out_dir="$WORK/out"
 mkdir -p "$out_dir"
 empty_dir() { [ -z "$(ls -A "$out_dir")" ] || { ls -A "$out_dir" | diag; return 1; }; }
 one_line() { [ "$(wc -l < "$1")" -eq 1 ] || { diag < "$1"; return 1; }; }
-run() { # run NAME ARGS...: run taskspy, keep stderr in $WORK/NAME.err and the status in RC
-    local name=$1; shift
-    "$TASKSPY" "$@" > "$WORK/$name.out" 2> "$WORK/$name.err"
-    RC=$?
-}
 
 # No such PID (pid_max is at most 4194304)
 run nopid record -p 4194303 -d 1 -o "$out_dir/a.folded"

@@ -58,4 +58,14 @@ no_stack() {
         END { exit bad }' "$1" | diag
     return "${PIPESTATUS[0]}"
 }
+# run NAME ARGS...: taskspy with stdout/stderr in $WORK/NAME.out/.err, its status in RC, seconds taken in SECS
+run() {
+    local name=$1; shift
+    local t0; t0=$(date +%s.%N)
+    "$TASKSPY" "$@" > "$WORK/$name.out" 2> "$WORK/$name.err"
+    RC=$?
+    SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+}
+# lt A B: A < B as numbers
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 finish() { exit $TAP_FAILED; }
