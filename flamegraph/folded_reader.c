@@ -86,6 +86,7 @@ struct folded_parse {
     char *prev;                          /* the last stack's text: a shared prefix is not interned again */
     size_t prev_len, prev_cap, prev_frames;
     struct folded_read_report *report;
+    uint64_t total;                      /* the profile's total as this read goes (checked for overflow) */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -279,7 +280,7 @@ static int parse_line(struct folded_parse *fp, char *line, size_t len)
         malformed(fp, "no frames");
         return 0;
     }
-    if (count > UINT64_MAX - profile_total(fp->p)) {
+    if (count > UINT64_MAX - fp->total) {
         malformed(fp, "count too large (total overflows)");
         return 0;
     }
@@ -288,6 +289,7 @@ static int parse_line(struct folded_parse *fp, char *line, size_t len)
         return (int)n;
     if (count > 0 && profile_add_ids(fp->p, fp->ids, (size_t)n, count) != 0)
         return -1;
+    fp->total += count;
     fp->report->stacks++;
     return 0;
 }
@@ -303,7 +305,7 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, FILE *war
         name = "<input>";
     struct line_reader r = { .in = in, .cap = FOLDED_READ_CHUNK };
     r.buf = malloc(r.cap + 1);
-    struct folded_parse fp = { .p = p, .name = name, .warn = warn, .report = report };
+    struct folded_parse fp = { .p = p, .name = name, .warn = warn, .report = report, .total = profile_total(p) };
     int rc = -1;
     if (!r.buf) {
         snprintf(err, errlen, "%s: out of memory", name);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #define ARENA_CHUNK (64u * 1024u)
+#define LAST_PATH_MAX 512u
 
 struct arena_chunk {
     struct arena_chunk *next;
@@ -33,16 +34,30 @@ struct profile {
     uint32_t *child_slots;          /* open addressing over (parent, frame): node index + 1, 0 = empty */
     size_t child_slot_mask;
     size_t distinct_stacks;
+    bool totals_stale;              /* node totals are summed from self counts on demand */
+    /* the path of the stack added last: consecutive stacks share prefixes (sorted input, one thread's
+     * samples), which then need no lookups */
+    uint32_t last_frames[LAST_PATH_MAX];
+    uint32_t last_nodes[LAST_PATH_MAX];
+    size_t last_depth;
 };
 
+/* A word at a time: frame names are long (Rust paths), and this runs for every frame of every stack. */
 static uint32_t hash_bytes(const char *s, size_t len)
 {
-    uint32_t h = 2166136261u;       /* FNV-1a */
-    for (size_t i = 0; i < len; i++) {
-        h ^= (uint8_t)s[i];
-        h *= 16777619u;
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
     }
-    return h;
+    uint64_t tail = 0;
+    memcpy(&tail, s + i, len - i);
+    h = (h ^ tail) * 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 29;
+    return (uint32_t)h;
 }
 
 static uint32_t hash_pair(uint32_t parent, uint32_t frame)
@@ -230,20 +245,47 @@ static uint32_t child_of(struct profile *p, uint32_t parent, uint32_t frame)
 int profile_add_ids(struct profile *p, const uint32_t *frames, size_t n, uint64_t count)
 {
     uint32_t node = 0;
-    /* First find or create the whole path, then count, so a failure leaves counts consistent. */
-    for (size_t i = 0; i < n; i++) {
-        if (frames[i] >= p->n_frames)
+    size_t i = 0;
+    /* the prefix shared with the last stack added is already known */
+    while (i < n && i < p->last_depth && frames[i] == p->last_frames[i])
+        node = p->last_nodes[i++];
+    /* Find or create the rest of the path, then count, so a failure leaves counts consistent. */
+    for (; i < n; i++) {
+        if (frames[i] >= p->n_frames) {
+            p->last_depth = 0;
             return -1;
+        }
         node = child_of(p, node, frames[i]);
-        if (node == PROFILE_NO_NODE)
+        if (node == PROFILE_NO_NODE) {
+            p->last_depth = 0;
             return -1;
+        }
+        if (i < LAST_PATH_MAX) {
+            p->last_frames[i] = frames[i];
+            p->last_nodes[i] = node;
+        }
     }
+    p->last_depth = n < LAST_PATH_MAX ? n : LAST_PATH_MAX;
     if (p->nodes[node].self == 0 && n > 0)
         p->distinct_stacks++;
     p->nodes[node].self += count;
-    for (uint32_t at = node; at != PROFILE_NO_NODE; at = p->nodes[at].parent)
-        p->nodes[at].total += count;
+    p->totals_stale = true;         /* totals are summed once when read, not per stack added */
     return 0;
+}
+
+/* Sum totals from self counts: children always come after their parent in the node array, so one pass
+ * from the last node to the first adds each finished subtree into its parent. The totals are a cache of
+ * the self counts, so this is allowed on a const profile. */
+static void refresh_totals(const struct profile *cp)
+{
+    struct profile *p = (struct profile *)cp;
+    if (!p->totals_stale)
+        return;
+    for (size_t i = 0; i < p->n_nodes; i++)
+        p->nodes[i].total = p->nodes[i].self;
+    for (size_t i = p->n_nodes; i-- > 1;)
+        p->nodes[p->nodes[i].parent].total += p->nodes[i].total;
+    p->totals_stale = false;
 }
 
 int profile_add(struct profile *p, const char *const *names, size_t n, uint64_t count)
@@ -267,12 +309,14 @@ int profile_add(struct profile *p, const char *const *names, size_t n, uint64_t 
 
 const struct profile_node *profile_nodes(const struct profile *p, size_t *n)
 {
+    refresh_totals(p);
     *n = p->n_nodes;
     return p->nodes;
 }
 
 uint64_t profile_total(const struct profile *p)
 {
+    refresh_totals(p);
     return p->nodes[0].total;
 }
 
