@@ -3,7 +3,7 @@
 # on stderr with a non-zero exit and leaves no output (and no temporary) file; a target that exits while
 # recorded, and SIGINT, still write a complete output. Also run with the ASan/UBSan build.
 source "$(dirname "$0")/lib/tap.sh"
-plan 33
+plan 36
 
 out_dir="$WORK/out"
 mkdir -p "$out_dir"
@@ -94,6 +94,14 @@ RC=$?
 check "SIGTERM (launch): exit 0 and output written" sh -c "[ $RC -eq 0 ] && [ -s '$out_dir/term.folded' ]"
 sleep 1.2
 check "SIGTERM (launch): the launched target was ended too" sh -c "! pgrep -f '[s]hares_nofp 60' > /dev/null"
+
+# A marker whose argument spec cannot be decoded (%rip-relative): named, that object's markers left out, the
+# program profiled as usual
+run badmarker record -d 2 -o "$out_dir/bad.folded" -- "$FIXTURES/bad_marker" 3
+check "undecodable marker: exit 0 and a profile" sh -c "[ $RC -eq 0 ] && grep -q 'burn_bad_marker' '$out_dir/bad.folded'"
+check "undecodable marker: the marker and its spec are named" \
+    grep -q "marker bad_marker:task__poll__start in .*bad_marker has an argument taskspy cannot decode ('8@current_task(%rip)')" "$WORK/badmarker.err"
+check "undecodable marker: no task roots from it" sh -c "! grep -q '^task' '$out_dir/bad.folded'"
 
 # No temporary files anywhere in the output directory
 check "no temporary files left behind" sh -c "! ls -A '$out_dir' | grep -q '^\.'"
