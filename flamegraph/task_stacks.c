@@ -411,15 +411,14 @@ int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task
             else if (entry == PROFILE_NO_FRAME)
                 return add_pending(t, task_id, count);
         } else {
-            /* A truncated stack that does not reach the boundary: keep its innermost frames. */
+            /* A truncated stack that does not reach the boundary: keep its innermost frames, under the task's
+             * entry if its other samples told it (never guessed from these frames). */
             entry = known_entry(t, task_id);
-            if (entry == PROFILE_NO_FRAME && n > 0)
-                entry = frames[0]->entry;
         }
         if (t->group_by != GROUP_BY_NONE) {
             uint32_t root = PROFILE_NO_FRAME;
             if (entry == PROFILE_NO_FRAME)
-                root = t->unknown_root;
+                root = t->unknown_entry_root;
             else if (id_known)
                 root = task_root(t, task_id, entry);
             else
