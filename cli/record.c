@@ -95,7 +95,8 @@ static const struct cached_address *frames_of(struct record_sink *k, uint64_t ad
         const char *name = f ? f->name : "[unknown]";
         char object_name[300];
         if ((!name || strcmp(name, "[unknown]") == 0) && r && r->object) {
-            snprintf(object_name, sizeof(object_name), "[%s]", r->object);
+            /* no symbol: name the object ("[libfoo.so]"; pseudo objects such as "[vdso]" as they are) */
+            snprintf(object_name, sizeof(object_name), r->object[0] == '[' ? "%s" : "[%s]", r->object);
             name = object_name;
         }
         if (task_stacks_prepare(k->stacks, name, f ? f->file : NULL, f ? f->line : 0, kernel,

@@ -23,8 +23,10 @@ static const struct runtime_rule rules[] = {
         /* Rust legacy demangling prints "tokio::...::Harness<T,S>::poll", v0 "<tokio::...::Harness<..>>::poll" */
         .runtime = "tokio",
         .boundary = "^<?tokio::runtime::task::harness::Harness<.*>>?::poll$",
-        .glue = "^<?(tokio::runtime::task::(harness::(poll_future|Harness<.*>>?::poll_inner)|core::Core<.*>>?::poll"
-                "|raw::poll|raw::RawTask>?::poll)|tokio::loom::std::unsafe_cell::UnsafeCell<.*>>?::with_mut"
+        .glue = "^<?(tokio::runtime::task::(harness::(poll_future|Harness<.*>>?::poll_inner)"
+                "|core::(Core<.*>>?::poll|TaskIdGuard)|raw::poll|raw::RawTask>?::poll)"
+                "|tokio::runtime::context::(set_current_task_id|with)"
+                "|tokio::loom::std::unsafe_cell::UnsafeCell<.*>>?::with_mut"
                 "|std::panicking::(try|catch_unwind)|std::panic::catch_unwind"
                 "|<?core::panic::unwind_safe::AssertUnwindSafe<.*> as core::ops::function::FnOnce<.*>>::call_once)",
         .worker_loop = "^<?tokio::runtime::scheduler::(multi_thread::worker::(Launch>?::launch|run)"

@@ -341,7 +341,8 @@ static size_t choose_buffer_pages(size_t n_cpus)
 
 static void emit_mapping(struct sampler *s, const struct proc_map *m)
 {
-    if (!s->sink || !s->sink->on_mapping || !m->path[0] || m->path[0] == '[')
+    /* files, and the vDSO (named "[vdso]" in frames it has no symbols for); not [stack], [heap] etc. */
+    if (!s->sink || !s->sink->on_mapping || !m->path[0] || (m->path[0] == '[' && strcmp(m->path, "[vdso]") != 0))
         return;
     bool map_file = strncmp(m->path, "/proc/", 6) == 0 && strstr(m->path, "/map_files/");
     struct sampler_mapping out = {

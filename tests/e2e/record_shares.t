@@ -17,7 +17,9 @@ check_profile() { # check_profile LABEL FOLDED ROOT_MAIN
     check "$label: worker stacks reach the thread start" every_stack "$f" '^shares-worker;.*burn_' '^shares-worker;(__GI___clone3;)?start_thread;worker_main;work_loop;burn_'
     check "$label: main-thread stacks reach main" every_stack "$f" "^$main_root;.*burn_" ";main;work_loop;burn_"
     check "$label: inlined mix_inline shows under burn_b" every_stack "$f" ';burn_b;' ';burn_b;mix_inline;spin'
-    check "$label: spin is the leaf" every_stack "$f" 'burn_' ';spin[.a-z0-9]* [0-9]*$|;spin[.a-z0-9]*$'
+    # (a sample can also land in burn_*'s own few instructions around the calls)
+    local leaf; leaf=$(samples "$f" ';spin[.a-z0-9]*$')
+    check "$label: spin is the leaf ($leaf of $n samples, >= 98%)" test $((leaf * 100)) -ge $((n * 98))
     check "$label: stacks are not truncated" no_stack "$f" '.' '\[unknown\]'
 }
 
