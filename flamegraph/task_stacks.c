@@ -313,7 +313,9 @@ static size_t find_boundary(struct task_stacks *t, const struct stack_frame *con
     if (marker_function != PROFILE_NO_FRAME) {
         for (size_t i = n; i-- > 0;)
             if (frames[i]->function == marker_function) {
-                if (i > 0)
+                /* learn who calls a user's hook; a runtime boundary (tokio's Harness::poll probed without
+                 * markers) is found by the runtime rules when its own frame is gone (a tail call) */
+                if (i > 0 && !(frames[i]->runtime & RUNTIME_BOUNDARY))
                     learn_caller(t, marker_function, frames[i - 1]->function);
                 return i;
             }
@@ -390,8 +392,10 @@ int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task
         cut = find_boundary(t, frames, n, marker_function);
         first = cut == SIZE_MAX ? 0 : past_glue(frames, n, cut);
         /* The boundary found runs a worker loop (a thread back in the scheduler after the poll, when only
-         * poll entries are probed): the sample is the thread's. */
-        if (cut != SIZE_MAX && first < n && runs_worker_loop(frames, n, first)) {
+         * poll entries are probed), or no boundary is on a stack that reaches a worker loop (the runtime's
+         * own work, e.g. completing a task after a tail call left the poll): the sample is the thread's. */
+        if ((cut != SIZE_MAX && first < n && runs_worker_loop(frames, n, first)) ||
+            (cut == SIZE_MAX && runs_worker_loop(frames, n, 0))) {
             state = STACK_NO_TASK;
             first = 0;
         }
