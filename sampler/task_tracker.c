@@ -25,6 +25,7 @@ void task_tracker_free(struct task_tracker *t)
     free(t->pending);
     free(t->pending_cursor);
     free(t->pending_end);
+    free(t->after);
     memset(t, 0, sizeof(*t));
 }
 
@@ -252,6 +253,33 @@ int task_tracker_round_begin(struct task_tracker *t)
         t->n_cursors++;
         i = j;
     }
+    /* The state of each thread after each of its hits, from its state before the round. */
+    if (t->n_pending > t->cap_after) {
+        struct thread_poll_state *v = realloc(t->after, t->n_pending * sizeof(*v));
+        if (!v)
+            return -1;
+        t->after = v;
+        t->cap_after = t->n_pending;
+    }
+    for (size_t slot = 0; slot < t->n_cursors; slot++) {
+        uint32_t tid = t->pending[t->pending_cursor[slot]].tid;
+        struct thread_poll_state st = { .tid = tid, .state = SAMPLER_NOT_IN_TASK };
+        uint32_t idx;
+        if (u64_map_get(&t->thread_index, tid, &idx))
+            st = t->threads[idx];
+        for (size_t k = t->pending_cursor[slot]; k < t->pending_end[slot]; k++) {
+            const struct marker_hit *h = &t->pending[k];
+            if (h->kind == MARKER_POLL_START) {
+                st.state = SAMPLER_IN_TASK;
+                st.task_id = h->arg0;
+                st.probe_addr = h->probe_addr;
+            } else if (h->kind == MARKER_POLL_END || (h->kind == MARKER_POLL_RETURN && st.state == SAMPLER_IN_TASK)) {
+                st.state = SAMPLER_NOT_IN_TASK;
+                st.probe_addr = 0;
+            }
+            t->after[k] = st;
+        }
+    }
     return 0;
 }
 
@@ -269,8 +297,24 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enu
                      uint64_t *task_id, uint64_t *probe_addr)
 {
     uint32_t slot;
-    if (t->n_cursors && u64_map_get(&t->pending_index, tid, &slot))
-        apply_until(t, slot, time_ns);
+    if (t->n_cursors && u64_map_get(&t->pending_index, tid, &slot)) {
+        /* the last hit at or before time_ns */
+        size_t lo = t->pending_cursor[slot], hi = t->pending_end[slot];
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (t->pending[mid].time_ns <= time_ns)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo > t->pending_cursor[slot]) {
+            const struct thread_poll_state *st = &t->after[lo - 1];
+            *state = st->state;
+            *task_id = st->state == SAMPLER_IN_TASK ? st->task_id : 0;
+            *probe_addr = st->probe_addr;
+            return;
+        }
+    }
     task_tracker_current(t, tid, state, task_id, probe_addr);
 }
 

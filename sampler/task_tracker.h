@@ -54,8 +54,10 @@ struct task_tracker {
     struct marker_hit *pending;
     size_t n_pending, cap_pending;
     struct u64_map pending_index;          /* tid -> cursor slot in pending_cursor[] */
-    size_t *pending_cursor;                /* per tid with hits: next hit to apply */
+    size_t *pending_cursor;                /* per tid with hits: its first hit */
     size_t *pending_end;                   /* per tid: one past its last hit */
+    struct thread_poll_state *after;       /* per pending hit: the thread's poll state after it */
+    size_t cap_after;
     size_t n_cursors, cap_cursors;
 };
 
@@ -71,10 +73,13 @@ void task_tracker_lost(struct task_tracker *t);
  * marker and sample records came through different ring buffers. */
 int task_tracker_queue(struct task_tracker *t, const struct marker_hit *hit);
 int task_tracker_round_begin(struct task_tracker *t);
-/* Apply tid's queued hits up to time_ns, then report what it is polling. */
+/* What tid was polling at time_ns: the state after its last queued hit at or before time_ns (or its state
+ * before the round). Samples of a thread come from several CPUs' buffers, so they may be asked about out of
+ * time order; the answer does not depend on the order of the questions. */
 void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enum sampler_task_state *state,
                      uint64_t *task_id, uint64_t *probe_addr);
-/* Apply every queued hit up to time_ns; later ones wait for the next round. */
+/* Apply every queued hit up to time_ns in time order (statistics, state); later ones wait for the next
+ * round. */
 void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns);
 
 /* What tid is polling now. */
