@@ -37,10 +37,7 @@ ids=$(grep -o '^task [0-9]*: task_[a-z]*' "$WORK/by-task.folded" | sort -u)
 check "group-by task: many task roots ($(echo "$ids" | wc -l))" test "$(echo "$ids" | wc -l)" -gt 20
 # each task id under one entry; samples under another entry of an id are the rare late attribution (README,
 # known limitations): shown, and at most 1% of the task samples
-awk '/^task [0-9]+: / { n = $NF; split($0, a, ";"); root = a[1]; split(root, r, ": "); id = r[1];
-        c[id SUBSEP root] += n; if (c[id SUBSEP root] > best[id]) best[id] = c[id SUBSEP root]; all[id] += n; total += n }
-     END { for (id in all) minor += all[id] - best[id]; printf "%d %d\n", minor, total }' "$WORK/by-task.folded" > "$WORK/minor"
-read -r minor total < "$WORK/minor"
+read -r minor total <<< "$(minor_entries "$WORK/by-task.folded")"
 echo "$ids" | cut -d: -f1 | sort | uniq -d | while read -r dup; do grep "^$dup:" "$WORK/by-task.folded"; done | cut -c1-160 | diag
 check "group-by task: each task id under one entry ($minor of $total samples elsewhere, < 1%)" test $((minor * 100)) -lt "$total"
 "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by none -o "$WORK/none.folded" 2> /dev/null

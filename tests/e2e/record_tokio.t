@@ -66,10 +66,7 @@ ids=$(grep -oE '^task [0-9]+: [^;]*' "$WORK/by-task.folded" | sort -u)
 check "group-by task: many task roots ($(echo "$ids" | wc -l))" test "$(echo "$ids" | wc -l)" -gt 20
 # each task id under one entry: samples under any other entry of an id are the rare late attribution (README,
 # known limitations), at most 1% of the task samples
-awk '/^task [0-9]+: / { n = $NF; split($0, a, ";"); root = a[1]; split(root, r, ": "); id = r[1];
-        c[id SUBSEP root] += n; if (c[id SUBSEP root] > best[id]) best[id] = c[id SUBSEP root]; all[id] += n; total += n }
-     END { for (id in all) minor += all[id] - best[id]; printf "%d %d\n", minor, total }' "$WORK/by-task.folded" > "$WORK/minor"
-read -r minor total < "$WORK/minor"
+read -r minor total <<< "$(minor_entries "$WORK/by-task.folded")"
 check "group-by task: each task id under one entry ($minor of $total samples elsewhere, < 1%)" test $((minor * 100)) -lt "$total"
 stop_fixture
 start_fixture tokio_markers 40

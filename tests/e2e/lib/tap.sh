@@ -58,6 +58,13 @@ no_stack() {
         END { exit bad }' "$1" | diag
     return "${PIPESTATUS[0]}"
 }
+# minor_entries FOLDED: "MINOR TOTAL" for a --group-by task profile: MINOR counts the samples of each task id
+# that are not under that id's main entry (one id should have one entry), TOTAL all task samples
+minor_entries() {
+    awk '/^task [0-9a-fx]+: / { n = $NF; split($0, a, ";"); root = a[1]; split(root, r, ": "); id = r[1];
+            c[id SUBSEP root] += n; if (c[id SUBSEP root] > best[id]) best[id] = c[id SUBSEP root]; all[id] += n; total += n }
+         END { for (id in all) minor += all[id] - best[id]; printf "%d %d\n", minor, total }' "$1"
+}
 # run NAME ARGS...: taskspy with stdout/stderr in $WORK/NAME.out/.err, its status in RC, seconds taken in SECS
 run() {
     local name=$1; shift
