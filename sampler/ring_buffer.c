@@ -78,9 +78,13 @@ static long walk(struct ring_buffer *rb, ring_buffer_record_fn fn, void *ctx, bo
         }
         size_t off = (size_t)(tail & mask);
         struct perf_event_header hdr;
-        /* The header itself may wrap (records are 8-byte aligned, so only with a corrupt buffer). */
-        for (size_t i = 0; i < sizeof(hdr); i++)
-            ((uint8_t *)&hdr)[i] = rb->data[(off + i) & mask];
+        if (off + sizeof(hdr) <= rb->data_size) {
+            memcpy(&hdr, rb->data + off, sizeof(hdr));
+        } else {
+            /* The header itself wraps (records are 8-byte aligned, so only with a corrupt buffer). */
+            for (size_t i = 0; i < sizeof(hdr); i++)
+                ((uint8_t *)&hdr)[i] = rb->data[(off + i) & mask];
+        }
         /* The kernel writes 8-byte aligned records; anything else is corruption (and would misalign the next
          * header). A u16 size never exceeds the 64 KiB scratch. */
         if (hdr.size < sizeof(hdr) || hdr.size > avail || hdr.size % 8 != 0) {

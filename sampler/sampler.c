@@ -84,11 +84,17 @@ struct sampler {
     uint64_t chain_user[SAMPLER_MAX_FRAMES];
 };
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (clock_gettime(clock, &ts) != 0)
+        return 0;
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+    return clock_ns(CLOCK_MONOTONIC);
 }
 
 static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group, unsigned long flags)
@@ -620,7 +626,6 @@ static enum ring_buffer_next peek_record(void *ctx, const struct perf_event_head
     if (!s->markers)
         return RING_BUFFER_CONTINUE;
     uint64_t id;
-    uint32_t unused;
     if (rec->type == PERF_RECORD_THROTTLE && rec->size >= sizeof(*rec) + 16) {
         /* The kernel dropped records of a marker event (more hits per tick than
          * kernel.perf_event_max_sample_rate allows): which thread's is unknown. */
@@ -634,11 +639,11 @@ static enum ring_buffer_next peek_record(void *ctx, const struct perf_event_head
     if (rec->type != PERF_RECORD_SAMPLE || rec->size < sizeof(*rec) + 8)
         return RING_BUFFER_CONTINUE;
     memcpy(&id, rec + 1, 8);
-    if (u64_map_get(&s->sampling_ids, id, &unused))
-        return RING_BUFFER_CONTINUE;
-    struct marker_hit hit;
-    if (markers_decode(s->markers, rec, id, &hit) == 1)
+    struct marker_hit hit;      /* (markers_decode leaves the sampling events' records alone) */
+    if (markers_decode(s->markers, rec, id, &hit) == 1) {
         task_tracker_queue(&s->tasks, &hit);
+        s->stats.marker_records++;
+    }
     return RING_BUFFER_CONTINUE;
 }
 
@@ -647,6 +652,7 @@ static enum ring_buffer_next peek_record(void *ctx, const struct perf_event_head
  * a little in the past so records stamped before it but still being written are not missed. */
 static void drain_all(struct sampler *s, bool final)
 {
+    uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     s->round_end_ns = final ? UINT64_MAX : now_ns() - 2000000ull;
     for (size_t c = 0; c < s->n_cpus; c++)
         if (s->cpus[c].fd >= 0)
@@ -658,6 +664,7 @@ static void drain_all(struct sampler *s, bool final)
             ring_buffer_drain(&s->cpus[c].rb, handle_record, s);
     if (s->markers)
         task_tracker_round_end(&s->tasks, s->round_end_ns);
+    s->stats.processing_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 }
 
 static void enable_all(struct sampler *s, unsigned long request)

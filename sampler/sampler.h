@@ -89,6 +89,9 @@ struct sampler_stats {
     uint64_t other_processes;        /* samples of the target's child processes, left out */
     unsigned threads;                /* distinct threads seen */
     double duration_s;               /* wall time recorded */
+    uint64_t processing_cpu_ns;      /* taskspy CPU time from ring buffers to aggregated, symbolized stacks
+                                        (reading, decoding, unwinding, the sink's work), while recording */
+    uint64_t marker_records;         /* marker records decoded */
     bool target_exited;              /* the target ended before the recording did */
     int target_status;               /* its wait status, in launch mode */
     const char *event_name;          /* "cycles" or "cpu-clock" */

@@ -7,8 +7,7 @@
 int task_tracker_init(struct task_tracker *t)
 {
     memset(t, 0, sizeof(*t));
-    if (u64_map_init(&t->thread_index, 64) != 0 || u64_map_init(&t->task_index, 1024) != 0 ||
-        u64_map_init(&t->pending_index, 64) != 0) {
+    if (u64_map_init(&t->thread_index, 64) != 0 || u64_map_init(&t->task_index, 1024) != 0) {
         task_tracker_free(t);
         return -1;
     }
@@ -19,35 +18,42 @@ void task_tracker_free(struct task_tracker *t)
 {
     u64_map_free(&t->thread_index);
     u64_map_free(&t->task_index);
-    u64_map_free(&t->pending_index);
+    for (uint32_t i = 0; t->hits && i < t->n_threads; i++) {
+        free(t->hits[i].v);
+        free(t->hits[i].after);
+    }
+    free(t->hits);
+    free(t->active);
     free(t->threads);
     free(t->tasks);
-    free(t->pending);
-    free(t->pending_cursor);
-    free(t->pending_end);
-    free(t->after);
     memset(t, 0, sizeof(*t));
 }
 
-static struct thread_poll_state *thread_state(struct task_tracker *t, uint32_t tid)
+/* The threads[] index of tid, a new entry (not in a task) when unseen. Returns false when out of memory. */
+static bool thread_slot(struct task_tracker *t, uint32_t tid, uint32_t *idx)
 {
-    uint32_t idx;
-    if (u64_map_get(&t->thread_index, tid, &idx))
-        return &t->threads[idx];
+    if (u64_map_get(&t->thread_index, tid, idx))
+        return true;
     if (t->n_threads == t->cap_threads) {
         uint32_t cap = t->cap_threads ? t->cap_threads * 2 : 16;
         struct thread_poll_state *v = realloc(t->threads, cap * sizeof(*v));
         if (!v)
-            return NULL;
+            return false;
         t->threads = v;
+        struct thread_hits *h = realloc(t->hits, cap * sizeof(*h));
+        if (!h)
+            return false;
+        t->hits = h;
         t->cap_threads = cap;
     }
     if (u64_map_put(&t->thread_index, tid, t->n_threads) != 0)
-        return NULL;
-    struct thread_poll_state *s = &t->threads[t->n_threads++];
+        return false;
+    *idx = t->n_threads++;
+    struct thread_poll_state *s = &t->threads[*idx];
     memset(s, 0, sizeof(*s));
     s->tid = tid;
-    return s;
+    memset(&t->hits[*idx], 0, sizeof(t->hits[*idx]));
+    return true;
 }
 
 static struct sampler_task_stat *task_stat(struct task_tracker *t, uint64_t id)
@@ -71,14 +77,15 @@ static struct sampler_task_stat *task_stat(struct task_tracker *t, uint64_t id)
     return s;
 }
 
-int task_tracker_marker(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enum marker_kind kind,
-                        uint64_t arg0, uint64_t probe_addr)
+/* Apply one hit of the thread at threads[idx]. */
+static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enum marker_kind kind, uint64_t arg0,
+                     uint64_t probe_addr)
 {
-    struct thread_poll_state *th;
+    struct thread_poll_state *th = &t->threads[idx];
     struct sampler_task_stat *task;
     switch (kind) {
     case MARKER_POLL_START:
-        if (!(th = thread_state(t, tid)) || !(task = task_stat(t, arg0)))
+        if (!(task = task_stat(t, arg0)))
             return -1;
         task->polls++;
         t->polls++;
@@ -89,8 +96,6 @@ int task_tracker_marker(struct task_tracker *t, uint32_t tid, uint64_t time_ns, 
         th->probe_addr = probe_addr;
         return 0;
     case MARKER_POLL_END:
-        if (!(th = thread_state(t, tid)))
-            return -1;
         th->saw_marker = true;
         if (th->state == SAMPLER_IN_TASK && th->task_id == arg0 && (task = task_stat(t, arg0))) {
             uint64_t d = time_ns > th->poll_start_ns ? time_ns - th->poll_start_ns : 0;
@@ -109,10 +114,8 @@ int task_tracker_marker(struct task_tracker *t, uint32_t tid, uint64_t time_ns, 
         t->spawns++;
         return task_stat(t, arg0) ? 0 : -1;
     case MARKER_POLL_RETURN:
-        if (!(th = thread_state(t, tid)))
-            return -1;
         if (th->state == SAMPLER_IN_TASK)
-            return task_tracker_marker(t, tid, time_ns, MARKER_POLL_END, th->task_id, probe_addr);
+            return apply_hit(t, idx, time_ns, MARKER_POLL_END, th->task_id, probe_addr);
         return 0;
     case MARKER_TERMINATE:
         t->terminates++;
@@ -127,6 +130,15 @@ int task_tracker_marker(struct task_tracker *t, uint32_t tid, uint64_t time_ns, 
         break;
     }
     return 0;
+}
+
+int task_tracker_marker(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enum marker_kind kind,
+                        uint64_t arg0, uint64_t probe_addr)
+{
+    uint32_t idx;
+    if (!thread_slot(t, tid, &idx))
+        return -1;
+    return apply_hit(t, idx, time_ns, kind, arg0, probe_addr);
 }
 
 void task_tracker_lost(struct task_tracker *t)
@@ -176,9 +188,14 @@ void task_tracker_sort(struct task_tracker *t)
             u64_map_put(&t->task_index, t->tasks[i].task_id, i);
 }
 
-/* Stable merge sort of marker hits (qsort is not stable). */
-static int mergesort_hits(struct marker_hit *v, size_t n, int (*cmp)(const void *, const void *))
+/* Stable merge sort of one thread's hits by time (qsort is not stable): equal times keep arrival order. */
+static int sort_by_time(struct marker_hit *v, size_t n)
 {
+    size_t i = 1;
+    while (i < n && v[i - 1].time_ns <= v[i].time_ns)
+        i++;
+    if (i >= n)
+        return 0;      /* the usual case: the thread stayed on one CPU, or its buffers were read in order */
     struct marker_hit *tmp = malloc(n * sizeof(*tmp));
     if (!tmp)
         return -1;
@@ -187,7 +204,7 @@ static int mergesort_hits(struct marker_hit *v, size_t n, int (*cmp)(const void 
             size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
             size_t a = lo, b = mid, k = lo;
             while (a < mid && b < hi)
-                tmp[k++] = cmp(&v[b], &v[a]) < 0 ? v[b++] : v[a++];
+                tmp[k++] = v[b].time_ns < v[a].time_ns ? v[b++] : v[a++];
             while (a < mid)
                 tmp[k++] = v[a++];
             while (b < hi)
@@ -201,131 +218,125 @@ static int mergesort_hits(struct marker_hit *v, size_t n, int (*cmp)(const void 
 
 int task_tracker_queue(struct task_tracker *t, const struct marker_hit *hit)
 {
-    if (t->n_pending == t->cap_pending) {
-        size_t cap = t->cap_pending ? t->cap_pending * 2 : 1024;
-        struct marker_hit *v = realloc(t->pending, cap * sizeof(*v));
+    uint32_t idx;
+    if (t->have_last && t->last_tid == hit->tid)
+        idx = t->last_index;
+    else if (!thread_slot(t, hit->tid, &idx))
+        return -1;
+    t->have_last = true;
+    t->last_tid = hit->tid;
+    t->last_index = idx;
+    struct thread_hits *h = &t->hits[idx];
+    if (h->n == h->cap) {
+        uint32_t cap = h->cap ? h->cap * 2 : 256;
+        struct marker_hit *v = realloc(h->v, cap * sizeof(*v));
         if (!v)
             return -1;
-        t->pending = v;
-        t->cap_pending = cap;
+        h->v = v;
+        struct thread_poll_state *a = realloc(h->after, cap * sizeof(*a));
+        if (!a)
+            return -1;
+        h->after = a;
+        h->cap = cap;
     }
-    t->pending[t->n_pending++] = *hit;
+    if (h->n == 0) {
+        if (t->n_active == t->cap_active) {
+            uint32_t cap = t->cap_active ? t->cap_active * 2 : 64;
+            uint32_t *a = realloc(t->active, cap * sizeof(*a));
+            if (!a)
+                return -1;
+            t->active = a;
+            t->cap_active = cap;
+        }
+        t->active[t->n_active++] = idx;
+    }
+    h->v[h->n++] = *hit;
     return 0;
-}
-
-static int by_tid_then_time(const void *a, const void *b)
-{
-    const struct marker_hit *x = a, *y = b;
-    if (x->tid != y->tid)
-        return x->tid < y->tid ? -1 : 1;
-    return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
 }
 
 int task_tracker_round_begin(struct task_tracker *t)
 {
-    /* mergesort keeps records of equal time in arrival order */
-    if (t->n_pending > 1 && mergesort_hits(t->pending, t->n_pending, by_tid_then_time) != 0)
-        return -1;
-    u64_map_free(&t->pending_index);
-    if (u64_map_init(&t->pending_index, 64) != 0)
-        return -1;
-    t->n_cursors = 0;
-    for (size_t i = 0; i < t->n_pending;) {
-        size_t j = i;
-        while (j < t->n_pending && t->pending[j].tid == t->pending[i].tid)
-            j++;
-        if (t->n_cursors == t->cap_cursors) {
-            size_t cap = t->cap_cursors ? t->cap_cursors * 2 : 64;
-            size_t *c = realloc(t->pending_cursor, cap * sizeof(*c));
-            if (!c)
-                return -1;
-            t->pending_cursor = c;
-            size_t *e = realloc(t->pending_end, cap * sizeof(*e));
-            if (!e)
-                return -1;
-            t->pending_end = e;
-            t->cap_cursors = cap;
-        }
-        t->pending_cursor[t->n_cursors] = i;
-        t->pending_end[t->n_cursors] = j;
-        if (u64_map_put(&t->pending_index, t->pending[i].tid, (uint32_t)t->n_cursors) != 0)
-            return -1;
-        t->n_cursors++;
-        i = j;
-    }
-    /* The state of each thread after each of its hits, from its state before the round. */
-    if (t->n_pending > t->cap_after) {
-        struct thread_poll_state *v = realloc(t->after, t->n_pending * sizeof(*v));
-        if (!v)
-            return -1;
-        t->after = v;
-        t->cap_after = t->n_pending;
-    }
-    for (size_t slot = 0; slot < t->n_cursors; slot++) {
-        uint32_t tid = t->pending[t->pending_cursor[slot]].tid;
-        struct thread_poll_state st = { .tid = tid, .state = SAMPLER_NOT_IN_TASK };
-        uint32_t idx;
-        if (u64_map_get(&t->thread_index, tid, &idx))
-            st = t->threads[idx];
-        for (size_t k = t->pending_cursor[slot]; k < t->pending_end[slot]; k++) {
-            const struct marker_hit *h = &t->pending[k];
-            if (h->kind == MARKER_POLL_START) {
+    int rc = 0;
+    for (uint32_t a = 0; a < t->n_active; a++) {
+        uint32_t idx = t->active[a];
+        struct thread_hits *h = &t->hits[idx];
+        if (sort_by_time(h->v, h->n) != 0)
+            rc = -1;
+        /* The state of the thread after each of its hits, from its state before the round. */
+        struct thread_poll_state st = t->threads[idx];
+        for (uint32_t k = 0; k < h->n; k++) {
+            const struct marker_hit *hit = &h->v[k];
+            if (hit->kind == MARKER_POLL_START) {
                 st.state = SAMPLER_IN_TASK;
-                st.task_id = h->arg0;
-                st.probe_addr = h->probe_addr;
-            } else if (h->kind == MARKER_POLL_END || (h->kind == MARKER_POLL_RETURN && st.state == SAMPLER_IN_TASK)) {
+                st.task_id = hit->arg0;
+                st.probe_addr = hit->probe_addr;
+            } else if (hit->kind == MARKER_POLL_END ||
+                       (hit->kind == MARKER_POLL_RETURN && st.state == SAMPLER_IN_TASK)) {
                 st.state = SAMPLER_NOT_IN_TASK;
                 st.probe_addr = 0;
             }
-            t->after[k] = st;
+            h->after[k] = st;
         }
     }
-    return 0;
-}
-
-static void apply_until(struct task_tracker *t, size_t slot, uint64_t time_ns)
-{
-    size_t *cur = &t->pending_cursor[slot];
-    while (*cur < t->pending_end[slot] && t->pending[*cur].time_ns <= time_ns) {
-        const struct marker_hit *h = &t->pending[*cur];
-        task_tracker_marker(t, h->tid, h->time_ns, h->kind, h->arg0, h->probe_addr);
-        (*cur)++;
-    }
+    return rc;
 }
 
 void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enum sampler_task_state *state,
                      uint64_t *task_id, uint64_t *probe_addr)
 {
-    uint32_t slot;
-    if (t->n_cursors && u64_map_get(&t->pending_index, tid, &slot)) {
-        /* the last hit at or before time_ns */
-        size_t lo = t->pending_cursor[slot], hi = t->pending_end[slot];
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (t->pending[mid].time_ns <= time_ns)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo > t->pending_cursor[slot]) {
-            const struct thread_poll_state *st = &t->after[lo - 1];
-            *state = st->state;
-            *task_id = st->state == SAMPLER_IN_TASK ? st->task_id : 0;
-            *probe_addr = st->probe_addr;
-            return;
-        }
+    uint32_t idx;
+    if (!u64_map_get(&t->thread_index, tid, &idx)) {
+        *state = SAMPLER_NOT_IN_TASK;
+        *task_id = 0;
+        *probe_addr = 0;
+        return;
     }
-    task_tracker_current(t, tid, state, task_id, probe_addr);
+    const struct thread_hits *h = &t->hits[idx];
+    /* the last hit at or before time_ns */
+    uint32_t lo = 0, hi = h->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (h->v[mid].time_ns <= time_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) {
+        task_tracker_current(t, tid, state, task_id, probe_addr);
+        return;
+    }
+    const struct thread_poll_state *st = &h->after[lo - 1];
+    *state = st->state;
+    *task_id = st->state == SAMPLER_IN_TASK ? st->task_id : 0;
+    *probe_addr = st->probe_addr;
 }
 
 void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)
 {
-    size_t kept = 0;
-    for (size_t slot = 0; slot < t->n_cursors; slot++) {
-        apply_until(t, slot, time_ns);
-        for (size_t i = t->pending_cursor[slot]; i < t->pending_end[slot]; i++)
-            t->pending[kept++] = t->pending[i];
+    uint32_t still = 0;
+    for (uint32_t a = 0; a < t->n_active; a++) {
+        uint32_t idx = t->active[a];
+        struct thread_hits *h = &t->hits[idx];
+        uint32_t k = 0;
+        for (; k < h->n && h->v[k].time_ns <= time_ns; k++) {
+            const struct marker_hit *hit = &h->v[k];
+            apply_hit(t, idx, hit->time_ns, hit->kind, hit->arg0, hit->probe_addr);
+        }
+        if (k < h->n) {
+            memmove(h->v, h->v + k, (h->n - k) * sizeof(*h->v));
+            h->n -= k;
+            t->active[still++] = idx;
+        } else {
+            h->n = 0;
+        }
     }
-    t->n_pending = kept;
-    t->n_cursors = 0;
+    t->n_active = still;
+}
+
+size_t task_tracker_pending(const struct task_tracker *t)
+{
+    size_t n = 0;
+    for (uint32_t a = 0; a < t->n_active; a++)
+        n += t->hits[t->active[a]].n;
+    return n;
 }

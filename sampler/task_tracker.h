@@ -4,6 +4,7 @@
 #define TASKSPY_TASK_TRACKER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -41,6 +42,13 @@ struct marker_hit {
     uint64_t probe_addr;
 };
 
+/* One thread's queued hits and, once the round has begun, its poll state after each of them. */
+struct thread_hits {
+    struct marker_hit *v;
+    struct thread_poll_state *after;
+    uint32_t n, cap;
+};
+
 struct task_tracker {
     struct u64_map thread_index;           /* tid -> threads[] */
     struct thread_poll_state *threads;
@@ -50,15 +58,13 @@ struct task_tracker {
     uint32_t n_tasks, cap_tasks;
     uint64_t polls, spawns, terminates, long_polls, parks, unparks;
     uint64_t timed_polls;                  /* polls whose end was seen too (durations known) */
-    /* marker hits of the current round, sorted by (tid, time) at round start */
-    struct marker_hit *pending;
-    size_t n_pending, cap_pending;
-    struct u64_map pending_index;          /* tid -> cursor slot in pending_cursor[] */
-    size_t *pending_cursor;                /* per tid with hits: its first hit */
-    size_t *pending_end;                   /* per tid: one past its last hit */
-    struct thread_poll_state *after;       /* per pending hit: the thread's poll state after it */
-    size_t cap_after;
-    size_t n_cursors, cap_cursors;
+    /* marker hits waiting to be applied, one queue per thread (parallel to threads[]), each sorted by time at
+     * round start: a thread's hits come from several CPUs' buffers, each in time order */
+    struct thread_hits *hits;
+    uint32_t *active;                      /* threads[] indices whose queue is not empty */
+    uint32_t n_active, cap_active;
+    uint32_t last_tid, last_index;         /* the thread of the previous queued hit (usually the next's too) */
+    bool have_last;
 };
 
 int task_tracker_init(struct task_tracker *t);
@@ -81,6 +87,8 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enu
 /* Apply every queued hit up to time_ns in time order (statistics, state); later ones wait for the next
  * round. */
 void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns);
+/* Hits queued and not applied yet. */
+size_t task_tracker_pending(const struct task_tracker *t);
 
 /* What tid is polling now. */
 void task_tracker_current(const struct task_tracker *t, uint32_t tid, enum sampler_task_state *state,

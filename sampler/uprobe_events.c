@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,6 @@
 #include <unistd.h>
 
 #define BASE_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
-#define WAKEUP_EVENTS 64u
 
 int uprobe_arg_plan_for(const struct usdt_arg *arg, struct uprobe_arg_plan *plan)
 {
@@ -124,7 +124,10 @@ int uprobe_event_attr(const struct uprobe_pmu *pmu, const struct uprobe_attach *
     attr->inherit = a->inherit;
     attr->disabled = a->disabled;
     attr->sample_id_all = 1;
-    attr->wakeup_events = WAKEUP_EVENTS;
+    /* No wake-up per record: the buffer's owner (a sampling event) wakes the reader at its watermark. A
+     * wake-up every N records costs the target an interrupt and a context switch per N polls: measured
+     * on the executor, waking every 64 records more than doubled the cost of a marker hit. */
+    attr->watermark = 1;
     /* Same clock as taskspy's sampling events: the kernel only lets events that share a clock share a
      * ring buffer, and marker and sample times are compared. */
     attr->use_clockid = 1;
@@ -166,7 +169,13 @@ static bool take(struct cursor *c, void *dst, size_t n)
 int uprobe_sample_parse(const struct uprobe_arg_plan *plan, const void *body, size_t size,
                         struct uprobe_sample *out)
 {
-    memset(out, 0, sizeof(*out));
+    /* Everything but regs[] (read only where regs_present says): this runs for every marker hit. */
+    memset(out, 0, offsetof(struct uprobe_sample, regs));
+    out->regs_present = 0;
+    out->stack = NULL;
+    out->stack_len = 0;
+    out->raw = NULL;
+    out->raw_len = 0;
     uint64_t st = plan->sample_type;
     if (st & ~(uint64_t)SUPPORTED_SAMPLE_BITS)
         return -1;
@@ -208,9 +217,8 @@ int uprobe_sample_parse(const struct uprobe_arg_plan *plan, const void *body, si
         if (!take(&c, &u, 8))
             return -1;
         if (u != PERF_SAMPLE_REGS_ABI_NONE) {
-            for (int r = 0; r < 64; r++) {
-                if (!(plan->regs_mask & (UINT64_C(1) << r)))
-                    continue;
+            for (uint64_t left = plan->regs_mask; left; left &= left - 1) {
+                int r = __builtin_ctzll(left);      /* the kernel writes the registers in bit order */
                 uint64_t v;
                 if (!take(&c, &v, 8))
                     return -1;

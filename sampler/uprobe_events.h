@@ -77,7 +77,7 @@ struct uprobe_attach {
     int group_fd;                       /* -1 for none */
 };
 
-/* perf_event_open a uprobe PMU event on a->tid / a->cpu (sample every hit, wakeup every 64 records). Returns the fd, or -1
+/* perf_event_open a uprobe PMU event on a->tid / a->cpu (sample every hit, no wake-up of its own). Returns the fd, or -1
  * with errno (EOPNOTSUPP: a semaphore without kernel ref_ctr support; EINVAL: offset/plan rejected;
  * EACCES/EPERM: not permitted). The semaphore is raised while the fd is open. */
 int uprobe_event_open(const struct uprobe_pmu *pmu, const struct uprobe_attach *a);
@@ -91,7 +91,7 @@ struct uprobe_sample {
     uint64_t ip;                        /* PERF_SAMPLE_IP: the probe's address in the process */
     uint32_t pid, tid;
     uint64_t time;
-    uint64_t regs[UPROBE_REGS_MAX];     /* by PERF_REG_X86_* number */
+    uint64_t regs[UPROBE_REGS_MAX];     /* by PERF_REG_X86_* number; only those in regs_present are set */
     uint64_t regs_present;              /* bit n: regs[n] was sampled */
     const uint8_t *stack;               /* user stack copy starting at regs[SP], or NULL */
     uint64_t stack_len;                 /* valid bytes (dyn_size) */
