@@ -2,9 +2,10 @@
  * for stapsdt notes; every location of a marker name is attached on every CPU (system-wide uprobes filtered
  * to the target's pid, so threads the target creates later and libraries it dlopens are covered without
  * per-thread bookkeeping), writing into the sampler's per-CPU ring buffers. Their records become marker
- * hits (thread, time, kind, arg0, probe address). Closing the events removes the uprobes and lowers the
- * semaphores; tracefs events (heap memory operands only) are removed on exit and, after a SIGKILL, at the
- * next start. */
+ * hits (thread, time, kind, arg0, probe address). A location is one tracefs uprobe event when tracefs is
+ * mounted and writable (one probe consumer whatever the number of CPUs), else uprobe PMU events (one
+ * consumer per CPU; TASKSPY_UPROBES=pmu forces them). Closing the events removes the uprobes and lowers
+ * the semaphores; tracefs definitions are removed on exit and, after a SIGKILL, at the next start. */
 #include "sampler/markers.h"
 
 #include <errno.h>
@@ -57,7 +58,9 @@ struct markers {
     struct uprobe_pmu pmu;
     bool have_pmu;
     struct uprobe_tracefs tracefs;
-    int tracefs_state;                 /* 0 untried, 1 ready, -1 unavailable */
+    int tracefs_state;                 /* 0 untried (or not mounted), 1 ready, -1 unavailable */
+    bool prefer_tracefs;               /* tracefs events where possible (TASKSPY_UPROBES=pmu: never) */
+    bool stale_removed;                /* groups of dead taskspy processes removed */
     bool per_process;                  /* system-wide uprobes refused: follow the target process instead */
     struct marker_probe *probes;
     size_t n_probes, cap_probes;
@@ -108,6 +111,8 @@ int markers_open(struct markers **out, const char *spec, bool poll_times, pid_t 
     memcpy(m->cpus, cpus, m->n_cpus * sizeof(int));
     memcpy(m->cpu_fds, cpu_fds, m->n_cpus * sizeof(int));
     m->have_pmu = uprobe_pmu_info(&m->pmu) == 0;
+    const char *uprobes = getenv("TASKSPY_UPROBES");
+    m->prefer_tracefs = !(uprobes && strcmp(uprobes, "pmu") == 0);
     *out = m;
     return 0;
 }
@@ -216,20 +221,39 @@ static int attach_location(struct markers *m, const char *path, const struct pro
     p->has_arg = arg0 != NULL;
     if (arg0)
         p->arg0 = *arg0;
-    if (uprobe_arg_plan_for(arg0, &p->plan) != 0)
+    /* One tracefs event per location when tracefs is at hand (one probe consumer however many CPUs); else,
+     * or when tracefs cannot express the argument, uprobe PMU events. */
+    if (m->prefer_tracefs && m->tracefs_state == 0)
+        m->tracefs_state = uprobe_tracefs_find(&m->tracefs) == 0 ? 1 : 0;
+    if (m->prefer_tracefs && m->tracefs_state == 1 && uprobe_arg_plan_tracefs(arg0, &p->plan) == 0) {
+        char err[256];
+        p->plan.sample_type |= PERF_SAMPLE_IP;
+        if (!m->stale_removed) {
+            uprobe_tracefs_remove_stale(&m->tracefs);
+            m->stale_removed = true;
+        }
+        if (uprobe_tracefs_create_probe(&m->tracefs, path, n->offset, n->semaphore_offset, arg0, n->retprobe,
+                                        n->name, &p->tracefs_event, &p->plan, err, sizeof(err)) == 0)
+            p->tracefs = true;
+    }
+    if (!p->tracefs && uprobe_arg_plan_for(arg0, &p->plan) != 0)
         return -1;
     p->plan.sample_type |= PERF_SAMPLE_IP;
-    if (p->plan.method == UPROBE_ARG_TRACEFS) {
+    if (p->tracefs) {
+        /* defined above */
+    } else if (p->plan.method == UPROBE_ARG_TRACEFS) {
         char err[256];
         if (m->tracefs_state == 0) {
             m->tracefs_state = uprobe_tracefs_init(&m->tracefs, err, sizeof(err)) == 0 ? 1 : -1;
-            if (m->tracefs_state == 1)
-                uprobe_tracefs_remove_stale(&m->tracefs);
-            else
+            if (m->tracefs_state != 1)
                 fprintf(stderr, "taskspy: %s\n", err);
         }
         if (m->tracefs_state != 1)
             return -1;
+        if (!m->stale_removed) {
+            uprobe_tracefs_remove_stale(&m->tracefs);
+            m->stale_removed = true;
+        }
         if (uprobe_tracefs_create(&m->tracefs, path, n->offset, n->semaphore_offset, arg0, n->name,
                                   &p->tracefs_event, &p->plan, err, sizeof(err)) != 0) {
             fprintf(stderr, "taskspy: marker %s:%s in %s: %s\n", n->provider, n->name, path, err);

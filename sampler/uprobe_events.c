@@ -52,6 +52,34 @@ int uprobe_arg_plan_for(const struct usdt_arg *arg, struct uprobe_arg_plan *plan
     return -1;
 }
 
+int uprobe_arg_plan_tracefs(const struct usdt_arg *arg, struct uprobe_arg_plan *plan)
+{
+    memset(plan, 0, sizeof(*plan));
+    plan->sample_type = BASE_SAMPLE_TYPE;
+    if (!arg) {
+        plan->method = UPROBE_ARG_NONE;
+        return 0;
+    }
+    switch (arg->kind) {
+    case USDT_ARG_IMM:
+        plan->method = UPROBE_ARG_REGS;     /* nothing to sample: the value is in the spec */
+        return 0;
+    case USDT_ARG_REG:
+        if (arg->reg_shift != 0 || arg->size > arg->reg_bytes)
+            return -1;
+        break;
+    case USDT_ARG_MEM:
+        break;
+    }
+    const char *reg = usdt_reg_kernel_name(arg->reg);
+    if (!reg || strcmp(reg, "ip") == 0 || (arg->size != 1 && arg->size != 2 && arg->size != 4 && arg->size != 8))
+        return -1;
+    plan->method = UPROBE_ARG_TRACEFS;
+    plan->sample_type |= PERF_SAMPLE_RAW;
+    plan->raw_size = arg->size;
+    return 0;
+}
+
 static int read_small_file(const char *path, char *buf, size_t bufsz)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);

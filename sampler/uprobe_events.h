@@ -49,6 +49,11 @@ struct uprobe_arg_plan {
  * Returns 0, or -1 when the argument cannot be handled at all. */
 #define UPROBE_STACK_ARG_MAX 512u
 int uprobe_arg_plan_for(const struct usdt_arg *arg, struct uprobe_arg_plan *plan);
+/* The plan for a tracefs event (sampler/uprobe_tracefs.h) at the location instead: arg0 fetched by the
+ * kernel into PERF_SAMPLE_RAW (registers, whose low arg->size bytes are the value, and memory operands),
+ * from the spec (immediates), or nothing (NULL). Returns 0, or -1 when tracefs cannot fetch it (a high-byte
+ * register such as %ah, a value wider than its register). */
+int uprobe_arg_plan_tracefs(const struct usdt_arg *arg, struct uprobe_arg_plan *plan);
 
 struct uprobe_pmu {
     int type;                           /* /sys/bus/event_source/devices/uprobe/type */

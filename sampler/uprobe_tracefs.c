@@ -1,5 +1,5 @@
-/* uprobe_tracefs.c: dynamic uprobe events in tracefs for heap memory operands: define, open as tracepoint,
- * find arg0 in the raw record, remove (also from a signal handler and for dead taskspy processes). */
+/* uprobe_tracefs.c: dynamic uprobe events in tracefs: define, open as tracepoint, find arg0 in the raw
+ * record, remove (also from a signal handler and for dead taskspy processes). */
 #include "sampler/uprobe_tracefs.h"
 
 #include <ctype.h>
@@ -45,7 +45,7 @@ int uprobe_tracefs_init_at(struct uprobe_tracefs *tf, const char *root, pid_t gr
     return 0;
 }
 
-int uprobe_tracefs_init(struct uprobe_tracefs *tf, char *err, size_t errlen)
+int uprobe_tracefs_find(struct uprobe_tracefs *tf)
 {
     static const char *const roots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
     char path[300];
@@ -54,6 +54,16 @@ int uprobe_tracefs_init(struct uprobe_tracefs *tf, char *err, size_t errlen)
         if (access(path, W_OK) == 0)
             return uprobe_tracefs_init_at(tf, roots[i], getpid());
     }
+    errno = ENOENT;
+    return -1;
+}
+
+int uprobe_tracefs_init(struct uprobe_tracefs *tf, char *err, size_t errlen)
+{
+    static const char *const roots[] = {"/sys/kernel/tracing"};
+    char path[300];
+    if (uprobe_tracefs_find(tf) == 0)
+        return 0;
     if (mount("nodev", roots[0], "tracefs", 0, NULL) != 0) {
         set_err(err, errlen, "cannot mount tracefs at %s: %s", roots[0], strerror(errno));
         return -1;
@@ -66,26 +76,46 @@ int uprobe_tracefs_init(struct uprobe_tracefs *tf, char *err, size_t errlen)
     return uprobe_tracefs_init_at(tf, roots[0], getpid());
 }
 
-int uprobe_tracefs_format_def(const char *group, const char *name, const char *path, uint64_t offset,
-                              uint64_t ref_ctr_offset, const struct usdt_arg *arg, char *buf, size_t bufsz)
+int uprobe_tracefs_format_probe(const char *group, const char *name, const char *path, uint64_t offset,
+                                uint64_t ref_ctr_offset, const struct usdt_arg *arg, bool retprobe, char *buf,
+                                size_t bufsz)
 {
-    const char *reg = usdt_reg_kernel_name(arg->reg);
-    if (arg->kind != USDT_ARG_MEM || !reg || strcmp(reg, "ip") == 0 || !path || !*path)
+    if (!path || !*path)
         return -1;
     for (const char *p = path; *p; p++)
         if (isspace((unsigned char)*p))
             return -1;
+    char fetch[96] = "";
+    if (arg && arg->kind != USDT_ARG_IMM) {
+        const char *reg = usdt_reg_kernel_name(arg->reg);
+        if (!reg || strcmp(reg, "ip") == 0 || (arg->size != 1 && arg->size != 2 && arg->size != 4 && arg->size != 8))
+            return -1;
+        if (arg->kind == USDT_ARG_REG) {
+            /* the low arg->size bytes of the register (the caller checks that is what the spec means) */
+            snprintf(fetch, sizeof(fetch), " arg0=%%%s:u%u", reg, arg->size * 8);
+        } else {
+            char disp[32];
+            if (arg->imm < 0)
+                snprintf(disp, sizeof(disp), "-%llu", (unsigned long long)(0 - (uint64_t)arg->imm));
+            else
+                snprintf(disp, sizeof(disp), "+%llu", (unsigned long long)arg->imm);
+            snprintf(fetch, sizeof(fetch), " arg0=%s(%%%s):u%u", disp, reg, arg->size * 8);
+        }
+    }
     char refctr[32] = "";
     if (ref_ctr_offset)
         snprintf(refctr, sizeof(refctr), "(0x%llx)", (unsigned long long)ref_ctr_offset);
-    char disp[32];
-    if (arg->imm < 0)
-        snprintf(disp, sizeof(disp), "-%llu", (unsigned long long)(0 - (uint64_t)arg->imm));
-    else
-        snprintf(disp, sizeof(disp), "+%llu", (unsigned long long)arg->imm);
-    int n = snprintf(buf, bufsz, "p:%s/%s %s:0x%llx%s arg0=%s(%%%s):u%u", group, name, path,
-                     (unsigned long long)offset, refctr, disp, reg, arg->size * 8);
+    int n = snprintf(buf, bufsz, "%c:%s/%s %s:0x%llx%s%s", retprobe ? 'r' : 'p', group, name, path,
+                     (unsigned long long)offset, refctr, fetch);
     return n < 0 || (size_t)n >= bufsz ? -1 : 0;
+}
+
+int uprobe_tracefs_format_def(const char *group, const char *name, const char *path, uint64_t offset,
+                              uint64_t ref_ctr_offset, const struct usdt_arg *arg, char *buf, size_t bufsz)
+{
+    if (!arg || arg->kind != USDT_ARG_MEM)
+        return -1;
+    return uprobe_tracefs_format_probe(group, name, path, offset, ref_ctr_offset, arg, false, buf, bufsz);
 }
 
 int uprobe_tracefs_parse_format(const char *text, uint32_t *offset, uint32_t *size)
@@ -164,10 +194,19 @@ int uprobe_tracefs_create(struct uprobe_tracefs *tf, const char *path, uint64_t 
                           const struct usdt_arg *arg, const char *hint, struct uprobe_tracefs_event *ev,
                           struct uprobe_arg_plan *plan, char *err, size_t errlen)
 {
+    return uprobe_tracefs_create_probe(tf, path, offset, ref_ctr_offset, arg, false, hint, ev, plan, err, errlen);
+}
+
+int uprobe_tracefs_create_probe(struct uprobe_tracefs *tf, const char *path, uint64_t offset,
+                                uint64_t ref_ctr_offset, const struct usdt_arg *arg, bool retprobe, const char *hint,
+                                struct uprobe_tracefs_event *ev, struct uprobe_arg_plan *plan, char *err,
+                                size_t errlen)
+{
     memset(ev, 0, sizeof(*ev));
-    if (plan->method != UPROBE_ARG_TRACEFS) {
+    bool fetches = plan->method == UPROBE_ARG_TRACEFS;
+    if (fetches != (arg && arg->kind != USDT_ARG_IMM)) {
         errno = EINVAL;
-        set_err(err, errlen, "internal: tracefs event for an argument that does not need one");
+        set_err(err, errlen, "internal: tracefs plan and argument disagree");
         return -1;
     }
     /* event name: the hint's [A-Za-z0-9_] characters, then _<serial> */
@@ -181,8 +220,8 @@ int uprobe_tracefs_create(struct uprobe_tracefs *tf, const char *path, uint64_t 
     snprintf(ev->name, sizeof(ev->name), "%s_%u", clean, tf->next_serial++);
     snprintf(ev->remove_cmd, sizeof(ev->remove_cmd), "-:%s/%s\n", tf->group, ev->name);
     char def[4400];
-    if (uprobe_tracefs_format_def(tf->group, ev->name, path, offset, ref_ctr_offset, arg, def, sizeof(def) - 1)
-        != 0) {
+    if (uprobe_tracefs_format_probe(tf->group, ev->name, path, offset, ref_ctr_offset, fetches ? arg : NULL,
+                                    retprobe, def, sizeof(def) - 1) != 0) {
         errno = EINVAL;
         set_err(err, errlen, "cannot express probe at %s:0x%llx as a uprobe_events definition", path,
                 (unsigned long long)offset);
@@ -199,7 +238,7 @@ int uprobe_tracefs_create(struct uprobe_tracefs *tf, const char *path, uint64_t 
     if (read_text(file, text, sizeof(text)) != 0 || (ev->tp_id = atoi(text)) <= 0) {
         e = errno ? errno : EINVAL;
         set_err(err, errlen, "reading %s: %s", file, strerror(e));
-    } else {
+    } else if (fetches) {
         snprintf(file, sizeof(file), "%s/events/%s/%s/format", tf->root, tf->group, ev->name);
         if (read_text(file, text, sizeof(text)) != 0 ||
             uprobe_tracefs_parse_format(text, &ev->raw_offset, &ev->raw_size) != 0) {

@@ -1,7 +1,11 @@
-/* uprobe_tracefs.h: tracefs uprobe_events for markers whose arg0 is a memory operand the uprobe PMU cannot
- * fetch (heap pointers: "8@8(%rbx)"). Each event "p:taskspy_<ourpid>/<name> PATH:0xOFF(0xREFCTR)
- * arg0=+DISP(%REG):uN" fetches arg0 in the kernel; it is opened with PERF_TYPE_TRACEPOINT and arg0 comes
- * back in PERF_SAMPLE_RAW at an offset read from the event's format file.
+/* uprobe_tracefs.h: tracefs uprobe_events for markers. Each event "p:taskspy_<ourpid>/<name>
+ * PATH:0xOFF(0xREFCTR) arg0=FETCH:uN" ("r:" for a return probe; no arg0 when there is nothing to fetch)
+ * fetches arg0 in the kernel (a register, or memory such as a heap pointer "8@8(%rbx)" that the uprobe
+ * PMU cannot read); it is opened with PERF_TYPE_TRACEPOINT, one perf event per CPU on one kernel probe,
+ * and arg0 comes back in PERF_SAMPLE_RAW at an offset read from the event's format file.
+ * Why markers prefer it to the uprobe PMU: every uprobe PMU event is a probe consumer of its own, so a
+ * location opened on N CPUs runs N handlers per hit (and unregisters N times at exit); a tracefs event is
+ * one consumer whatever the number of CPUs.
  * Lifetime: the definition lives in tracefs until removed, but the probe is only inserted into the target
  * while a perf fd is open on it, so a killed taskspy leaves no probe in the target; the dormant
  * definition is removed by uprobe_tracefs_cleanup (normal exit), uprobe_tracefs_cleanup_signal_safe
@@ -32,23 +36,35 @@ struct uprobe_tracefs_event {
     char remove_cmd[112];               /* "-:group/name\n" (prebuilt for the signal path) */
 };
 
+/* Find a mounted, writable tracefs and name our group after getpid(). Returns 0, or -1 (ENOENT). */
+int uprobe_tracefs_find(struct uprobe_tracefs *tf);
 /* Find tracefs (mounting it at /sys/kernel/tracing when it is not mounted) and name our group after
  * getpid(). Returns 0, or -1 with a one-line reason in err. */
 int uprobe_tracefs_init(struct uprobe_tracefs *tf, char *err, size_t errlen);
 /* Same with an explicit mount point and group pid (tests). No mounting. */
 int uprobe_tracefs_init_at(struct uprobe_tracefs *tf, const char *root, pid_t group_pid);
 
-/* The uprobe_events line that defines an event (without newline). Returns 0, or -1 when the path
- * contains blanks or the argument is not a memory operand. Exposed for tests. */
+/* The uprobe_events line that defines an event (without newline): arg NULL or an immediate fetches
+ * nothing, a register its low arg->size bytes, a memory operand arg->size bytes at it. Returns 0, or -1
+ * when the path contains blanks or the operand cannot be expressed. Exposed for tests. */
+int uprobe_tracefs_format_probe(const char *group, const char *name, const char *path, uint64_t offset,
+                                uint64_t ref_ctr_offset, const struct usdt_arg *arg, bool retprobe, char *buf,
+                                size_t bufsz);
+/* Same for an entry probe with a memory operand (-1 for any other argument). */
 int uprobe_tracefs_format_def(const char *group, const char *name, const char *path, uint64_t offset,
                               uint64_t ref_ctr_offset, const struct usdt_arg *arg, char *buf, size_t bufsz);
 /* Offset and size of field "arg0" in a tracefs event format file's text. Returns 0 or -1. */
 int uprobe_tracefs_parse_format(const char *text, uint32_t *offset, uint32_t *size);
 
-/* Define an event for a MEM argument at PATH:offset (semaphore at ref_ctr_offset, 0 = none); hint
- * (e.g. the probe name) becomes part of the event name. Fills ev and plan->raw_offset/raw_size
- * (plan must come from uprobe_arg_plan_for with method UPROBE_ARG_TRACEFS).
- * Returns 0, or -1 with errno and a reason in err. */
+/* Define an event at PATH:offset (semaphore at ref_ctr_offset, 0 = none; a return probe if retprobe);
+ * hint (e.g. the probe name) becomes part of the event name. Fills ev, and plan->raw_offset/raw_size
+ * when the plan fetches arg0 (plan from uprobe_arg_plan_tracefs, or uprobe_arg_plan_for for a memory
+ * operand). Returns 0, or -1 with errno and a reason in err. */
+int uprobe_tracefs_create_probe(struct uprobe_tracefs *tf, const char *path, uint64_t offset,
+                                uint64_t ref_ctr_offset, const struct usdt_arg *arg, bool retprobe, const char *hint,
+                                struct uprobe_tracefs_event *ev, struct uprobe_arg_plan *plan, char *err,
+                                size_t errlen);
+/* Same for an entry probe. */
 int uprobe_tracefs_create(struct uprobe_tracefs *tf, const char *path, uint64_t offset, uint64_t ref_ctr_offset,
                           const struct usdt_arg *arg, const char *hint, struct uprobe_tracefs_event *ev,
                           struct uprobe_arg_plan *plan, char *err, size_t errlen);

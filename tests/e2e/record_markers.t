@@ -4,7 +4,7 @@
 # task stacks, --group-by task/none, semaphore-gated probes raised only while recording, a memory-operand
 # arg0 decoded to the real ids, markers in a dlopen()ed library, an LLD-linked build, --markers filters.
 source "$(dirname "$0")/lib/tap.sh"
-plan 30
+plan 38
 
 RUNTIME_FRAMES='worker_main|start_thread|clone|poll_task|rq_pop|rq_push|executor_'
 check_tasks() { # check_tasks LABEL FOLDED
@@ -51,6 +51,26 @@ check "--markers with another provider: no task roots" sh -c "! grep -q '^task' 
 "$TASKSPY" record -p "$FIXTURE_PID" -d 2 --markers taskspy_demo -o "$WORK/named.folded" 2> /dev/null
 check "--markers naming the provider: task roots" grep -q '^task: task_' "$WORK/named.folded"
 stop_fixture
+
+# The two ways markers are attached: one tracefs uprobe event per location (the default where tracefs is
+# writable: one probe consumer whatever the number of CPUs) and uprobe PMU events (TASKSPY_UPROBES=pmu, and
+# where tracefs is not available)
+EVENTS=/sys/kernel/tracing/uprobe_events
+start_fixture executor 30
+"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/tracefs.folded" 2> /dev/null &
+rec=$!
+for _ in $(seq 40); do grep -q "^p:taskspy_$rec/" "$EVENTS" 2>/dev/null && break; sleep 0.1; done
+check "tracefs: the markers are tracefs uprobe events while recording" grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS"
+wait $rec
+check "tracefs: their definitions are removed at the end" sh -c "! grep -q '^p:taskspy_$rec/' '$EVENTS'"
+TASKSPY_UPROBES=pmu "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/pmu.folded" 2> /dev/null &
+rec=$!
+sleep 2
+# (task-terminate's arg0 is a heap memory operand: that one needs tracefs in either way)
+check "uprobe PMU: poll markers are not tracefs events" sh -c "! grep -q '^p:taskspy_$rec/task__poll' '$EVENTS'"
+wait $rec
+stop_fixture
+check_tasks "uprobe PMU" "$WORK/pmu.folded"
 
 # Frame pointers, fp call graphs
 start_fixture executor_fp 30

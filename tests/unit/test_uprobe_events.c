@@ -407,6 +407,30 @@ static void test_tracefs_text_helpers(void **state)
     assert_string_equal(buf, "p:g/e /ab:0x1 arg0=+8(%r12):u64");
     assert_int_equal(usdt_arg_parse("8@%rdi", 0, &a), 0);
     assert_int_equal(uprobe_tracefs_format_def("g", "e", "/ab", 1, 0, &a, buf, sizeof(buf)), -1);
+    /* every marker location as one tracefs event: registers, immediates, no argument, return probes */
+    struct uprobe_arg_plan plan;
+    assert_int_equal(uprobe_arg_plan_tracefs(&a, &plan), 0);
+    assert_int_equal(plan.method, UPROBE_ARG_TRACEFS);
+    assert_true(plan.sample_type & PERF_SAMPLE_RAW);
+    assert_false(plan.sample_type & PERF_SAMPLE_REGS_USER);
+    assert_int_equal(uprobe_tracefs_format_probe("g", "e", "/ab", 0x10, 0x20, &a, false, buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "p:g/e /ab:0x10(0x20) arg0=%di:u64");
+    assert_int_equal(usdt_arg_parse("-4@%eax", 0, &a), 0);
+    assert_int_equal(uprobe_arg_plan_tracefs(&a, &plan), 0);
+    assert_int_equal(uprobe_tracefs_format_probe("g", "e", "/ab", 1, 0, &a, false, buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "p:g/e /ab:0x1 arg0=%ax:u32");
+    assert_int_equal(usdt_arg_parse("1@%ah", 0, &a), 0);
+    assert_int_equal(uprobe_arg_plan_tracefs(&a, &plan), -1);      /* a high byte: the uprobe PMU's job */
+    assert_int_equal(usdt_arg_parse("8@$42", 0, &a), 0);
+    assert_int_equal(uprobe_arg_plan_tracefs(&a, &plan), 0);
+    assert_int_equal(plan.method, UPROBE_ARG_REGS);
+    assert_false(plan.sample_type & PERF_SAMPLE_RAW);
+    assert_int_equal(uprobe_tracefs_format_probe("g", "e", "/ab", 1, 0, &a, false, buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "p:g/e /ab:0x1");
+    assert_int_equal(uprobe_arg_plan_tracefs(NULL, &plan), 0);
+    assert_int_equal(plan.method, UPROBE_ARG_NONE);
+    assert_int_equal(uprobe_tracefs_format_probe("g", "e", "/ab", 0x2f, 0, NULL, true, buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "r:g/e /ab:0x2f");
     uint32_t off, size;
     const char *fmt = "name: e\nID: 1\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
                       "\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n"
