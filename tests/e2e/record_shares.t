@@ -18,7 +18,8 @@ check_profile() { # check_profile LABEL FOLDED ROOT_MAIN
     # (a dwarf unwind that stops early is rare, about one sample in 1,500 of a launched target, more often
     # under ASan; cause not found: README, known limitations)
     check "$label: main-thread stacks reach main (<= 0.5% stop early)" most_stacks "$f" "^$main_root;.*burn_" ";main;work_loop;burn_" 5
-    check "$label: inlined mix_inline shows under burn_b" every_stack "$f" ';burn_b;' ';burn_b;mix_inline;spin'
+    # (a sample can land in mix_inline's own instructions, or in burn_b around it: rare, allowed up to 2%)
+    check "$label: inlined mix_inline shows under burn_b" most_stacks "$f" ';burn_b;' ';burn_b;mix_inline;spin' 20
     # (a sample can also land in burn_*'s own few instructions around the calls)
     local leaf; leaf=$(samples "$f" ';spin[.a-z0-9]*$')
     check "$label: spin is the leaf ($leaf of $n samples, >= 98%)" test $((leaf * 100)) -ge $((n * 98))
