@@ -60,7 +60,6 @@ struct markers {
     struct uprobe_tracefs tracefs;
     int tracefs_state;                 /* 0 untried (or not mounted), 1 ready, -1 unavailable */
     bool prefer_tracefs;               /* tracefs events where possible (TASKSPY_UPROBES=pmu: never) */
-    bool stale_removed;                /* groups of dead taskspy processes removed */
     bool per_process;                  /* system-wide uprobes refused: follow the target process instead */
     struct marker_probe *probes;
     size_t n_probes, cap_probes;
@@ -202,6 +201,33 @@ static void count_probe_stat(struct markers *m, const struct marker_probe *p)
     st->locations = 1;
 }
 
+/* Whether tracefs can take our uprobe events: found mounted, or (mount_if_needed) mounted now, in which case
+ * a failure is reported once. Groups left by dead taskspy processes are removed when it first is ready. */
+static bool tracefs_ready(struct markers *m, bool mount_if_needed)
+{
+    if (m->tracefs_state == 0) {
+        char err[256];
+        if (uprobe_tracefs_find(&m->tracefs) == 0) {
+            m->tracefs_state = 1;
+        } else if (mount_if_needed) {
+            m->tracefs_state = uprobe_tracefs_init(&m->tracefs, err, sizeof(err)) == 0 ? 1 : -1;
+            if (m->tracefs_state != 1)
+                fprintf(stderr, "taskspy: %s\n", err);
+        }
+        if (m->tracefs_state == 1)
+            uprobe_tracefs_remove_stale(&m->tracefs);
+    }
+    return m->tracefs_state == 1;
+}
+
+static int define_tracefs_event(struct markers *m, struct marker_probe *p, const char *path,
+                                const struct probe_location *n, const struct usdt_arg *arg0, char *err,
+                                size_t errlen)
+{
+    return uprobe_tracefs_create(&m->tracefs, path, n->offset, n->semaphore_offset, arg0, n->retprobe, n->name,
+                                 &p->tracefs_event, &p->plan, err, errlen);
+}
+
 static int attach_location(struct markers *m, const char *path, const struct probe_location *n,
                            enum marker_kind kind, const struct usdt_arg *arg0)
 {
@@ -222,47 +248,27 @@ static int attach_location(struct markers *m, const char *path, const struct pro
     if (arg0)
         p->arg0 = *arg0;
     /* One tracefs event per location when tracefs is at hand (one probe consumer however many CPUs); else,
-     * or when tracefs cannot express the argument, uprobe PMU events. */
-    if (m->prefer_tracefs && m->tracefs_state == 0)
-        m->tracefs_state = uprobe_tracefs_find(&m->tracefs) == 0 ? 1 : 0;
-    if (m->prefer_tracefs && m->tracefs_state == 1 && uprobe_arg_plan_tracefs(arg0, &p->plan) == 0) {
-        char err[256];
-        p->plan.sample_type |= PERF_SAMPLE_IP;
-        if (!m->stale_removed) {
-            uprobe_tracefs_remove_stale(&m->tracefs);
-            m->stale_removed = true;
-        }
-        if (uprobe_tracefs_create_probe(&m->tracefs, path, n->offset, n->semaphore_offset, arg0, n->retprobe,
-                                        n->name, &p->tracefs_event, &p->plan, err, sizeof(err)) == 0)
+     * or when tracefs cannot express the argument, uprobe PMU events. A heap memory operand only tracefs
+     * can fetch: for it tracefs is mounted if need be. */
+    char err[256];
+    if (m->prefer_tracefs && uprobe_arg_plan_tracefs(arg0, &p->plan) == 0 && tracefs_ready(m, false))
+        p->tracefs = define_tracefs_event(m, p, path, n, arg0, err, sizeof(err)) == 0;
+    if (!p->tracefs) {
+        if (uprobe_arg_plan_for(arg0, &p->plan) != 0)
+            return -1;
+        if (p->plan.method == UPROBE_ARG_TRACEFS) {
+            if (!tracefs_ready(m, true))
+                return -1;
+            if (define_tracefs_event(m, p, path, n, arg0, err, sizeof(err)) != 0) {
+                fprintf(stderr, "taskspy: marker %s:%s in %s: %s\n", n->provider, n->name, path, err);
+                return -1;
+            }
             p->tracefs = true;
+        } else if (!m->have_pmu) {
+            return -1;
+        }
     }
-    if (!p->tracefs && uprobe_arg_plan_for(arg0, &p->plan) != 0)
-        return -1;
     p->plan.sample_type |= PERF_SAMPLE_IP;
-    if (p->tracefs) {
-        /* defined above */
-    } else if (p->plan.method == UPROBE_ARG_TRACEFS) {
-        char err[256];
-        if (m->tracefs_state == 0) {
-            m->tracefs_state = uprobe_tracefs_init(&m->tracefs, err, sizeof(err)) == 0 ? 1 : -1;
-            if (m->tracefs_state != 1)
-                fprintf(stderr, "taskspy: %s\n", err);
-        }
-        if (m->tracefs_state != 1)
-            return -1;
-        if (!m->stale_removed) {
-            uprobe_tracefs_remove_stale(&m->tracefs);
-            m->stale_removed = true;
-        }
-        if (uprobe_tracefs_create(&m->tracefs, path, n->offset, n->semaphore_offset, arg0, n->name,
-                                  &p->tracefs_event, &p->plan, err, sizeof(err)) != 0) {
-            fprintf(stderr, "taskspy: marker %s:%s in %s: %s\n", n->provider, n->name, path, err);
-            return -1;
-        }
-        p->tracefs = true;
-    } else if (!m->have_pmu) {
-        return -1;
-    }
     size_t probe_index = m->n_probes;
     size_t opened = 0;
     for (size_t c = 0; c < m->n_cpus; c++) {

@@ -77,6 +77,19 @@ static struct sampler_task_stat *task_stat(struct task_tracker *t, uint64_t id)
     return s;
 }
 
+/* The poll state after a hit, as attribution sees it (apply_hit keeps the statistics). */
+static void poll_state_after(struct thread_poll_state *st, enum marker_kind kind, uint64_t arg0, uint64_t probe_addr)
+{
+    if (kind == MARKER_POLL_START) {
+        st->state = SAMPLER_IN_TASK;
+        st->task_id = arg0;
+        st->probe_addr = probe_addr;
+    } else if (kind == MARKER_POLL_END || (kind == MARKER_POLL_RETURN && st->state == SAMPLER_IN_TASK)) {
+        st->state = SAMPLER_NOT_IN_TASK;
+        st->probe_addr = 0;
+    }
+}
+
 /* Apply one hit of the thread at threads[idx]. */
 static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enum marker_kind kind, uint64_t arg0,
                      uint64_t probe_addr)
@@ -90,10 +103,8 @@ static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enu
         task->polls++;
         t->polls++;
         th->saw_marker = true;
-        th->state = SAMPLER_IN_TASK;
-        th->task_id = arg0;
         th->poll_start_ns = time_ns;
-        th->probe_addr = probe_addr;
+        poll_state_after(th, kind, arg0, probe_addr);
         return 0;
     case MARKER_POLL_END:
         th->saw_marker = true;
@@ -107,8 +118,7 @@ static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enu
             t->timed_polls++;
         }
         /* An end without its start (lost record, or recording began mid-poll) still closes the poll. */
-        th->state = SAMPLER_NOT_IN_TASK;
-        th->probe_addr = 0;
+        poll_state_after(th, kind, arg0, probe_addr);
         return 0;
     case MARKER_SPAWN:
         t->spawns++;
@@ -265,16 +275,7 @@ int task_tracker_round_begin(struct task_tracker *t)
         /* The state of the thread after each of its hits, from its state before the round. */
         struct thread_poll_state st = t->threads[idx];
         for (uint32_t k = 0; k < h->n; k++) {
-            const struct marker_hit *hit = &h->v[k];
-            if (hit->kind == MARKER_POLL_START) {
-                st.state = SAMPLER_IN_TASK;
-                st.task_id = hit->arg0;
-                st.probe_addr = hit->probe_addr;
-            } else if (hit->kind == MARKER_POLL_END ||
-                       (hit->kind == MARKER_POLL_RETURN && st.state == SAMPLER_IN_TASK)) {
-                st.state = SAMPLER_NOT_IN_TASK;
-                st.probe_addr = 0;
-            }
+            poll_state_after(&st, h->v[k].kind, h->v[k].arg0, h->v[k].probe_addr);
             h->after[k] = st;
         }
     }

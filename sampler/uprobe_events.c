@@ -16,19 +16,31 @@
 
 #define BASE_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
 
-int uprobe_arg_plan_for(const struct usdt_arg *arg, struct uprobe_arg_plan *plan)
+/* The part of a plan both ways share: no argument, or an immediate (nothing to sample: the value is in the
+ * spec). Returns true when that is the whole plan. */
+static bool plan_without_sampling(const struct usdt_arg *arg, struct uprobe_arg_plan *plan)
 {
     memset(plan, 0, sizeof(*plan));
     plan->sample_type = BASE_SAMPLE_TYPE;
     if (!arg) {
         plan->method = UPROBE_ARG_NONE;
-        return 0;
+        return true;
     }
+    if (arg->kind == USDT_ARG_IMM) {
+        plan->method = UPROBE_ARG_REGS;
+        return true;
+    }
+    return false;
+}
+
+int uprobe_arg_plan_for(const struct usdt_arg *arg, struct uprobe_arg_plan *plan)
+{
+    if (plan_without_sampling(arg, plan))
+        return 0;
     if (arg->reg < 0 || arg->reg >= UPROBE_REGS_MAX)
         return -1;
     switch (arg->kind) {
     case USDT_ARG_IMM:
-        plan->method = UPROBE_ARG_REGS;     /* nothing to sample: the value is in the spec */
         return 0;
     case USDT_ARG_REG:
         plan->method = UPROBE_ARG_REGS;
@@ -54,15 +66,10 @@ int uprobe_arg_plan_for(const struct usdt_arg *arg, struct uprobe_arg_plan *plan
 
 int uprobe_arg_plan_tracefs(const struct usdt_arg *arg, struct uprobe_arg_plan *plan)
 {
-    memset(plan, 0, sizeof(*plan));
-    plan->sample_type = BASE_SAMPLE_TYPE;
-    if (!arg) {
-        plan->method = UPROBE_ARG_NONE;
+    if (plan_without_sampling(arg, plan))
         return 0;
-    }
     switch (arg->kind) {
     case USDT_ARG_IMM:
-        plan->method = UPROBE_ARG_REGS;     /* nothing to sample: the value is in the spec */
         return 0;
     case USDT_ARG_REG:
         if (arg->reg_shift != 0 || arg->size > arg->reg_bytes)
@@ -199,11 +206,6 @@ int uprobe_sample_parse(const struct uprobe_arg_plan *plan, const void *body, si
 {
     /* Everything but regs[] (read only where regs_present says): this runs for every marker hit. */
     memset(out, 0, offsetof(struct uprobe_sample, regs));
-    out->regs_present = 0;
-    out->stack = NULL;
-    out->stack_len = 0;
-    out->raw = NULL;
-    out->raw_len = 0;
     uint64_t st = plan->sample_type;
     if (st & ~(uint64_t)SUPPORTED_SAMPLE_BITS)
         return -1;

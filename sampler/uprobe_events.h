@@ -96,12 +96,13 @@ struct uprobe_sample {
     uint64_t ip;                        /* PERF_SAMPLE_IP: the probe's address in the process */
     uint32_t pid, tid;
     uint64_t time;
-    uint64_t regs[UPROBE_REGS_MAX];     /* by PERF_REG_X86_* number; only those in regs_present are set */
     uint64_t regs_present;              /* bit n: regs[n] was sampled */
     const uint8_t *stack;               /* user stack copy starting at regs[SP], or NULL */
     uint64_t stack_len;                 /* valid bytes (dyn_size) */
     const uint8_t *raw;                 /* PERF_SAMPLE_RAW data, or NULL */
     uint32_t raw_len;
+    uint64_t regs[UPROBE_REGS_MAX];     /* by PERF_REG_X86_* number; only those in regs_present are set (last:
+                                           the parser clears every field before it, not this array) */
 };
 
 /* Parse a PERF_RECORD_SAMPLE body (bytes after struct perf_event_header) of an event opened with

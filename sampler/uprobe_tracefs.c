@@ -60,20 +60,20 @@ int uprobe_tracefs_find(struct uprobe_tracefs *tf)
 
 int uprobe_tracefs_init(struct uprobe_tracefs *tf, char *err, size_t errlen)
 {
-    static const char *const roots[] = {"/sys/kernel/tracing"};
+    static const char mount_point[] = "/sys/kernel/tracing";
     char path[300];
     if (uprobe_tracefs_find(tf) == 0)
         return 0;
-    if (mount("nodev", roots[0], "tracefs", 0, NULL) != 0) {
-        set_err(err, errlen, "cannot mount tracefs at %s: %s", roots[0], strerror(errno));
+    if (mount("nodev", mount_point, "tracefs", 0, NULL) != 0) {
+        set_err(err, errlen, "cannot mount tracefs at %s: %s", mount_point, strerror(errno));
         return -1;
     }
-    snprintf(path, sizeof(path), "%s/uprobe_events", roots[0]);
+    snprintf(path, sizeof(path), "%s/uprobe_events", mount_point);
     if (access(path, W_OK) != 0) {
         set_err(err, errlen, "%s: %s (kernel without CONFIG_UPROBE_EVENTS?)", path, strerror(errno));
         return -1;
     }
-    return uprobe_tracefs_init_at(tf, roots[0], getpid());
+    return uprobe_tracefs_init_at(tf, mount_point, getpid());
 }
 
 int uprobe_tracefs_format_probe(const char *group, const char *name, const char *path, uint64_t offset,
@@ -191,16 +191,8 @@ static int read_text(const char *path, char *buf, size_t bufsz)
 }
 
 int uprobe_tracefs_create(struct uprobe_tracefs *tf, const char *path, uint64_t offset, uint64_t ref_ctr_offset,
-                          const struct usdt_arg *arg, const char *hint, struct uprobe_tracefs_event *ev,
+                          const struct usdt_arg *arg, bool retprobe, const char *hint, struct uprobe_tracefs_event *ev,
                           struct uprobe_arg_plan *plan, char *err, size_t errlen)
-{
-    return uprobe_tracefs_create_probe(tf, path, offset, ref_ctr_offset, arg, false, hint, ev, plan, err, errlen);
-}
-
-int uprobe_tracefs_create_probe(struct uprobe_tracefs *tf, const char *path, uint64_t offset,
-                                uint64_t ref_ctr_offset, const struct usdt_arg *arg, bool retprobe, const char *hint,
-                                struct uprobe_tracefs_event *ev, struct uprobe_arg_plan *plan, char *err,
-                                size_t errlen)
 {
     memset(ev, 0, sizeof(*ev));
     bool fetches = plan->method == UPROBE_ARG_TRACEFS;

@@ -60,13 +60,8 @@ int uprobe_tracefs_parse_format(const char *text, uint32_t *offset, uint32_t *si
  * hint (e.g. the probe name) becomes part of the event name. Fills ev, and plan->raw_offset/raw_size
  * when the plan fetches arg0 (plan from uprobe_arg_plan_tracefs, or uprobe_arg_plan_for for a memory
  * operand). Returns 0, or -1 with errno and a reason in err. */
-int uprobe_tracefs_create_probe(struct uprobe_tracefs *tf, const char *path, uint64_t offset,
-                                uint64_t ref_ctr_offset, const struct usdt_arg *arg, bool retprobe, const char *hint,
-                                struct uprobe_tracefs_event *ev, struct uprobe_arg_plan *plan, char *err,
-                                size_t errlen);
-/* Same for an entry probe. */
 int uprobe_tracefs_create(struct uprobe_tracefs *tf, const char *path, uint64_t offset, uint64_t ref_ctr_offset,
-                          const struct usdt_arg *arg, const char *hint, struct uprobe_tracefs_event *ev,
+                          const struct usdt_arg *arg, bool retprobe, const char *hint, struct uprobe_tracefs_event *ev,
                           struct uprobe_arg_plan *plan, char *err, size_t errlen);
 /* perf_event_open the event for one thread on cpu (-1: any; see uprobe_attach.inherit for the mmap rule),
  * sampling every hit with plan->sample_type. Returns the fd or -1 with errno. */

@@ -259,7 +259,7 @@ static void run_poll_start_check(const char *name, const char *flags, enum uprob
         struct uprobe_tracefs_event *tev = NULL;
         if (pl->method == UPROBE_ARG_TRACEFS) {
             tev = &tevs[n_tevs++];
-            if (uprobe_tracefs_create(&tf, path, u->pc_offset, u->semaphore_offset, a, u->name, tev, pl, err,
+            if (uprobe_tracefs_create(&tf, path, u->pc_offset, u->semaphore_offset, a, false, u->name, tev, pl, err,
                                       sizeof(err)) != 0)
                 fail_msg("tracefs create: %s", err);
         }
@@ -384,7 +384,7 @@ static void test_remove_stale_group(void **state)
     assert_int_equal(usdt_arg_parse(u->args, 0, &a), USDT_ARG_OK);
     assert_int_equal(uprobe_arg_plan_for(&a, &pl), 0);
     struct uprobe_tracefs_event ev;
-    if (uprobe_tracefs_create(&theirs, path, u->pc_offset, 0, &a, "left_behind", &ev, &pl, err, sizeof(err)) != 0)
+    if (uprobe_tracefs_create(&theirs, path, u->pc_offset, 0, &a, false, "left_behind", &ev, &pl, err, sizeof(err)) != 0)
         fail_msg("%s", err);
     assert_true(tracefs_group_exists(&ours, theirs.group));
     assert_true(uprobe_tracefs_remove_stale(&ours) >= 1);
