@@ -214,10 +214,15 @@ static void print_summary(const struct record_options *o, const struct sampler_s
             "taskspy: %" PRIu64 " samples, %" PRIu64 " lost, %u threads, pid %d, %.1f s at %u Hz (%s, %s)\n",
             st->samples, st->lost, st->threads, (int)pid, st->duration_s, o->frequency,
             st->event_name ? st->event_name : "?", o->call_graph == SAMPLER_CALL_GRAPH_DWARF ? "dwarf" : "fp");
-    if (st->processing_cpu_ns)
+    if (st->processing_cpu_ns) {
         fprintf(stderr, "taskspy: processing: %" PRIu64 " samples and %" PRIu64 " marker records in %.3f CPU-s "
-                        "(%.0f records per CPU-s)\n", st->samples, st->marker_records, st->processing_cpu_ns / 1e9,
+                        "(%.0f records per CPU-s", st->samples, st->marker_records, st->processing_cpu_ns / 1e9,
                 (double)(st->samples + st->marker_records) * 1e9 / (double)st->processing_cpu_ns);
+        if (st->marker_records)
+            fprintf(stderr, "; markers %.3f CPU-s, %.0f ns per record", st->marker_cpu_ns / 1e9,
+                    (double)st->marker_cpu_ns / (double)st->marker_records);
+        fprintf(stderr, ")\n");
+    }
     if (st->other_processes)
         fprintf(stderr, "taskspy: %" PRIu64 " samples of the target's child processes left out (only the target "
                         "process is profiled)\n", st->other_processes);

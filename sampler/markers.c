@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sampler/elf_file.h"
+#include "sampler/ring_buffer.h"
 #include "sampler/runtime_probes.h"
 #include "sampler/u64_map.h"
 #include "sampler/uprobe_events.h"
@@ -46,12 +47,19 @@ struct marker_probe {
     struct uprobe_tracefs_event tracefs_event;
 };
 
+/* A CPU's marker ring buffer: every marker event opened on the CPU writes into it; the first one owns it. */
+struct marker_buffer {
+    int fd;
+    struct ring_buffer rb;
+};
+
 struct markers {
     pid_t pid;
     char root[64];
     int cpus[1024];
-    int cpu_fds[1024];
+    struct marker_buffer *buffers;     /* per CPU (parallel to cpus[]): fd -1 until an event maps it */
     size_t n_cpus;
+    size_t buffer_pages;
     const char *spec;
     bool poll_times;                   /* runtime functions: also probe their returns */
     size_t runtime_functions;          /* runtime poll functions probed */
@@ -91,13 +99,16 @@ static bool needs_arg(enum marker_kind k)
 }
 
 int markers_open(struct markers **out, const char *spec, bool poll_times, pid_t pid, const char *root,
-                 const int *cpus, const int *cpu_fds, size_t n_cpus, char *err, size_t errlen)
+                 const int *cpus, size_t n_cpus, size_t buffer_pages, char *err, size_t errlen)
 {
     *out = NULL;
     if (spec && strcmp(spec, "none") == 0)
         return 0;
     struct markers *m = calloc(1, sizeof(*m));
-    if (!m || u64_map_init(&m->probe_of_id, 64) != 0) {
+    size_t n = n_cpus < 1024 ? n_cpus : 1024;
+    if (!m || !(m->buffers = calloc(n ? n : 1, sizeof(*m->buffers))) || u64_map_init(&m->probe_of_id, 64) != 0) {
+        if (m)
+            free(m->buffers);
         free(m);
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -106,9 +117,11 @@ int markers_open(struct markers **out, const char *spec, bool poll_times, pid_t 
     m->spec = spec ? spec : "auto";
     m->poll_times = poll_times;
     snprintf(m->root, sizeof(m->root), "%s", root ? root : "");
-    m->n_cpus = n_cpus < 1024 ? n_cpus : 1024;
-    memcpy(m->cpus, cpus, m->n_cpus * sizeof(int));
-    memcpy(m->cpu_fds, cpu_fds, m->n_cpus * sizeof(int));
+    m->n_cpus = n;
+    memcpy(m->cpus, cpus, n * sizeof(int));
+    for (size_t c = 0; c < n; c++)
+        m->buffers[c].fd = -1;
+    m->buffer_pages = buffer_pages;
     m->have_pmu = uprobe_pmu_info(&m->pmu) == 0;
     const char *uprobes = getenv("TASKSPY_UPROBES");
     m->prefer_tracefs = !(uprobes && strcmp(uprobes, "pmu") == 0);
@@ -280,7 +293,15 @@ static int attach_location(struct markers *m, const char *path, const struct pro
             close(fd);
             continue;
         }
-        if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, m->cpu_fds[c]) != 0 || ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 ||
+        struct marker_buffer *b = &m->buffers[c];
+        int routed;
+        if (b->fd < 0) {
+            if ((routed = ring_buffer_map_fitting(&b->rb, fd, m->buffer_pages)) == 0)
+                b->fd = fd;
+        } else {
+            routed = ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, b->fd);
+        }
+        if (routed != 0 || ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 ||
             u64_map_put(&m->probe_of_id, id, (uint32_t)probe_index) != 0) {
             fprintf(stderr, "taskspy: marker %s:%s: cannot route its records: %s\n", n->provider, n->name,
                     strerror(errno));
@@ -391,15 +412,23 @@ void markers_enable(struct markers *m, bool on)
         ioctl(m->fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
 }
 
-int markers_decode(struct markers *m, const struct perf_event_header *rec, uint64_t id, struct marker_hit *hit)
+/* A marker event's sample: 1 and *hit filled when it is a hit in the target, 0 when it fired in another
+ * process (system-wide events) or is not ours, -1 when malformed. *time_ns is set whenever it parses. */
+static int decode_hit(const struct markers *m, const struct perf_event_header *rec, struct marker_hit *hit,
+                      uint64_t *time_ns)
 {
+    uint64_t id;
     uint32_t idx;
-    if (!m || !u64_map_get(&m->probe_of_id, id, &idx))
+    if (rec->size < sizeof(*rec) + 8)
+        return -1;
+    memcpy(&id, rec + 1, 8);
+    if (!u64_map_get(&m->probe_of_id, id, &idx))
         return 0;
     const struct marker_probe *p = &m->probes[idx];
     struct uprobe_sample s;
     if (uprobe_sample_parse(&p->plan, rec + 1, rec->size - sizeof(*rec), &s) != 0)
         return -1;
+    *time_ns = s.time;
     if ((pid_t)s.pid != m->pid)
         return 0;
     uint64_t arg0 = 0;
@@ -413,10 +442,56 @@ int markers_decode(struct markers *m, const struct perf_event_header *rec, uint6
     return 1;
 }
 
-bool markers_owns_event(const struct markers *m, uint64_t id)
+struct read_pass {
+    struct markers *m;
+    uint64_t until_ns;
+    struct task_tracker *tasks;
+    struct markers_read_counts *counts;
+};
+
+static enum ring_buffer_next read_record(void *ctx, const struct perf_event_header *rec)
 {
-    uint32_t idx;
-    return m && u64_map_get(&m->probe_of_id, id, &idx);
+    struct read_pass *r = ctx;
+    if (rec->type == PERF_RECORD_SAMPLE) {
+        struct marker_hit hit;
+        uint64_t time_ns = 0;
+        int rc = decode_hit(r->m, rec, &hit, &time_ns);
+        if (time_ns > r->until_ns)
+            return RING_BUFFER_KEEP;       /* samples up to its time may not have been read yet */
+        if (rc == 1) {
+            task_tracker_queue(r->tasks, &hit);
+            r->counts->records++;
+        }
+    } else if (rec->type == PERF_RECORD_LOST && rec->size >= sizeof(*rec) + 16) {
+        uint64_t lost;
+        memcpy(&lost, (const uint8_t *)(rec + 1) + 8, 8);
+        r->counts->lost += lost;
+        task_tracker_lost(r->tasks);
+    } else if (rec->type == PERF_RECORD_THROTTLE) {
+        /* The kernel dropped records (more hits per tick than kernel.perf_event_max_sample_rate allows):
+         * which thread's is unknown. */
+        r->counts->throttled++;
+        task_tracker_lost(r->tasks);
+    }
+    return RING_BUFFER_CONTINUE;
+}
+
+void markers_read(struct markers *m, uint64_t until_ns, struct task_tracker *tasks,
+                  struct markers_read_counts *counts)
+{
+    struct read_pass r = { m, until_ns, tasks, counts };
+    for (size_t c = 0; m && c < m->n_cpus; c++)
+        if (m->buffers[c].fd >= 0)
+            ring_buffer_drain(&m->buffers[c].rb, read_record, &r);
+}
+
+size_t markers_buffer_fds(const struct markers *m, int *fds, size_t max)
+{
+    size_t n = 0;
+    for (size_t c = 0; m && c < m->n_cpus && n < max; c++)
+        if (m->buffers[c].fd >= 0)
+            fds[n++] = m->buffers[c].fd;
+    return n;
 }
 
 size_t markers_poll_starts(const struct markers *m)
@@ -478,6 +553,10 @@ void markers_close(struct markers *m)
 {
     if (!m)
         return;
+    for (size_t c = 0; c < m->n_cpus; c++)
+        if (m->buffers[c].fd >= 0)
+            ring_buffer_unmap(&m->buffers[c].rb);
+    free(m->buffers);
     close_all(m->fds, m->n_fds);
     if (m->tracefs_state == 1) {
         size_t n = 0;

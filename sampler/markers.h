@@ -20,20 +20,28 @@ struct markers;
 
 /* spec: "auto", "none" or a comma list of providers. With "auto", an object without poll markers that holds
  * a runtime's poll functions (tokio's Harness<T,S>::poll) gets entry probes on them (task id from a
- * register), and return probes too when poll_times. cpus/cpu_fds: the sampler's per-CPU ring-buffer
- * events; marker events are system-wide per CPU, filtered to pid, and write into those buffers, so marker
- * and sample records of a CPU are in one time-ordered stream. Returns 0 (with *out NULL for "none"), or -1. */
+ * register), and return probes too when poll_times. Marker events are system-wide per CPU (cpus), filtered
+ * to pid, each CPU's writing into a marker ring buffer of buffer_pages (a power of two) of its own, apart
+ * from the samples: the reader takes every marker record in one pass, before the samples of the same time
+ * span. Returns 0 (with *out NULL for "none"), or -1. */
 int markers_open(struct markers **out, const char *spec, bool poll_times, pid_t pid, const char *root,
-                 const int *cpus, const int *cpu_fds, size_t n_cpus, char *err, size_t errlen);
+                 const int *cpus, size_t n_cpus, size_t buffer_pages, char *err, size_t errlen);
 /* Look for probes in an object file the target maps (or will exec) and attach the new ones. Problems with
  * one object (an undecodable argument) are reported on stderr once, not fatal. */
 void markers_scan_object(struct markers *m, const char *path);
 void markers_enable(struct markers *m, bool on);
-/* A PERF_RECORD_SAMPLE whose IDENTIFIER is id: 1 and *hit filled when it is a marker hit in the target,
- * 0 when it is not a marker event of ours or fired in another process, -1 when malformed. */
-int markers_decode(struct markers *m, const struct perf_event_header *rec, uint64_t id, struct marker_hit *hit);
-/* Is id one of the marker events (for PERF_RECORD_THROTTLE / LOST records)? */
-bool markers_owns_event(const struct markers *m, uint64_t id);
+/* What one read of the marker buffers found. */
+struct markers_read_counts {
+    uint64_t records;                  /* marker hits in the target, queued */
+    uint64_t lost;                     /* marker records the kernel dropped (buffer full) */
+    uint64_t throttled;                /* times the kernel throttled a marker event */
+};
+/* Queue into tasks every marker hit up to until_ns from every CPU's marker buffer, consuming them; later
+ * records stay for the next read. Counts are added to *counts. */
+void markers_read(struct markers *m, uint64_t until_ns, struct task_tracker *tasks,
+                  struct markers_read_counts *counts);
+/* The fds of the marker buffers (for poll: the kernel wakes them at their watermark). Returns how many. */
+size_t markers_buffer_fds(const struct markers *m, int *fds, size_t max);
 /* Number of task-poll-start locations attached. */
 size_t markers_poll_starts(const struct markers *m);
 /* Number of probe locations attached. */

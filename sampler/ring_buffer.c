@@ -37,6 +37,14 @@ int ring_buffer_map(struct ring_buffer *rb, int fd, size_t data_pages)
     return 0;
 }
 
+int ring_buffer_map_fitting(struct ring_buffer *rb, int fd, size_t data_pages)
+{
+    int rc;
+    while ((rc = ring_buffer_map(rb, fd, data_pages)) != 0 && (errno == EPERM || errno == ENOMEM) && data_pages > 8)
+        data_pages /= 2;
+    return rc;
+}
+
 int ring_buffer_wrap(struct ring_buffer *rb, struct perf_event_mmap_page *meta, uint8_t *data, size_t data_size)
 {
     memset(rb, 0, sizeof(*rb));

@@ -18,6 +18,8 @@ struct ring_buffer {
 
 /* Map data_pages (a power of two) of fd's ring buffer. Returns 0, or -1 with errno. */
 int ring_buffer_map(struct ring_buffer *rb, int fd, size_t data_pages);
+/* The same, halving data_pages (down to 8) while locked memory is short (unprivileged users). */
+int ring_buffer_map_fitting(struct ring_buffer *rb, int fd, size_t data_pages);
 /* Use memory the caller owns (meta followed by data), for tests. Returns 0 or -1. */
 int ring_buffer_wrap(struct ring_buffer *rb, struct perf_event_mmap_page *meta, uint8_t *data, size_t data_size);
 void ring_buffer_unmap(struct ring_buffer *rb);

@@ -1,8 +1,9 @@
 /* sampler.c: the recording loop. One sampling event per (thread, CPU) of the target with inherit=1, so the
  * threads it creates are followed; all events of a CPU write into one ring buffer per CPU (as perf record
- * does; the kernel refuses to map inherited per-task buffers), and marker uprobes write there too. A thread
- * migrates between CPUs, so each round first peeks at every buffer to queue the marker records up to the
- * round's cut-off time, then consumes samples up to that time: each sample sees all markers before it. */
+ * does; the kernel refuses to map inherited per-task buffers). Marker uprobes write into marker buffers of
+ * their own (markers.c). A thread migrates between CPUs, so each round first takes the marker records of
+ * every CPU up to the round's cut-off time, then consumes samples up to that time: each sample sees all
+ * markers before it. */
 #include "sampler/sampler.h"
 
 #include <errno.h>
@@ -220,12 +221,7 @@ static int open_thread_events(struct sampler *s, pid_t tid)
         }
         int rc = 0;
         if (cb->fd < 0) {
-            /* Fall back to smaller buffers when locked memory is limited (unprivileged users). */
-            size_t pages = s->buffer_pages;
-            while ((rc = ring_buffer_map(&cb->rb, fd, pages)) != 0 && (errno == EPERM || errno == ENOMEM) &&
-                   pages > 8)
-                pages /= 2;
-            if (rc == 0)
+            if ((rc = ring_buffer_map_fitting(&cb->rb, fd, s->buffer_pages)) == 0)
                 cb->fd = fd;
         } else {
             rc = ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, cb->fd);
@@ -442,15 +438,13 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
             return -1;
         }
     }
-    int cpu_ids[1024], cpu_fds[1024];
+    int cpu_ids[1024];
     size_t n_buffers = 0;
     for (size_t c = 0; c < s->n_cpus && n_buffers < 1024; c++)
-        if (s->cpus[c].fd >= 0) {
-            cpu_ids[n_buffers] = s->cpus[c].cpu;
-            cpu_fds[n_buffers++] = s->cpus[c].fd;
-        }
-    if (markers_open(&s->markers, cfg->markers, cfg->poll_times, s->target.pid, s->root, cpu_ids, cpu_fds,
-                     n_buffers, err, errlen) != 0) {
+        if (s->cpus[c].fd >= 0)
+            cpu_ids[n_buffers++] = s->cpus[c].cpu;
+    if (markers_open(&s->markers, cfg->markers, cfg->poll_times, s->target.pid, s->root, cpu_ids, n_buffers,
+                     s->buffer_pages, err, errlen) != 0) {
         sampler_close(s);
         return -1;
     }
@@ -597,13 +591,8 @@ static enum ring_buffer_next handle_record(void *ctx, const struct perf_event_he
         return RING_BUFFER_CONTINUE;
     case PERF_RECORD_LOST: {
         uint64_t lost;
-        if (perf_decode_lost(rec, &lost) == 0) {
+        if (perf_decode_lost(rec, &lost) == 0)
             s->stats.lost += lost;
-            if (s->markers && markers_count(s->markers) > 0) {
-                s->stats.lost_markers += lost;
-                task_tracker_lost(&s->tasks);
-            }
-        }
         return RING_BUFFER_CONTINUE;
     }
     default:
@@ -613,9 +602,8 @@ static enum ring_buffer_next handle_record(void *ctx, const struct perf_event_he
 
 static enum ring_buffer_next handle_record(void *ctx, const struct perf_event_header *rec);
 
-/* Peek pass: queue every marker record up to the round's cut-off, and learn thread names (a thread's name
- * record may be in another CPU's buffer than its samples, and a short-lived thread is gone from /proc by the
- * time its samples are read). */
+/* Peek pass: learn thread names first (a thread's name record may be in another CPU's buffer than its
+ * samples, and a short-lived thread is gone from /proc by the time its samples are read). */
 static enum ring_buffer_next peek_record(void *ctx, const struct perf_event_header *rec)
 {
     struct sampler *s = ctx;
@@ -623,33 +611,13 @@ static enum ring_buffer_next peek_record(void *ctx, const struct perf_event_head
         return RING_BUFFER_KEEP;
     if (rec->type == PERF_RECORD_COMM || rec->type == PERF_RECORD_FORK)
         return handle_record(ctx, rec);      /* naming twice (again in the drain pass) is harmless */
-    if (!s->markers)
-        return RING_BUFFER_CONTINUE;
-    uint64_t id;
-    if (rec->type == PERF_RECORD_THROTTLE && rec->size >= sizeof(*rec) + 16) {
-        /* The kernel dropped records of a marker event (more hits per tick than
-         * kernel.perf_event_max_sample_rate allows): which thread's is unknown. */
-        memcpy(&id, (const uint8_t *)(rec + 1) + 8, 8);
-        if (markers_owns_event(s->markers, id)) {
-            s->stats.throttled_markers++;
-            task_tracker_lost(&s->tasks);
-        }
-        return RING_BUFFER_CONTINUE;
-    }
-    if (rec->type != PERF_RECORD_SAMPLE || rec->size < sizeof(*rec) + 8)
-        return RING_BUFFER_CONTINUE;
-    memcpy(&id, rec + 1, 8);
-    struct marker_hit hit;      /* (markers_decode leaves the sampling events' records alone) */
-    if (markers_decode(s->markers, rec, id, &hit) == 1) {
-        task_tracker_queue(&s->tasks, &hit);
-        s->stats.marker_records++;
-    }
     return RING_BUFFER_CONTINUE;
 }
 
-/* One round: peek at every buffer to queue marker records up to the cut-off, then consume every record up
- * to it, so each sample sees all markers before it whichever CPU's buffer they came through. The cut-off is
- * a little in the past so records stamped before it but still being written are not missed. */
+/* One round: learn thread names, take every marker record up to the cut-off from the marker buffers, then
+ * consume every sample up to it, so each sample sees all markers before it whichever CPU they came
+ * through. The cut-off is a little in the past so records stamped before it but still being written are
+ * not missed. */
 static void drain_all(struct sampler *s, bool final)
 {
     uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -657,14 +625,26 @@ static void drain_all(struct sampler *s, bool final)
     for (size_t c = 0; c < s->n_cpus; c++)
         if (s->cpus[c].fd >= 0)
             ring_buffer_peek(&s->cpus[c].rb, peek_record, s);
-    if (s->markers)
+    uint64_t cpu1 = clock_ns(CLOCK_THREAD_CPUTIME_ID), cpu2 = cpu1;
+    if (s->markers) {
+        struct markers_read_counts got = { 0 };
+        markers_read(s->markers, s->round_end_ns, &s->tasks, &got);
+        s->stats.marker_records += got.records;
+        s->stats.lost_markers += got.lost;
+        s->stats.throttled_markers += got.throttled;
         task_tracker_round_begin(&s->tasks);
+        cpu2 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    }
     for (size_t c = 0; c < s->n_cpus; c++)
         if (s->cpus[c].fd >= 0)
             ring_buffer_drain(&s->cpus[c].rb, handle_record, s);
-    if (s->markers)
+    uint64_t cpu3 = clock_ns(CLOCK_THREAD_CPUTIME_ID), cpu4 = cpu3;
+    if (s->markers) {
         task_tracker_round_end(&s->tasks, s->round_end_ns);
-    s->stats.processing_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+        cpu4 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    }
+    s->stats.marker_cpu_ns += (cpu2 - cpu1) + (cpu4 - cpu3);
+    s->stats.processing_cpu_ns += cpu4 - cpu0;
 }
 
 static void enable_all(struct sampler *s, unsigned long request)
@@ -701,8 +681,12 @@ int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, s
     }
     uint64_t deadline = s->cfg.duration > 0 ? s->start_ns + (uint64_t)(s->cfg.duration * 1e9) : UINT64_MAX;
     uint64_t next_rescan = s->start_ns + 200000000ull;
-    struct pollfd *pfds = calloc(s->n_cpus + 1, sizeof(*pfds));
-    if (!pfds) {
+    size_t max_fds = 2 * s->n_cpus + 1;
+    struct pollfd *pfds = calloc(max_fds, sizeof(*pfds));
+    int *marker_fds = calloc(s->n_cpus + 1, sizeof(*marker_fds));
+    if (!pfds || !marker_fds) {
+        free(pfds);
+        free(marker_fds);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -712,6 +696,9 @@ int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, s
         for (size_t c = 0; c < s->n_cpus; c++)
             if (s->cpus[c].fd >= 0)
                 pfds[n++] = (struct pollfd){ .fd = s->cpus[c].fd, .events = POLLIN };
+        size_t n_marker_fds = markers_buffer_fds(s->markers, marker_fds, s->n_cpus);
+        for (size_t i = 0; i < n_marker_fds; i++)
+            pfds[n++] = (struct pollfd){ .fd = marker_fds[i], .events = POLLIN };
         if (s->target.pidfd >= 0)
             pfds[n++] = (struct pollfd){ .fd = s->target.pidfd, .events = POLLIN };
         uint64_t t = now_ns();
@@ -743,6 +730,7 @@ int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, s
         }
     }
     free(pfds);
+    free(marker_fds);
     enable_all(s, PERF_EVENT_IOC_DISABLE);
     drain_all(s, true);
     s->stats.duration_s = (double)(now_ns() - s->start_ns) / 1e9;

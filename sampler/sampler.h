@@ -82,8 +82,8 @@ struct sampler_task_stat {
 
 struct sampler_stats {
     uint64_t samples;                /* samples delivered */
-    uint64_t lost;                   /* records the kernel dropped (PERF_RECORD_LOST) */
-    uint64_t lost_markers;           /* of which marker records, as far as known */
+    uint64_t lost;                   /* sample records the kernel dropped (PERF_RECORD_LOST) */
+    uint64_t lost_markers;           /* marker records the kernel dropped (their buffers are apart) */
     uint64_t throttled_markers;      /* times the kernel throttled a marker event (records dropped) */
     uint64_t unwind_truncated;
     uint64_t other_processes;        /* samples of the target's child processes, left out */
@@ -92,6 +92,7 @@ struct sampler_stats {
     uint64_t processing_cpu_ns;      /* taskspy CPU time from ring buffers to aggregated, symbolized stacks
                                         (reading, decoding, unwinding, the sink's work), while recording */
     uint64_t marker_records;         /* marker records decoded */
+    uint64_t marker_cpu_ns;          /* of processing_cpu_ns: reading marker records and applying them */
     bool target_exited;              /* the target ended before the recording did */
     int target_status;               /* its wait status, in launch mode */
     const char *event_name;          /* "cycles" or "cpu-clock" */

@@ -20,7 +20,6 @@ void task_tracker_free(struct task_tracker *t)
     u64_map_free(&t->task_index);
     for (uint32_t i = 0; t->hits && i < t->n_threads; i++) {
         free(t->hits[i].v);
-        free(t->hits[i].after);
     }
     free(t->hits);
     free(t->active);
@@ -102,13 +101,15 @@ static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enu
             return -1;
         task->polls++;
         t->polls++;
+        th->task_slot = (uint32_t)(task - t->tasks);   /* for its end: one task lookup per poll */
         th->saw_marker = true;
         th->poll_start_ns = time_ns;
         poll_state_after(th, kind, arg0, probe_addr);
         return 0;
     case MARKER_POLL_END:
         th->saw_marker = true;
-        if (th->state == SAMPLER_IN_TASK && th->task_id == arg0 && (task = task_stat(t, arg0))) {
+        if (th->state == SAMPLER_IN_TASK && th->task_id == arg0) {
+            task = &t->tasks[th->task_slot];
             uint64_t d = time_ns > th->poll_start_ns ? time_ns - th->poll_start_ns : 0;
             task->total_poll_ns += d;
             if (d > task->longest_poll_ns)
@@ -243,10 +244,6 @@ int task_tracker_queue(struct task_tracker *t, const struct marker_hit *hit)
         if (!v)
             return -1;
         h->v = v;
-        struct thread_poll_state *a = realloc(h->after, cap * sizeof(*a));
-        if (!a)
-            return -1;
-        h->after = a;
         h->cap = cap;
     }
     if (h->n == 0) {
@@ -260,6 +257,8 @@ int task_tracker_queue(struct task_tracker *t, const struct marker_hit *hit)
         }
         t->active[t->n_active++] = idx;
     }
+    if (h->n > 0 && hit->time_ns < h->v[h->n - 1].time_ns)
+        h->unsorted = true;       /* the thread migrated and its buffers were read out of order */
     h->v[h->n++] = *hit;
     return 0;
 }
@@ -268,15 +267,11 @@ int task_tracker_round_begin(struct task_tracker *t)
 {
     int rc = 0;
     for (uint32_t a = 0; a < t->n_active; a++) {
-        uint32_t idx = t->active[a];
-        struct thread_hits *h = &t->hits[idx];
-        if (sort_by_time(h->v, h->n) != 0)
-            rc = -1;
-        /* The state of the thread after each of its hits, from its state before the round. */
-        struct thread_poll_state st = t->threads[idx];
-        for (uint32_t k = 0; k < h->n; k++) {
-            poll_state_after(&st, h->v[k].kind, h->v[k].arg0, h->v[k].probe_addr);
-            h->after[k] = st;
+        struct thread_hits *h = &t->hits[t->active[a]];
+        if (h->unsorted) {
+            if (sort_by_time(h->v, h->n) != 0)
+                rc = -1;
+            h->unsorted = false;
         }
     }
     return rc;
@@ -306,10 +301,18 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enu
         task_tracker_current(t, tid, state, task_id, probe_addr);
         return;
     }
-    const struct thread_poll_state *st = &h->after[lo - 1];
-    *state = st->state;
-    *task_id = st->state == SAMPLER_IN_TASK ? st->task_id : 0;
-    *probe_addr = st->probe_addr;
+    /* The state after hits v[0..lo): replayed from the last poll start or end among them (which sets the
+     * state by itself), or from the round's start. Samples are rare next to hits, so this is cheaper than
+     * keeping the state after every hit. */
+    uint32_t from = lo;
+    while (from > 0 && h->v[from - 1].kind != MARKER_POLL_START && h->v[from - 1].kind != MARKER_POLL_END)
+        from--;
+    struct thread_poll_state st = t->threads[idx];
+    for (uint32_t k = from > 0 ? from - 1 : 0; k < lo; k++)
+        poll_state_after(&st, h->v[k].kind, h->v[k].arg0, h->v[k].probe_addr);
+    *state = st.state;
+    *task_id = st.state == SAMPLER_IN_TASK ? st.task_id : 0;
+    *probe_addr = st.probe_addr;
 }
 
 void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)

@@ -28,6 +28,7 @@ struct thread_poll_state {
     uint32_t tid;
     enum sampler_task_state state;
     bool saw_marker;
+    uint32_t task_slot;                    /* tasks[] index of task_id while polling it */
     uint64_t task_id;
     uint64_t poll_start_ns;
     uint64_t probe_addr;
@@ -42,11 +43,11 @@ struct marker_hit {
     uint64_t probe_addr;
 };
 
-/* One thread's queued hits and, once the round has begun, its poll state after each of them. */
+/* One thread's queued hits, in time order once the round has begun. */
 struct thread_hits {
     struct marker_hit *v;
-    struct thread_poll_state *after;
     uint32_t n, cap;
+    bool unsorted;                         /* a hit came in earlier than the one before it */
 };
 
 struct task_tracker {

@@ -159,10 +159,11 @@ int uprobe_event_attr(const struct uprobe_pmu *pmu, const struct uprobe_attach *
     attr->inherit = a->inherit;
     attr->disabled = a->disabled;
     attr->sample_id_all = 1;
-    /* No wake-up per record: the buffer's owner (a sampling event) wakes the reader at its watermark. A
-     * wake-up every N records costs the target an interrupt and a context switch per N polls: measured
-     * on the executor, waking every 64 records more than doubled the cost of a marker hit. */
+    /* No wake-up per record: a wake-up every N records costs the target an interrupt and a context switch
+     * per N polls (measured on the executor, waking every 64 records more than doubled the cost of a marker
+     * hit); the buffer wakes the reader at a byte watermark instead. */
     attr->watermark = 1;
+    attr->wakeup_watermark = UPROBE_WAKEUP_BYTES;
     /* Same clock as taskspy's sampling events: the kernel only lets events that share a clock share a
      * ring buffer, and marker and sample times are compared. */
     attr->use_clockid = 1;

@@ -28,6 +28,10 @@
 #include "sampler/usdt_args.h"
 
 #define UPROBE_REGS_MAX 24              /* PERF_REG_X86_64_MAX */
+/* Marker events wake the reader when this much is in their buffer (not per record: a wake-up costs the
+ * target an interrupt and a context switch), a few times per 100 ms at tens of thousands of polls per
+ * second, so each read round's hits still fit in the cache. */
+#define UPROBE_WAKEUP_BYTES (256u << 10)
 
 enum uprobe_arg_method {
     UPROBE_ARG_NONE,                    /* the probe has no argument taskspy needs */

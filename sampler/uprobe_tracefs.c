@@ -265,6 +265,7 @@ int uprobe_tracefs_open(const struct uprobe_tracefs_event *ev, const struct upro
     attr.disabled = disabled;
     attr.sample_id_all = 1;
     attr.watermark = 1;               /* no wake-up per record: see uprobe_event_attr */
+    attr.wakeup_watermark = UPROBE_WAKEUP_BYTES;
     attr.use_clockid = 1;             /* the clock of taskspy's sampling events (see uprobe_events.c) */
     attr.clockid = CLOCK_MONOTONIC;
     long fd = syscall(SYS_perf_event_open, &attr, tid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);

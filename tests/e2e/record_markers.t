@@ -59,7 +59,8 @@ EVENTS=/sys/kernel/tracing/uprobe_events
 start_fixture executor 30
 "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/tracefs.folded" 2> /dev/null &
 rec=$!
-for _ in $(seq 40); do grep -q "^p:taskspy_$rec/" "$EVENTS" 2>/dev/null && break; sleep 0.1; done
+# (attaching to a running process can take seconds on a loaded machine: wait up to 10 s)
+for _ in $(seq 100); do grep -q "^p:taskspy_$rec/" "$EVENTS" 2>/dev/null && break; sleep 0.1; done
 check "tracefs: the markers are tracefs uprobe events while recording" grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS"
 wait $rec
 check "tracefs: their definitions are removed at the end" sh -c "! grep -q '^p:taskspy_$rec/' '$EVENTS'"

@@ -316,6 +316,29 @@ static int ref_order(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Mostly poll starts and ends, with hits that leave the state alone (spawn) or end only a poll in progress
+ * (a poll function's return): attribution replays those from the last start or end. */
+static enum marker_kind random_kind(void)
+{
+    switch (rand() % 8) {
+    case 0:
+    case 1: return MARKER_POLL_END;
+    case 2: return MARKER_SPAWN;
+    case 3: return MARKER_POLL_RETURN;
+    default: return MARKER_POLL_START;
+    }
+}
+
+static void ref_apply(const struct ref_hit *h, bool *ref_in, uint64_t *ref_task)
+{
+    if (h->kind == MARKER_POLL_START) {
+        ref_in[h->tid] = true;
+        ref_task[h->tid] = h->task;
+    } else if (h->kind == MARKER_POLL_END || h->kind == MARKER_POLL_RETURN) {
+        ref_in[h->tid] = false;
+    }
+}
+
 static void test_round_random_against_reference(void **state)
 {
     (void)state;
@@ -339,7 +362,7 @@ static void test_round_random_against_reference(void **state)
             struct ref_hit h = {
                 .tid = 1 + (uint32_t)(rand() % THREADS),
                 .time = lo + (uint64_t)(rand() % (int)(hi - lo)),
-                .kind = rand() % 3 == 0 ? MARKER_POLL_END : MARKER_POLL_START,
+                .kind = random_kind(),
                 .task = 1 + (uint64_t)(rand() % 20),
                 .seq = seq++,
             };
@@ -378,12 +401,7 @@ static void test_round_random_against_reference(void **state)
         for (uint64_t now = round_end; now <= cut; now += 1 + (uint64_t)(rand() % 40)) {
             while (applied < n_all && all[applied].time <= now) {
                 const struct ref_hit *h = &all[applied++];
-                if (h->kind == MARKER_POLL_START) {
-                    ref_in[h->tid] = true;
-                    ref_task[h->tid] = h->task;
-                } else {
-                    ref_in[h->tid] = false;
-                }
+                ref_apply(h, ref_in, ref_task);
             }
             uint32_t tid = 1 + (uint32_t)(rand() % THREADS);
             enum sampler_task_state st;
@@ -397,9 +415,7 @@ static void test_round_random_against_reference(void **state)
         task_tracker_round_end(&t, cut);
         while (applied < n_all && all[applied].time <= cut) {
             const struct ref_hit *h = &all[applied++];
-            ref_in[h->tid] = h->kind == MARKER_POLL_START;
-            if (h->kind == MARKER_POLL_START)
-                ref_task[h->tid] = h->task;
+            ref_apply(h, ref_in, ref_task);
         }
         for (uint32_t tid = 1; tid <= THREADS; tid++) {
             enum sampler_task_state st;
