@@ -8,7 +8,11 @@ profiled run compared with the mean of the two baseline runs that bracket it, th
 (>= 5) pairs; pairs whose two baselines disagree by > 20% are dropped while >= 3 remain (this VM's speed
 flips between full and half with other tenants' load). Sampling runs attach both profilers by PID to an
 already running fixture; marker runs launch the fixture under both (see marker_jobs). A run's throughput
-is the mean of the fixture's per-second figures after its first second. Environment (defaults in brackets):
+is the mean of the fixture's per-second figures after its first second. Marker cost is also measured in
+CPU time, steadier on a shared host: the fixture's own CPU per poll (it prints it at exit; the uprobe traps
+and the kernel's writing of samples run in its context) plus taskspy's in-process CPU for reading the
+marker records, against the fixture's CPU per poll under perf stat; perf record sampling every hit is run
+beside them as the floor any reader of per-hit samples starts from. Environment (defaults in brackets):
   BENCH_PAIRS [5]   pairs per ratio            BENCH_RUN [2]   seconds measured per throughput run
   BENCH_LONG [60]   long memory run, seconds   BENCH_SHORT [10] short memory run, seconds
   BENCH_PP [11]     post-processing run, s     BENCH_PP_HZ [5000] its frequency
@@ -157,14 +161,19 @@ def slowdown_jobs():
         def finish(mode=mode, binary=binary, seq=seq, cpu=cpu):
             pairs = bracketed(seq, PAIRS)
             base = [v for k, v in seq if k == "U" and v]
+            # how far two unprofiled runs in a row differ: a loss difference below it is noise
+            noise = med([abs(a - b) / ((a + b) / 2) for a, b in zip(base, base[1:])])
             for hz in (99, 999):
                 loss = {}
                 for kind in ("taskspy", "perf"):
                     loss[kind] = med([1 - x / b for x, b in pairs.get((kind, hz), []) if x and b])
                 tl, pl = loss["taskspy"], loss["perf"]
                 ratio = tl / pl if tl is not None and pl and pl > 0.005 else None
-                rows.append(("1", "target slowdown, %d Hz %s: taskspy loss / perf loss" % (hz, mode),
-                             fmt(ratio) if ratio is not None else "n/a (perf loss %s)" % fmt(pl, "%.3f"),
+                text = fmt(ratio) if ratio is not None else "n/a (perf loss %s)" % fmt(pl, "%.3f")
+                if tl is not None and pl is not None and noise is not None:
+                    text += " (%+.1f points, %s noise %.1f)" % (100 * (tl - pl), "within" if abs(tl - pl) <= noise
+                                                               else "beyond", 100 * noise)
+                rows.append(("1", "target slowdown, %d Hz %s: taskspy loss / perf loss" % (hz, mode), text,
                              "<= 1.0"))
                 pct = lambda x: fmt(None if x is None else 100 * x, "%.1f%%")
                 tp = [t / p for (t, _), (p, _) in zip(pairs.get(("taskspy", hz), []), pairs.get(("perf", hz), []))
@@ -176,8 +185,10 @@ def slowdown_jobs():
                                   fmt(med(cpu.get(("taskspy", hz), [])), "%.3f"),
                                   fmt(med(cpu.get(("perf", hz), [])), "%.3f")))
             details.append("1. %-5s unprofiled %s units/s: median %.0f, min %.0f, max %.0f (%d runs); loss = 1 - "
-                           "profiled / mean of the two bracketing unprofiled runs"
-                           % (mode, binary, med(base) or 0, min(base or [0]), max(base or [0]), len(base)))
+                           "profiled / mean of the two bracketing unprofiled runs; noise = median difference of "
+                           "consecutive unprofiled runs, %s"
+                           % (mode, binary, med(base) or 0, min(base or [0]), max(base or [0]), len(base),
+                              fmt(None if noise is None else 100 * noise, "%.1f%%")))
         finishers.append(finish)
 
     def finish_all():
@@ -293,10 +304,10 @@ def marker_jobs():
         if not os.path.exists(src):
             rows.append(("2", "marker cost, %s" % name, "n/a (fixture missing)", "<= 1.2"))
             continue
-        seq, polls_seen, kcount = [], [], []
+        seq, seq_cpu, polls_seen, kcount, precorded, reading = [], [], [], [], [], []
 
-        def job(kind, name=name, metric=metric, last_line=last_line, src=src, seq=seq, polls_seen=polls_seen,
-                kcount=kcount):
+        def job(kind, name=name, metric=metric, last_line=last_line, src=src, seq=seq, seq_cpu=seq_cpu,
+                polls_seen=polls_seen, kcount=kcount, precorded=precorded, reading=reading):
             def run():
                 counter[0] += 1
                 d = os.path.join(TMP, "m%d" % counter[0])
@@ -314,8 +325,12 @@ def marker_jobs():
                     if not probes:
                         seq.append((kind, None))
                         return
-                    argv = ["perf", "stat", "-x,", "-o", stat_out, "-e", "%s:r%d_*" % (PROBE_GROUP, counter[0]),
-                            "--", binary, dur]
+                    events = "%s:r%d_*" % (PROBE_GROUP, counter[0])
+                    if kind == "kernel":
+                        argv = ["perf", "stat", "-x,", "-o", stat_out, "-e", events, "--", binary, dur]
+                    else:       # every hit sampled and written to a file: the floor of any sampling reader
+                        argv = ["perf", "record", "-q", "-B", "-c", "1", "-m", "2048", "-o",
+                                os.path.join(d, "perf.data"), "-e", events, "--", binary, dur]
                 with open(out_path, "w") as out_f, open(os.path.join(d, "err.txt"), "w") as err_f:
                     proc = subprocess.Popen(argv, stdout=out_f, stderr=err_f)
                 deadline = time.monotonic() + float(dur) + 120
@@ -334,6 +349,11 @@ def marker_jobs():
                     m = re.search(r"total: polls (\d+) work units (\d+)", out)
                     rate = rate * int(m.group(1)) / int(m.group(2)) if m and int(m.group(2)) else None
                 seq.append((kind, rate))
+                # the fixture's own CPU time per poll (user + system: the uprobe traps and the kernel's
+                # writing of samples run in the target's context), free of other tenants' load
+                m = re.search(r"total: polls (\d+) .* cpu ([\d.]+)", out)
+                run_polls = int(m.group(1)) if m else 0
+                seq_cpu.append((kind, float(m.group(2)) * 1e9 / run_polls if run_polls else None))
                 if kind == "U":
                     proc.wait()
                     return
@@ -345,6 +365,13 @@ def marker_jobs():
                         summary_line(perr)
                         m = re.search(r"taskspy: (\d+) polls", perr)
                         polls_seen.append(int(m.group(1)) if m else None)
+                        m = re.search(r"processing: .*; markers ([\d.]+) CPU-s", perr)
+                        reading.append(float(m.group(1)) * 1e9 / run_polls if m and run_polls else None)
+                    elif kind == "perfrec":
+                        data = os.path.join(d, "perf.data")
+                        if os.path.exists(data):
+                            precorded.append(os.path.getsize(data) / 1e6)
+                            os.unlink(data)
                     elif os.path.exists(stat_out):
                         with open(stat_out) as f:
                             kcount.append(sum(int(l.split(",")[0]) for l in f
@@ -357,12 +384,20 @@ def marker_jobs():
             jobs.append((False, job("U")))
             if r == PAIRS:
                 break
-            jobs += [(True, job(k)) for k in (("taskspy", "kernel") if r % 2 == 0 else ("kernel", "taskspy"))]
+            order = ("taskspy", "kernel", "perfrec")
+            jobs += [(True, job(order[(r + i) % 3])) for i in range(3)]
 
-        def finish(name=name, workers=workers, seq=seq, polls_seen=polls_seen, kcount=kcount):
+        def finish(name=name, workers=workers, seq=seq, seq_cpu=seq_cpu, polls_seen=polls_seen, kcount=kcount,
+                   precorded=precorded, reading=reading):
             pairs = bracketed(seq, PAIRS)
+            cpu_pairs = bracketed(seq_cpu, PAIRS)
+            cpu = {k: med([x - b for x, b in cpu_pairs.get(k, []) if x and b])
+                   for k in ("taskspy", "kernel", "perfrec")}
+            read_ns = med(reading)
+            cpu_ratio = (cpu["taskspy"] + read_ns) / cpu["kernel"] if None not in (cpu["taskspy"], read_ns) \
+                and cpu["kernel"] and cpu["kernel"] > 0 else None
             ns = {}
-            for kind in ("taskspy", "kernel"):
+            for kind in ("taskspy", "kernel", "perfrec"):
                 # thread-time per poll: `workers` busy threads / polls per second
                 ns[kind] = med([workers * 1e9 * (1 / x - 1 / b) for x, b in pairs.get(kind, []) if x and b])
             ratio = ns["taskspy"] / ns["kernel"] if ns["taskspy"] is not None and ns["kernel"] and ns["kernel"] > 0 \
@@ -370,13 +405,26 @@ def marker_jobs():
             rows.append(("2", "marker cost, %s: taskspy ns/poll / kernel uprobe ns/poll" % name,
                          fmt(ratio) if ratio is not None else "n/a (kernel %s ns)" % fmt(ns["kernel"], "%.0f"),
                          "<= 1.2"))
+            floor = ns["perfrec"] / ns["kernel"] if ns["perfrec"] is not None and ns["kernel"] and \
+                ns["kernel"] > 0 else None
+            rows.append(("2", "(reference) %s: perf record sampling every hit ns/poll / kernel uprobe ns/poll"
+                         % name, fmt(floor) if floor is not None else "n/a", "-"))
+            rows.append(("2", "marker cost in CPU time, %s: (target + taskspy reading) / target under perf stat, "
+                         "extra CPU ns/poll" % name, fmt(cpu_ratio), "<= 1.2"))
             base = [v for k, v in seq if k == "U" and v] or [float("nan")]
             details.append("2. %s: unprofiled %.0f polls/s (min %.0f, max %.0f) = %.0f ns/poll per worker "
-                           "(%d workers); extra ns/poll: taskspy %s, perf stat %s; per run: polls decoded by "
-                           "taskspy %s, poll starts counted by perf stat %s (medians)"
+                           "(%d workers); extra ns/poll: taskspy %s, perf stat %s, perf record -c 1 %s; per run: "
+                           "polls decoded by taskspy %s, poll starts counted by perf stat %s, perf.data %s MB "
+                           "(medians)"
                            % (name, med(base), min(base), max(base), workers * 1e9 / med(base), workers,
-                              fmt(ns["taskspy"], "%.0f"), fmt(ns["kernel"], "%.0f"),
-                              fmt(med(polls_seen), "%.0f"), fmt(med(kcount), "%.0f")))
+                              fmt(ns["taskspy"], "%.0f"), fmt(ns["kernel"], "%.0f"), fmt(ns["perfrec"], "%.0f"),
+                              fmt(med(polls_seen), "%.0f"), fmt(med(kcount), "%.0f"), fmt(med(precorded), "%.0f")))
+            base_cpu = [v for k, v in seq_cpu if k == "U" and v] or [float("nan")]
+            details.append("2. %s CPU time: unprofiled %.0f CPU ns/poll (target); extra CPU ns/poll of the target: "
+                           "taskspy %s, perf stat %s, perf record -c 1 %s; taskspy's reading and applying of "
+                           "the marker records %s CPU ns/poll (in-process timing) (medians)"
+                           % (name, med(base_cpu), fmt(cpu["taskspy"], "%.0f"), fmt(cpu["kernel"], "%.0f"),
+                              fmt(cpu["perfrec"], "%.0f"), fmt(read_ns, "%.0f")))
         finishers.append(finish)
 
     def finish_all():
