@@ -1,90 +1,155 @@
 /* folded_reader.c: reads folded stacks ("root;frame;...;leaf COUNT", as written by taskspy, the
  * stackcollapse scripts, perf, inferno and py-spy) into a profile, merging equal prefixes. Also accepts
  * perf report's count-first form ("COUNT root;...;leaf"), CRLF endings and '#' comment lines. Malformed
- * lines are reported with their line number and skipped; memory is bounded by the longest accepted line. */
-#include "flamegraph/flamegraph.h"
+ * lines are reported with their line number and skipped; memory is bounded by the longest accepted line
+ * (a read chunk's lines are handed on together, then the chunk is reused). Big inputs are read on two
+ * threads: names interned on this one, the stack tree built on another. */
+#include "flamegraph/profile_internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define FOLDED_MAX_LINE (8u << 20)       /* longer lines are reported and skipped */
 #define FOLDED_READ_CHUNK (64u << 10)
 #define FOLDED_MAX_WARNINGS 100           /* malformed lines reported one by one; the rest summed up */
+/* A file's size gives a first guess of the profile's size (stacks in random order: a node per ~40 bytes,
+ * a name per ~300), so its tables are made big enough once instead of growing step by step. */
+#define FOLDED_BYTES_PER_NODE 48
+#define FOLDED_BYTES_PER_NAME 256
+/* At most this many nodes guessed (a ~200 MB file): a big file of repeated, unmerged lines would otherwise
+ * get huge tables whose few used slots are spread over all their pages. */
+#define FOLDED_MAX_GUESS_NODES (4u << 20)
 
-/* Block reader returning lines without their '\n'; bounded by FOLDED_MAX_LINE. */
+/* Block reader returning lines without their '\n'; bounded by FOLDED_MAX_LINE. A line points into the
+ * buffer, valid until the next refill: the lines taken since are handed on (as a batch) before it. */
 struct line_reader {
     FILE *in;
     char *buf;
     size_t cap, start, end;
+    size_t scanned;                      /* bytes from start up to here hold no '\n' */
     bool eof;
+    bool discarding;                     /* inside a line already known to be too long */
 };
 
-enum line_status { LINE_OK, LINE_TOO_LONG, LINE_EOF, LINE_ERROR };
+enum line_status { LINE_OK, LINE_TOO_LONG, LINE_EOF, LINE_ERROR, LINE_REFILL };
 
+/* The next line in the buffer; LINE_REFILL when it holds no whole line and refill() must read more. */
 static enum line_status next_line(struct line_reader *r, char **line, size_t *len)
 {
-    bool discarding = false;             /* inside a line already known to be too long */
-    size_t scanned = r->start;           /* bytes before this hold no '\n' */
-    for (;;) {
-        char *nl = memchr(r->buf + scanned, '\n', r->end - scanned);
-        if (nl) {
-            *line = r->buf + r->start;
-            *len = (size_t)(nl - *line);
-            r->start = (size_t)(nl - r->buf) + 1;
-            return discarding ? LINE_TOO_LONG : LINE_OK;
-        }
-        if (r->eof) {
-            if (r->start == r->end)
-                return discarding ? LINE_TOO_LONG : LINE_EOF;
-            *line = r->buf + r->start;
-            *len = r->end - r->start;
-            r->start = r->end;
-            return discarding ? LINE_TOO_LONG : LINE_OK;
-        }
-        /* make room: move the partial line to the front, grow up to the limit, else drop it */
-        if (r->start > 0) {
-            memmove(r->buf, r->buf + r->start, r->end - r->start);
-            r->end -= r->start;
-            r->start = 0;
-        }
-        if (r->end == r->cap) {
-            if (r->cap < FOLDED_MAX_LINE) {
-                size_t cap = r->cap * 2 > FOLDED_MAX_LINE ? FOLDED_MAX_LINE : r->cap * 2;
-                char *grown = realloc(r->buf, cap + 1);
-                if (!grown)
-                    return LINE_ERROR;
-                r->buf = grown;
-                r->cap = cap;
-            } else {
-                discarding = true;
-                r->end = 0;
-            }
-        }
-        scanned = r->end;
-        size_t got = fread(r->buf + r->end, 1, r->cap - r->end, r->in);
-        r->end += got;
-        if (got == 0) {
-            if (ferror(r->in))
-                return LINE_ERROR;
-            r->eof = true;
-        }
+    char *nl = memchr(r->buf + r->scanned, '\n', r->end - r->scanned);
+    if (!nl && !r->eof) {
+        r->scanned = r->end;
+        return LINE_REFILL;
     }
+    bool discarded = r->discarding;
+    r->discarding = false;
+    if (nl) {
+        *line = r->buf + r->start;
+        *len = (size_t)(nl - *line);
+        r->start = r->scanned = (size_t)(nl - r->buf) + 1;
+        return discarded ? LINE_TOO_LONG : LINE_OK;
+    }
+    if (r->start == r->end)
+        return discarded ? LINE_TOO_LONG : LINE_EOF;
+    *line = r->buf + r->start;
+    *len = r->end - r->start;
+    r->start = r->scanned = r->end;
+    return discarded ? LINE_TOO_LONG : LINE_OK;
 }
 
-/* State of one read: the profile, where to report, the frame id buffer reused across lines. */
+/* Move the partial line to the front, grow up to the limit (else drop the line's bytes so far), read. */
+static enum line_status refill(struct line_reader *r)
+{
+    if (r->start > 0) {
+        memmove(r->buf, r->buf + r->start, r->end - r->start);
+        r->end -= r->start;
+        r->scanned -= r->start;
+        r->start = 0;
+    }
+    if (r->end == r->cap) {
+        if (r->cap < FOLDED_MAX_LINE) {
+            size_t cap = r->cap * 2 > FOLDED_MAX_LINE ? FOLDED_MAX_LINE : r->cap * 2;
+            char *grown = realloc(r->buf, cap + 1);
+            if (!grown)
+                return LINE_ERROR;
+            r->buf = grown;
+            r->cap = cap;
+        } else {
+            r->discarding = true;
+            r->end = r->scanned = 0;
+        }
+    }
+    size_t got = fread(r->buf + r->end, 1, r->cap - r->end, r->in);
+    r->end += got;
+    if (got == 0) {
+        if (ferror(r->in))
+            return LINE_ERROR;
+        r->eof = true;
+    }
+    return LINE_OK;
+}
+
+/* Stacks parsed but not yet in the profile: their frames are interned and their paths added together
+ * (profile_intern_batch, profile_add_batch), so the cache misses of many lookups overlap. Frames a stack
+ * shares with the stack before it (sorted input: most) take that stack's ids instead of being interned. */
+struct batch {
+    /* per frame of every stack */
+    uint32_t *ids;
+    uint32_t *ends;                      /* where the frame ends in its stack's text (its ';' or the end) */
+    size_t n_frames, cap_frames;
+    /* per frame to intern */
+    const char **names;
+    uint32_t *name_lens, *name_frame, *name_ids;
+    size_t n_names;
+    /* per stack */
+    const char **text;
+    uint32_t *text_len, *start, *len, *shared;
+    uint64_t *count;
+    size_t n_stacks, cap_stacks;
+};
+
+/* A batch's stacks with a count, ready for the tree: their frame ids, each one's start there and length. */
+struct tree_work {
+    uint32_t *ids, *start, *len;
+    uint64_t *count;
+    size_t n_ids, cap_ids, n, cap;
+    size_t known_frames;                 /* every id is below: interned before */
+};
+
+/* An input of more than one read chunk is read by two threads, each with about half of the work: this one
+ * reads, parses and interns names, the tree thread adds each batch's paths to the profile, in order, at
+ * most TREE_QUEUE batches behind. They share the profile: names are only touched by this thread, the tree
+ * only by the tree thread (profile_add_batch) until it is joined. */
+#define TREE_QUEUE 4
+
+struct tree_pipe {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t more;                 /* a work was queued, or closing */
+    pthread_cond_t room;                 /* a work was done */
+    struct tree_work work[TREE_QUEUE];   /* a ring: filled ones end before head */
+    size_t head, filled;
+    bool closing, failed;
+    struct profile *p;
+};
+
+/* State of one read: the profile, where to report, the batch, the last stack of the batch handed on. */
 struct folded_parse {
     struct profile *p;
     const char *name;
     FILE *warn;
     uint64_t line_no;
     uint64_t warnings;
-    uint32_t *ids;                       /* frame ids of the last stack */
-    uint32_t *ends;                      /* where each of its frames ends in prev */
-    size_t ids_cap;
-    char *prev;                          /* the last stack's text: a shared prefix is not interned again */
-    size_t prev_len, prev_cap, prev_frames;
+    struct batch b;
+    struct tree_work work;               /* handed to the tree on this thread while there is no pipe */
+    struct tree_pipe *pipe;
+    char *prev;                          /* the last stack's text, ids and frame ends, once its batch is */
+    uint32_t *prev_ids, *prev_ends;      /* handed on: a prefix shared with it is not interned again */
+    size_t prev_len, prev_cap, prev_frames, prev_frames_cap;
     struct folded_read_report *report;
     uint64_t total;                      /* the profile's total as this read goes (checked for overflow) */
 };
@@ -162,8 +227,209 @@ static const char *count_problem(enum count_parse c)
     }
 }
 
-static int remember_stack(struct folded_parse *fp, const char *stack, size_t len, size_t n)
+/* Reallocate *arr for need elements of size bytes. */
+static bool grow(void **arr, size_t size, size_t need)
 {
+    void *grown = realloc(*arr, need * size);
+    if (!grown)
+        return false;
+    *arr = grown;
+    return true;
+}
+
+static int reserve_frames(struct batch *b, size_t need)
+{
+    if (need <= b->cap_frames)
+        return 0;
+    size_t cap = b->cap_frames ? b->cap_frames : 1024;
+    while (cap < need)
+        cap *= 2;
+    if (!grow((void **)&b->ids, sizeof(*b->ids), cap) || !grow((void **)&b->ends, sizeof(*b->ends), cap) ||
+        !grow((void **)&b->names, sizeof(*b->names), cap) ||
+        !grow((void **)&b->name_lens, sizeof(*b->name_lens), cap) ||
+        !grow((void **)&b->name_frame, sizeof(*b->name_frame), cap) ||
+        !grow((void **)&b->name_ids, sizeof(*b->name_ids), cap))
+        return -1;
+    b->cap_frames = cap;
+    return 0;
+}
+
+static int reserve_stack(struct batch *b)
+{
+    if (b->n_stacks < b->cap_stacks)
+        return 0;
+    size_t cap = b->cap_stacks ? b->cap_stacks * 2 : 256;
+    if (!grow((void **)&b->text, sizeof(*b->text), cap) || !grow((void **)&b->text_len, sizeof(*b->text_len), cap) ||
+        !grow((void **)&b->start, sizeof(*b->start), cap) || !grow((void **)&b->len, sizeof(*b->len), cap) ||
+        !grow((void **)&b->shared, sizeof(*b->shared), cap) || !grow((void **)&b->count, sizeof(*b->count), cap))
+        return -1;
+    b->cap_stacks = cap;
+    return 0;
+}
+
+static void batch_free(struct batch *b)
+{
+    free(b->ids);
+    free(b->ends);
+    free(b->names);
+    free(b->name_lens);
+    free(b->name_frame);
+    free(b->name_ids);
+    free(b->text);
+    free(b->text_len);
+    free(b->start);
+    free(b->len);
+    free(b->shared);
+    free(b->count);
+}
+
+static void work_free(struct tree_work *w)
+{
+    free(w->ids);
+    free(w->start);
+    free(w->len);
+    free(w->count);
+}
+
+static int add_work(struct profile *p, const struct tree_work *w)
+{
+    return profile_add_batch(p, w->ids, w->start, w->len, w->count, w->n, w->known_frames);
+}
+
+static void *tree_thread(void *arg)
+{
+    struct tree_pipe *t = arg;
+    pthread_mutex_lock(&t->lock);
+    for (;;) {
+        while (t->filled == 0 && !t->closing)
+            pthread_cond_wait(&t->more, &t->lock);
+        if (t->filled == 0)
+            break;                                  /* closing, all done */
+        const struct tree_work *w = &t->work[(t->head + TREE_QUEUE - t->filled) % TREE_QUEUE];
+        pthread_mutex_unlock(&t->lock);
+        int rc = add_work(t->p, w);
+        pthread_mutex_lock(&t->lock);
+        t->filled--;
+        t->failed = rc != 0;
+        pthread_cond_signal(&t->room);
+        if (t->failed)
+            break;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return NULL;
+}
+
+/* Start the tree thread; without one (it could not be made) the tree is built on this thread. */
+static void pipe_open(struct folded_parse *fp)
+{
+    struct tree_pipe *t = calloc(1, sizeof(*t));
+    if (!t)
+        return;
+    t->p = fp->p;
+    if (pthread_mutex_init(&t->lock, NULL) != 0)
+        goto no_lock;
+    if (pthread_cond_init(&t->more, NULL) != 0)
+        goto no_more;
+    if (pthread_cond_init(&t->room, NULL) != 0)
+        goto no_room;
+    if (pthread_create(&t->thread, NULL, tree_thread, t) != 0)
+        goto no_thread;
+    fp->pipe = t;
+    return;
+no_thread:
+    pthread_cond_destroy(&t->room);
+no_room:
+    pthread_cond_destroy(&t->more);
+no_more:
+    pthread_mutex_destroy(&t->lock);
+no_lock:
+    free(t);
+}
+
+/* Let the tree thread finish the queued work and end. Returns 0, or -1 if adding failed (no memory). */
+static int pipe_close(struct folded_parse *fp)
+{
+    struct tree_pipe *t = fp->pipe;
+    if (!t)
+        return 0;
+    pthread_mutex_lock(&t->lock);
+    t->closing = true;
+    pthread_cond_signal(&t->more);
+    pthread_mutex_unlock(&t->lock);
+    int rc = pthread_join(t->thread, NULL) != 0 || t->failed ? -1 : 0;
+    pthread_cond_destroy(&t->more);
+    pthread_cond_destroy(&t->room);
+    pthread_mutex_destroy(&t->lock);
+    for (size_t i = 0; i < TREE_QUEUE; i++)
+        work_free(&t->work[i]);
+    free(t);
+    fp->pipe = NULL;
+    return rc;
+}
+
+/* The work to fill next: the pipe's next free one (waiting for room), or this thread's. NULL if the tree
+ * thread failed. */
+static struct tree_work *work_to_fill(struct folded_parse *fp)
+{
+    struct tree_pipe *t = fp->pipe;
+    if (!t)
+        return &fp->work;
+    pthread_mutex_lock(&t->lock);
+    while (t->filled == TREE_QUEUE && !t->failed)
+        pthread_cond_wait(&t->room, &t->lock);
+    struct tree_work *w = t->failed ? NULL : &t->work[t->head];
+    pthread_mutex_unlock(&t->lock);
+    return w;
+}
+
+static int submit_work(struct folded_parse *fp, struct tree_work *w)
+{
+    struct tree_pipe *t = fp->pipe;
+    if (!t)
+        return add_work(fp->p, w);
+    pthread_mutex_lock(&t->lock);
+    t->head = (t->head + 1) % TREE_QUEUE;
+    t->filled++;
+    pthread_cond_signal(&t->more);
+    pthread_mutex_unlock(&t->lock);
+    return 0;
+}
+
+/* Copy the batch's stacks that have a count into w. */
+static int fill_work(struct tree_work *w, const struct batch *b, size_t known_frames)
+{
+    if (b->n_frames > w->cap_ids) {
+        if (!grow((void **)&w->ids, sizeof(*w->ids), b->n_frames))
+            return -1;
+        w->cap_ids = b->n_frames;
+    }
+    if (b->n_stacks > w->cap) {
+        if (!grow((void **)&w->start, sizeof(*w->start), b->n_stacks) ||
+            !grow((void **)&w->len, sizeof(*w->len), b->n_stacks) ||
+            !grow((void **)&w->count, sizeof(*w->count), b->n_stacks))
+            return -1;
+        w->cap = b->n_stacks;
+    }
+    w->n = w->n_ids = 0;
+    w->known_frames = known_frames;
+    for (size_t k = 0; k < b->n_stacks; k++) {
+        if (b->count[k] == 0)
+            continue;
+        memcpy(w->ids + w->n_ids, b->ids + b->start[k], b->len[k] * sizeof(*w->ids));
+        w->start[w->n] = (uint32_t)w->n_ids;
+        w->len[w->n] = b->len[k];
+        w->count[w->n++] = b->count[k];
+        w->n_ids += b->len[k];
+    }
+    return 0;
+}
+
+/* Keep the batch's last stack (text, frame ends, ids) for the first stack of the next batch. */
+static int remember_last(struct folded_parse *fp)
+{
+    const struct batch *b = &fp->b;
+    size_t k = b->n_stacks - 1;
+    size_t len = b->text_len[k], n = b->len[k];
     if (len > fp->prev_cap) {
         char *grown = realloc(fp->prev, len);
         if (!grown)
@@ -171,56 +437,99 @@ static int remember_stack(struct folded_parse *fp, const char *stack, size_t len
         fp->prev = grown;
         fp->prev_cap = len;
     }
-    memcpy(fp->prev, stack, len);
+    if (n > fp->prev_frames_cap) {
+        if (!grow((void **)&fp->prev_ids, sizeof(*fp->prev_ids), n) ||
+            !grow((void **)&fp->prev_ends, sizeof(*fp->prev_ends), n))
+            return -1;
+        fp->prev_frames_cap = n;
+    }
+    memcpy(fp->prev, b->text[k], len);
+    memcpy(fp->prev_ids, b->ids + b->start[k], n * sizeof(*fp->prev_ids));
+    memcpy(fp->prev_ends, b->ends + b->start[k], n * sizeof(*fp->prev_ends));
     fp->prev_len = len;
     fp->prev_frames = n;
     return 0;
 }
 
-/* Split stack (len bytes) at ';' into interned frame ids in fp->ids. Frames in the prefix shared with the
- * last stack keep their ids (folded files are usually sorted, so most frames are). Returns the number of
- * frames, 0 after reporting a malformed stack, or -1 on allocation failure. */
-static long intern_frames(struct folded_parse *fp, const char *stack, size_t len)
+/* Hand the batch's stacks on to the profile: intern the names, take shared frames' ids from the stack
+ * before, add the paths. Returns 0 or -1 (no memory). */
+static int flush_batch(struct folded_parse *fp)
 {
+    struct batch *b = &fp->b;
+    if (b->n_stacks == 0)
+        return 0;
+    if (profile_intern_batch(fp->p, b->names, b->name_lens, b->n_names, b->name_ids) != 0)
+        return -1;
+    for (size_t i = 0; i < b->n_names; i++)
+        b->ids[b->name_frame[i]] = b->name_ids[i];
+    for (size_t k = 0; k < b->n_stacks; k++) {
+        const uint32_t *from = k ? b->ids + b->start[k - 1] : fp->prev_ids;
+        if (b->shared[k] > 0)
+            memcpy(b->ids + b->start[k], from, b->shared[k] * sizeof(*b->ids));
+    }
+    struct tree_work *w = work_to_fill(fp);
+    if (!w || fill_work(w, b, profile_frame_count(fp->p)) != 0 || submit_work(fp, w) != 0 ||
+        remember_last(fp) != 0)
+        return -1;
+    b->n_frames = b->n_names = b->n_stacks = 0;
+    return 0;
+}
+
+/* Split stack (len bytes) at ';' into the batch, to be added count times (0: its names are only interned).
+ * Frames in the prefix shared with the last stack keep their ids (folded files are usually sorted, so most
+ * frames are). Returns 1 (in the batch), 0 after reporting a malformed stack, or -1 on allocation failure. */
+static int batch_stack(struct folded_parse *fp, const char *stack, size_t len, uint64_t count)
+{
+    struct batch *b = &fp->b;
+    /* a stack has at most len / 2 + 1 frames */
+    if (reserve_stack(b) != 0 || reserve_frames(b, b->n_frames + len / 2 + 1) != 0)
+        return -1;
+    const char *prev = fp->prev;
+    const uint32_t *prev_ends = fp->prev_ends;
+    size_t prev_len = fp->prev_len, prev_frames = fp->prev_frames;
+    if (b->n_stacks > 0) {
+        size_t k = b->n_stacks - 1;
+        prev = b->text[k];
+        prev_len = b->text_len[k];
+        prev_ends = b->ends + b->start[k];
+        prev_frames = b->len[k];
+    }
     size_t common = 0;
-    size_t limit = len < fp->prev_len ? len : fp->prev_len;
-    while (common < limit && stack[common] == fp->prev[common])
+    size_t limit = len < prev_len ? len : prev_len;
+    while (common < limit && stack[common] == prev[common])
         common++;
     size_t n = 0;
-    while (n < fp->prev_frames && fp->ends[n] < common)  /* frame and its ';' identical */
+    while (n < prev_frames && prev_ends[n] < common)  /* frame and its ';' identical */
         n++;
-    size_t from = n ? fp->ends[n - 1] + 1 : 0;
-    fp->prev_len = 0;                                   /* ids are rewritten from here on */
-    fp->prev_frames = 0;
-    for (size_t i = from; i <= len; i++) {
-        if (i < len && stack[i] != ';')
-            continue;
-        if (i == from) {
+    size_t shared = n;
+    size_t first = b->n_frames;
+    if (shared > 0)
+        memcpy(b->ends + first, prev_ends, shared * sizeof(*b->ends));
+    size_t from = n ? prev_ends[n - 1] + 1 : 0;
+    size_t names_before = b->n_names;
+    while (from <= len) {
+        const char *semi = memchr(stack + from, ';', len - from);
+        size_t end = semi ? (size_t)(semi - stack) : len;
+        if (end == from) {
             malformed(fp, "empty frame name (frame %zu)", n + 1);
+            b->n_names = names_before;              /* the line is skipped whole */
             return 0;
         }
-        if (n == fp->ids_cap) {
-            size_t cap = fp->ids_cap ? fp->ids_cap * 2 : 256;
-            uint32_t *ids = realloc(fp->ids, cap * sizeof(*ids));
-            if (ids)
-                fp->ids = ids;
-            uint32_t *ends = realloc(fp->ends, cap * sizeof(*ends));
-            if (ends)
-                fp->ends = ends;
-            if (!ids || !ends)
-                return -1;
-            fp->ids_cap = cap;
-        }
-        uint32_t id = profile_intern(fp->p, stack + from, i - from);
-        if (id == PROFILE_NO_FRAME)
-            return -1;
-        fp->ids[n] = id;
-        fp->ends[n++] = (uint32_t)i;
-        from = i + 1;
+        b->names[b->n_names] = stack + from;
+        b->name_lens[b->n_names] = (uint32_t)(end - from);
+        b->name_frame[b->n_names++] = (uint32_t)(first + n);
+        b->ends[first + n++] = (uint32_t)end;
+        from = end + 1;
     }
-    if (remember_stack(fp, stack, len, n) != 0)
-        return -1;
-    return (long)n;
+    size_t k = b->n_stacks++;
+    b->text[k] = stack;
+    b->text_len[k] = (uint32_t)len;
+    b->start[k] = (uint32_t)first;
+    b->len[k] = (uint32_t)n;
+    b->shared[k] = (uint32_t)shared;
+    b->count[k] = count;
+    b->n_frames = first + n;
+    return 1;
 }
 
 /* Parse and add one line. Returns 0 (added, blank or skipped) or -1 on allocation failure. */
@@ -284,11 +593,9 @@ static int parse_line(struct folded_parse *fp, char *line, size_t len)
         malformed(fp, "count too large (total overflows)");
         return 0;
     }
-    long n = intern_frames(fp, stack, stack_len);
-    if (n <= 0)
-        return (int)n;
-    if (count > 0 && profile_add_ids(fp->p, fp->ids, (size_t)n, count) != 0)
-        return -1;
+    int added = batch_stack(fp, stack, stack_len, count);
+    if (added <= 0)
+        return added;
     fp->total += count;
     fp->report->stacks++;
     return 0;
@@ -311,10 +618,31 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, FILE *war
         snprintf(err, errlen, "%s: out of memory", name);
         return -1;
     }
+    /* only a guess: when the room cannot be had, the tables grow as they fill */
+    struct stat file;
+    int fd = fileno(in);             /* -1 for a memory stream: no guess then */
+    if (fd >= 0 && fstat(fd, &file) == 0 && S_ISREG(file.st_mode) && file.st_size > 0) {
+        size_t nodes = (size_t)file.st_size / FOLDED_BYTES_PER_NODE;
+        if (nodes > FOLDED_MAX_GUESS_NODES)
+            nodes = FOLDED_MAX_GUESS_NODES;
+        if (profile_reserve(p, nodes, nodes * FOLDED_BYTES_PER_NODE / FOLDED_BYTES_PER_NAME) != 0)
+            errno = 0;
+    }
     for (;;) {
         char *line = NULL;
         size_t len = 0;
         enum line_status st = next_line(&r, &line, &len);
+        if (st == LINE_REFILL) {
+            /* more than a chunk to read: build the tree on a second thread */
+            if (!fp.pipe && report->lines > 0)
+                pipe_open(&fp);
+            /* the batch points into the buffer: hand it on before the buffer moves */
+            if (flush_batch(&fp) != 0)
+                goto no_memory;
+            st = refill(&r);
+            if (st == LINE_OK)
+                continue;
+        }
         if (st == LINE_EOF)
             break;
         if (st == LINE_ERROR) {
@@ -327,11 +655,11 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, FILE *war
             malformed(&fp, "line longer than %u bytes", FOLDED_MAX_LINE);
             continue;
         }
-        if (parse_line(&fp, line, len) != 0) {
-            snprintf(err, errlen, "%s:%llu: out of memory", name, (unsigned long long)fp.line_no);
-            goto done;
-        }
+        if (parse_line(&fp, line, len) != 0)
+            goto no_memory;
     }
+    if (flush_batch(&fp) != 0 || pipe_close(&fp) != 0)
+        goto no_memory;
     if (warn && fp.warnings > FOLDED_MAX_WARNINGS)
         fprintf(warn, "%s: %llu more malformed lines skipped\n", name,
                 (unsigned long long)(fp.warnings - FOLDED_MAX_WARNINGS));
@@ -341,10 +669,17 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, FILE *war
         goto done;
     }
     rc = 0;
+    goto done;
+no_memory:
+    snprintf(err, errlen, "%s:%llu: out of memory", name, (unsigned long long)fp.line_no);
 done:
+    if (pipe_close(&fp) != 0 && rc == 0)
+        rc = -1;
     free(r.buf);
-    free(fp.ids);
-    free(fp.ends);
+    batch_free(&fp.b);
+    work_free(&fp.work);
     free(fp.prev);
+    free(fp.prev_ids);
+    free(fp.prev_ends);
     return rc;
 }

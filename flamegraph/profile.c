@@ -1,7 +1,11 @@
 /* profile.c: the aggregated profile: interned frame names and a prefix tree of stacks with counts.
  * Adding a stack walks the tree from the root, one hash lookup per frame keyed by (parent node, frame id);
- * memory grows with distinct frames and distinct stack prefixes, never with the number of samples. */
-#include "flamegraph/flamegraph.h"
+ * memory grows with distinct frames and distinct stack prefixes, never with the number of samples. Batches
+ * of names and of stacks (the folded reader's) are looked up together so their cache misses overlap; node
+ * totals and child links are derived when the nodes are read. */
+#include "flamegraph/profile_internal.h"
+
+#include "flamegraph/big_alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +25,14 @@ struct frame_entry {
     uint32_t hash;
 };
 
+/* A slot of the child table: the key (parent node, frame) and the child's node index + 1 (0 = empty). With
+ * the key in the slot a lookup reads no node: one cache miss per frame of a stack, not two. */
+struct child_slot {
+    uint32_t parent;
+    uint32_t frame;
+    uint32_t node;
+};
+
 struct profile {
     /* interned names */
     struct arena_chunk *chunks;
@@ -28,18 +40,26 @@ struct profile {
     size_t n_frames, cap_frames;
     uint32_t *frame_slots;          /* open addressing: frame id + 1, 0 = empty */
     size_t frame_slot_mask;
+    /* the reader interns on one thread while another adds to the tree (profile_add_batch): keep the two
+     * halves on different cache lines */
+    char apart[64];
     /* stack tree */
     struct profile_node *nodes;
     size_t n_nodes, cap_nodes;
-    uint32_t *child_slots;          /* open addressing over (parent, frame): node index + 1, 0 = empty */
+    struct child_slot *child_slots; /* open addressing over (parent, frame) */
     size_t child_slot_mask;
     size_t distinct_stacks;
-    bool totals_stale;              /* node totals are summed from self counts on demand */
+    bool derived_stale;             /* totals (summed from self counts) and the child/sibling links are
+                                       made when the nodes are read, not per stack added */
     /* the path of the stack added last: consecutive stacks share prefixes (sorted input, one thread's
      * samples), which then need no lookups */
     uint32_t last_frames[LAST_PATH_MAX];
     uint32_t last_nodes[LAST_PATH_MAX];
     size_t last_depth;
+    /* scratch of profile_add_batch, one entry per stack of a batch */
+    uint32_t *batch_node, *batch_shared, *batch_active;
+    uint64_t *batch_hash;
+    size_t batch_cap;
 };
 
 /* A word at a time: frame names are long (Rust paths), and this runs for every frame of every stack. */
@@ -60,13 +80,15 @@ static uint32_t hash_bytes(const char *s, size_t len)
     return (uint32_t)h;
 }
 
-static uint32_t hash_pair(uint32_t parent, uint32_t frame)
+static uint64_t hash_pair(uint32_t parent, uint32_t frame)
 {
     uint64_t x = ((uint64_t)parent << 32) | frame;
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdULL;
     x ^= x >> 33;
-    return (uint32_t)x;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
 }
 
 static char *arena_copy(struct profile *p, const char *s, size_t len)
@@ -93,7 +115,7 @@ static int add_node(struct profile *p, uint32_t parent, uint32_t frame)
 {
     if (p->n_nodes == p->cap_nodes) {
         size_t cap = p->cap_nodes ? p->cap_nodes * 2 : 1024;
-        struct profile_node *v = realloc(p->nodes, cap * sizeof(*v));
+        struct profile_node *v = big_realloc(p->nodes, p->cap_nodes * sizeof(*v), cap * sizeof(*v));
         if (!v)
             return -1;
         p->nodes = v;
@@ -106,11 +128,8 @@ static int add_node(struct profile *p, uint32_t parent, uint32_t frame)
     n->next_sibling = PROFILE_NO_NODE;
     n->total = 0;
     n->self = 0;
-    if (parent != PROFILE_NO_NODE) {
-        n->next_sibling = p->nodes[parent].first_child;
-        p->nodes[parent].first_child = (uint32_t)p->n_nodes;
-    }
     p->n_nodes++;
+    p->derived_stale = true;
     return 0;
 }
 
@@ -120,9 +139,9 @@ struct profile *profile_new(void)
     if (!p)
         return NULL;
     p->frame_slot_mask = 1023;
-    p->frame_slots = calloc(p->frame_slot_mask + 1, sizeof(uint32_t));
+    p->frame_slots = big_alloc((p->frame_slot_mask + 1) * sizeof(uint32_t));
     p->child_slot_mask = 4095;
-    p->child_slots = calloc(p->child_slot_mask + 1, sizeof(uint32_t));
+    p->child_slots = big_alloc((p->child_slot_mask + 1) * sizeof(*p->child_slots));
     if (!p->frame_slots || !p->child_slots || add_node(p, PROFILE_NO_NODE, PROFILE_NO_FRAME) != 0) {
         profile_free(p);
         return NULL;
@@ -139,17 +158,21 @@ void profile_free(struct profile *p)
         free(p->chunks);
         p->chunks = next;
     }
-    free(p->frames);
-    free(p->frame_slots);
-    free(p->nodes);
-    free(p->child_slots);
+    big_free(p->frames, p->cap_frames * sizeof(*p->frames));
+    big_free(p->frame_slots, (p->frame_slot_mask + 1) * sizeof(*p->frame_slots));
+    big_free(p->nodes, p->cap_nodes * sizeof(*p->nodes));
+    big_free(p->child_slots, (p->child_slot_mask + 1) * sizeof(*p->child_slots));
+    free(p->batch_node);
+    free(p->batch_hash);
+    free(p->batch_shared);
+    free(p->batch_active);
     free(p);
 }
 
-static int grow_frame_slots(struct profile *p)
+/* Rehash the names into a table of mask + 1 slots (bigger). */
+static int grow_frame_slots(struct profile *p, size_t mask)
 {
-    size_t mask = p->frame_slot_mask * 2 + 1;
-    uint32_t *slots = calloc(mask + 1, sizeof(uint32_t));
+    uint32_t *slots = big_alloc((mask + 1) * sizeof(uint32_t));
     if (!slots)
         return -1;
     for (size_t id = 0; id < p->n_frames; id++) {
@@ -158,17 +181,15 @@ static int grow_frame_slots(struct profile *p)
             i = (i + 1) & mask;
         slots[i] = (uint32_t)id + 1;
     }
-    free(p->frame_slots);
+    big_free(p->frame_slots, (p->frame_slot_mask + 1) * sizeof(*p->frame_slots));
     p->frame_slots = slots;
     p->frame_slot_mask = mask;
     return 0;
 }
 
-uint32_t profile_intern(struct profile *p, const char *name, size_t len)
+/* Look name up (its hash h), adding it when missing. */
+static uint32_t intern_hashed(struct profile *p, const char *name, size_t len, uint32_t h)
 {
-    if (len > UINT32_MAX / 2)
-        return PROFILE_NO_FRAME;
-    uint32_t h = hash_bytes(name, len);
     size_t i = h & p->frame_slot_mask;
     for (uint32_t slot; (slot = p->frame_slots[i]) != 0; i = (i + 1) & p->frame_slot_mask) {
         const struct frame_entry *e = &p->frames[slot - 1];
@@ -179,7 +200,7 @@ uint32_t profile_intern(struct profile *p, const char *name, size_t len)
         return PROFILE_NO_FRAME;
     if (p->n_frames == p->cap_frames) {
         size_t cap = p->cap_frames ? p->cap_frames * 2 : 256;
-        struct frame_entry *v = realloc(p->frames, cap * sizeof(*v));
+        struct frame_entry *v = big_realloc(p->frames, p->cap_frames * sizeof(*v), cap * sizeof(*v));
         if (!v)
             return PROFILE_NO_FRAME;
         p->frames = v;
@@ -191,9 +212,46 @@ uint32_t profile_intern(struct profile *p, const char *name, size_t len)
     uint32_t id = (uint32_t)p->n_frames++;
     p->frames[id] = (struct frame_entry){ copy, (uint32_t)len, h };
     p->frame_slots[i] = id + 1;
-    if (p->n_frames * 2 > p->frame_slot_mask && grow_frame_slots(p) != 0)
+    if (p->n_frames * 2 > p->frame_slot_mask && grow_frame_slots(p, p->frame_slot_mask * 2 + 1) != 0)
         return PROFILE_NO_FRAME;
     return id;
+}
+
+uint32_t profile_intern(struct profile *p, const char *name, size_t len)
+{
+    if (len > UINT32_MAX / 2)
+        return PROFILE_NO_FRAME;
+    return intern_hashed(p, name, len, hash_bytes(name, len));
+}
+
+/* Three passes that only prefetch (the slot, then the entry it names, then that entry's text), so the
+ * lookups of the whole batch wait for memory together; then the plain lookups, which find all of it in
+ * cache. The prefetch passes change nothing: a name added by an earlier lookup of the batch is found. */
+int profile_intern_batch(struct profile *p, const char *const *names, const uint32_t *lens, size_t n,
+                         uint32_t *ids)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (lens[i] > UINT32_MAX / 2)
+            return -1;
+        ids[i] = hash_bytes(names[i], lens[i]);
+        __builtin_prefetch(&p->frame_slots[ids[i] & p->frame_slot_mask]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t slot = p->frame_slots[ids[i] & p->frame_slot_mask];
+        if (slot)
+            __builtin_prefetch(&p->frames[slot - 1]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t slot = p->frame_slots[ids[i] & p->frame_slot_mask];
+        if (slot)
+            __builtin_prefetch(p->frames[slot - 1].name);
+    }
+    for (size_t i = 0; i < n; i++) {
+        ids[i] = intern_hashed(p, names[i], lens[i], ids[i]);
+        if (ids[i] == PROFILE_NO_FRAME)
+            return -1;
+    }
+    return 0;
 }
 
 const char *profile_frame_name(const struct profile *p, uint32_t frame)
@@ -206,40 +264,96 @@ size_t profile_frame_count(const struct profile *p)
     return p->n_frames;
 }
 
-static int grow_child_slots(struct profile *p)
+/* Rehash into a table of mask + 1 slots (bigger). Slots are written in random order, so each key's slot is
+ * prefetched REHASH_AHEAD keys before it is written. */
+#define REHASH_AHEAD 16u
+
+struct rehash_pending {
+    struct child_slot slot;
+    uint64_t hash;
+};
+
+static void rehash_put(struct child_slot *slots, size_t mask, const struct rehash_pending *r)
 {
-    size_t mask = p->child_slot_mask * 2 + 1;
-    uint32_t *slots = calloc(mask + 1, sizeof(uint32_t));
+    size_t i = r->hash & mask;
+    while (slots[i].node)
+        i = (i + 1) & mask;
+    slots[i] = r->slot;
+}
+
+static int grow_child_slots(struct profile *p, size_t mask)
+{
+    struct child_slot *slots = big_alloc((mask + 1) * sizeof(*slots));
     if (!slots)
         return -1;
-    for (size_t n = 1; n < p->n_nodes; n++) {
-        size_t i = hash_pair(p->nodes[n].parent, p->nodes[n].frame) & mask;
-        while (slots[i])
-            i = (i + 1) & mask;
-        slots[i] = (uint32_t)n + 1;
+    struct rehash_pending ring[REHASH_AHEAD];
+    size_t head = 0, queued = 0;
+    for (size_t from = 0; from <= p->child_slot_mask; from++) {
+        struct child_slot old = p->child_slots[from];
+        if (!old.node)
+            continue;
+        if (queued == REHASH_AHEAD) {
+            rehash_put(slots, mask, &ring[head]);
+            head = (head + 1) % REHASH_AHEAD;
+            queued--;
+        }
+        uint64_t h = hash_pair(old.parent, old.frame);
+        __builtin_prefetch(&slots[h & mask], 1);
+        ring[(head + queued++) % REHASH_AHEAD] = (struct rehash_pending){ old, h };
     }
-    free(p->child_slots);
+    for (; queued > 0; queued--, head = (head + 1) % REHASH_AHEAD)
+        rehash_put(slots, mask, &ring[head]);
+    big_free(p->child_slots, (p->child_slot_mask + 1) * sizeof(*p->child_slots));
     p->child_slots = slots;
     p->child_slot_mask = mask;
     return 0;
 }
 
-/* The child of parent for frame, created when missing. Returns the node index or PROFILE_NO_NODE. */
-static uint32_t child_of(struct profile *p, uint32_t parent, uint32_t frame)
+int profile_reserve(struct profile *p, size_t nodes, size_t names)
 {
-    size_t i = hash_pair(parent, frame) & p->child_slot_mask;
-    for (uint32_t slot; (slot = p->child_slots[i]) != 0; i = (i + 1) & p->child_slot_mask) {
-        const struct profile_node *n = &p->nodes[slot - 1];
-        if (n->parent == parent && n->frame == frame)
-            return slot - 1;
+    if (nodes > PROFILE_NO_NODE - 1 || names > PROFILE_NO_FRAME - 1)
+        return -1;
+    size_t mask = p->child_slot_mask;
+    while (nodes * 4 > mask * 3)
+        mask = mask * 2 + 1;
+    if (mask != p->child_slot_mask && grow_child_slots(p, mask) != 0)
+        return -1;
+    mask = p->frame_slot_mask;
+    while (names * 2 > mask)
+        mask = mask * 2 + 1;
+    if (mask != p->frame_slot_mask && grow_frame_slots(p, mask) != 0)
+        return -1;
+    if (nodes > p->cap_nodes) {
+        struct profile_node *v = big_realloc(p->nodes, p->cap_nodes * sizeof(*v), nodes * sizeof(*v));
+        if (!v)
+            return -1;
+        p->nodes = v;
+        p->cap_nodes = nodes;
+    }
+    return 0;
+}
+
+/* The child of parent for frame (h = hash_pair(parent, frame)), created when missing. Returns the node index
+ * or PROFILE_NO_NODE. */
+static uint32_t child_of_hashed(struct profile *p, uint32_t parent, uint32_t frame, uint64_t h)
+{
+    size_t i = h & p->child_slot_mask;
+    for (struct child_slot slot; (slot = p->child_slots[i]).node != 0; i = (i + 1) & p->child_slot_mask) {
+        if (slot.parent == parent && slot.frame == frame)
+            return slot.node - 1;
     }
     if (p->n_nodes >= PROFILE_NO_NODE - 1 || add_node(p, parent, frame) != 0)
         return PROFILE_NO_NODE;
     uint32_t idx = (uint32_t)p->n_nodes - 1;
-    p->child_slots[i] = idx + 1;
-    if (p->n_nodes * 2 > p->child_slot_mask && grow_child_slots(p) != 0)
+    p->child_slots[i] = (struct child_slot){ parent, frame, idx + 1 };
+    if (p->n_nodes * 4 > p->child_slot_mask * 3 && grow_child_slots(p, p->child_slot_mask * 2 + 1) != 0)
         return PROFILE_NO_NODE;
     return idx;
+}
+
+static uint32_t child_of(struct profile *p, uint32_t parent, uint32_t frame)
+{
+    return child_of_hashed(p, parent, frame, hash_pair(parent, frame));
 }
 
 int profile_add_ids(struct profile *p, const uint32_t *frames, size_t n, uint64_t count)
@@ -269,23 +383,131 @@ int profile_add_ids(struct profile *p, const uint32_t *frames, size_t n, uint64_
     if (p->nodes[node].self == 0 && n > 0)
         p->distinct_stacks++;
     p->nodes[node].self += count;
-    p->totals_stale = true;         /* totals are summed once when read, not per stack added */
+    p->derived_stale = true;
     return 0;
 }
 
-/* Sum totals from self counts: children always come after their parent in the node array, so one pass
- * from the last node to the first adds each finished subtree into its parent. The totals are a cache of
- * the self counts, so this is allowed on a const profile. */
-static void refresh_totals(const struct profile *cp)
+static int reserve_batch(struct profile *p, size_t n)
+{
+    if (n <= p->batch_cap)
+        return 0;
+    uint32_t **bufs[] = { &p->batch_node, &p->batch_shared, &p->batch_active };
+    for (size_t b = 0; b < sizeof(bufs) / sizeof(bufs[0]); b++) {
+        uint32_t *grown = realloc(*bufs[b], n * sizeof(uint32_t));
+        if (!grown)
+            return -1;
+        *bufs[b] = grown;
+    }
+    uint64_t *hash = realloc(p->batch_hash, n * sizeof(*hash));
+    if (!hash)
+        return -1;
+    p->batch_hash = hash;
+    p->batch_cap = n;
+    return 0;
+}
+
+/* The stacks' paths are found one depth at a time across the batch: per depth one pass hashes each stack's
+ * (node, next frame) and prefetches its slot, and one does the plain lookups (creating what is missing),
+ * so the cache misses of all the stacks overlap. A stack's prefix shared with the stack before it is not
+ * looked up again. */
+int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t *start, const uint32_t *len,
+                      const uint64_t *count, size_t n, size_t known_frames)
+{
+    if (n == 0)
+        return 0;
+    if (reserve_batch(p, n) != 0) {
+        p->last_depth = 0;
+        return -1;
+    }
+    uint32_t *node = p->batch_node, *shared = p->batch_shared, *active = p->batch_active;
+    uint64_t *hash = p->batch_hash;
+    size_t n_active = 0;
+    for (size_t k = 0; k < n; k++) {
+        const uint32_t *f = frames + start[k];
+        for (size_t d = 0; d < len[k]; d++) {
+            if (f[d] >= known_frames) {
+                p->last_depth = 0;
+                return -1;
+            }
+        }
+        size_t s = 0;
+        if (k == 0) {
+            while (s < len[0] && s < p->last_depth && f[s] == p->last_frames[s])
+                s++;
+        } else {
+            const uint32_t *g = frames + start[k - 1];
+            size_t limit = len[k] < len[k - 1] ? len[k] : len[k - 1];
+            while (s < limit && f[s] == g[s])
+                s++;
+        }
+        shared[k] = (uint32_t)s;
+        node[k] = 0;
+        if (len[k] > 0)
+            active[n_active++] = (uint32_t)k;
+    }
+    for (size_t d = 0; n_active > 0; d++) {
+        for (size_t a = 0; a < n_active; a++) {
+            uint32_t k = active[a];
+            if (d >= shared[k]) {
+                hash[k] = hash_pair(node[k], frames[start[k] + d]);
+                __builtin_prefetch(&p->child_slots[hash[k] & p->child_slot_mask]);
+            }
+        }
+        size_t kept = 0;
+        for (size_t a = 0; a < n_active; a++) {
+            uint32_t k = active[a];
+            uint32_t frame = frames[start[k] + d];
+            uint32_t v;
+            if (d < shared[k])
+                v = k > 0 ? node[k - 1] : p->last_nodes[d];
+            else
+                v = child_of_hashed(p, node[k], frame, hash[k]);
+            if (v == PROFILE_NO_NODE) {
+                p->last_depth = 0;
+                return -1;
+            }
+            node[k] = v;
+            if (k == n - 1 && d < LAST_PATH_MAX) {
+                p->last_frames[d] = frame;
+                p->last_nodes[d] = v;
+            }
+            if (d + 1 < len[k])
+                active[kept++] = k;
+        }
+        n_active = kept;
+    }
+    p->last_depth = len[n - 1] < LAST_PATH_MAX ? len[n - 1] : LAST_PATH_MAX;
+    for (size_t k = 0; k < n; k++) {
+        struct profile_node *leaf = &p->nodes[len[k] ? node[k] : 0];
+        if (leaf->self == 0 && len[k] > 0)
+            p->distinct_stacks++;
+        leaf->self += count[k];
+    }
+    p->derived_stale = true;
+    return 0;
+}
+
+/* Sum totals from self counts and link each node's children: children always come after their parent in
+ * the node array, so one pass from the last node to the first adds each finished subtree into its parent
+ * (and puts it first among the parent's children). Totals and links are a cache of the tree, so this is
+ * allowed on a const profile. */
+static void refresh_derived(const struct profile *cp)
 {
     struct profile *p = (struct profile *)cp;
-    if (!p->totals_stale)
+    if (!p->derived_stale)
         return;
-    for (size_t i = 0; i < p->n_nodes; i++)
-        p->nodes[i].total = p->nodes[i].self;
-    for (size_t i = p->n_nodes; i-- > 1;)
-        p->nodes[p->nodes[i].parent].total += p->nodes[i].total;
-    p->totals_stale = false;
+    struct profile_node *nodes = p->nodes;
+    for (size_t i = 0; i < p->n_nodes; i++) {
+        nodes[i].total = nodes[i].self;
+        nodes[i].first_child = PROFILE_NO_NODE;
+    }
+    for (size_t i = p->n_nodes; i-- > 1;) {
+        struct profile_node *parent = &nodes[nodes[i].parent];
+        parent->total += nodes[i].total;
+        nodes[i].next_sibling = parent->first_child;
+        parent->first_child = (uint32_t)i;
+    }
+    p->derived_stale = false;
 }
 
 int profile_add(struct profile *p, const char *const *names, size_t n, uint64_t count)
@@ -309,14 +531,14 @@ int profile_add(struct profile *p, const char *const *names, size_t n, uint64_t 
 
 const struct profile_node *profile_nodes(const struct profile *p, size_t *n)
 {
-    refresh_totals(p);
+    refresh_derived(p);
     *n = p->n_nodes;
     return p->nodes;
 }
 
 uint64_t profile_total(const struct profile *p)
 {
-    refresh_totals(p);
+    refresh_derived(p);
     return p->nodes[0].total;
 }
 

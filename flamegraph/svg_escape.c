@@ -3,6 +3,8 @@
  * number of characters without splitting a UTF-8 sequence. */
 #include "flamegraph/svg_internal.h"
 
+#include <string.h>
+
 static const char replacement_char[] = "\xEF\xBF\xBD";
 
 static bool is_continuation(unsigned char c)
@@ -73,6 +75,35 @@ void svg_write_escaped(FILE *out, const char *s, size_t len)
     }
     if (i > run)
         fwrite_unlocked(s + run, 1, i - run, out);
+}
+
+size_t svg_escape_into(char *dst, const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    char *w = dst;
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = u[i];
+        if (c >= 0x20 && c < 0x80 && c != '&' && c != '<' && c != '>' && c != '"' && c != '\'') {
+            *w++ = (char)c;                         /* the common case: plain ASCII */
+            i++;
+            continue;
+        }
+        const char *entity = entity_for(c);
+        size_t seq = entity ? 0 : utf8_sequence_length(u + i, len - i);
+        if (seq > 0) {
+            memcpy(w, s + i, seq);
+            w += seq;
+            i += seq;
+            continue;
+        }
+        const char *with = entity ? entity : replacement_char;
+        size_t n = strlen(with);
+        memcpy(w, with, n);
+        w += n;
+        i++;
+    }
+    return (size_t)(w - dst);
 }
 
 /* Advance over one character (an invalid byte counts as one, as it is drawn as one U+FFFD). */

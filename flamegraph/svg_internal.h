@@ -16,6 +16,9 @@
 /* Write len bytes of s as XML character data / attribute text: & < > " ' become entities; bytes that are
  * not valid UTF-8 and characters XML 1.0 forbids (controls other than tab) become U+FFFD. */
 void svg_write_escaped(FILE *out, const char *s, size_t len);
+/* The same into dst, which has room for SVG_ESCAPE_MAX * len bytes. Returns the bytes written. */
+#define SVG_ESCAPE_MAX 6
+size_t svg_escape_into(char *dst, const char *s, size_t len);
 
 /* Byte length of the label that fits max_chars characters: the whole name when it fits, otherwise its first
  * max_chars - 2 characters (never splitting a UTF-8 sequence) to which the caller appends "..". Returns 0
@@ -44,11 +47,14 @@ uint32_t svg_frame_color(const char *palette, enum svg_frame_kind kind, const ch
 
 /* ---- layout (svg_layout.c) ------------------------------------------------------------------------ */
 
-/* One drawn frame: a profile node, its offset in samples from the left edge, its depth (0 = "all"). */
+/* One drawn frame: a profile node, its offset in samples from the left edge, its depth (0 = "all"), and
+ * what the writer needs of the node (so it need not look the node up again): total and frame name. */
 struct svg_frame {
     uint32_t node;
     uint32_t depth;
     uint64_t start;
+    uint64_t total;
+    const char *name;        /* NULL for the root */
 };
 
 struct svg_layout {

@@ -7,72 +7,94 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int compare_names(const void *a, const void *b, void *ctx)
-{
-    const struct profile *p = ctx;
-    return strcmp(profile_frame_name(p, *(const uint32_t *)a), profile_frame_name(p, *(const uint32_t *)b));
-}
-
-static int compare_keys(const void *a, const void *b, void *ctx)
-{
-    const uint32_t *key = ctx;
-    uint32_t ka = key[*(const uint32_t *)a], kb = key[*(const uint32_t *)b];
-    return ka < kb ? -1 : ka > kb;
-}
-
-/* rank[frame id] = position of the frame's name in sorted order; so siblings sort by integer compare. */
-static uint32_t *frame_name_ranks(const struct profile *p)
-{
-    size_t n = profile_frame_count(p);
-    uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
-    uint32_t *rank = malloc((n ? n : 1) * sizeof(*rank));
-    if (!order || !rank) {
-        free(order);
-        free(rank);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++)
-        order[i] = (uint32_t)i;
-    qsort_r(order, n, sizeof(*order), compare_names, (void *)p);
-    for (size_t i = 0; i < n; i++)
-        rank[order[i]] = (uint32_t)i;
-    free(order);
-    return rank;
-}
-
-/* Children of every node, contiguous and sorted by name: children[offset[v] .. offset[v + 1]). */
-struct child_index {
-    uint32_t *offset;
+/* The children of the drawn nodes: children[offset[d] .. offset[d + 1]) for the drawn node numbered d
+ * (drawn[node] = d). A node is drawn when wide enough (the root always): its parent, never narrower, is then
+ * drawn too. One pass over the nodes in index order finds them all (a parent comes before its children),
+ * instead of following sibling links from node to node across memory. */
+struct drawn_children {
+    uint32_t *drawn;         /* per node: its number among the drawn nodes, or UINT32_MAX */
+    uint32_t *offset;        /* per drawn node + 1 */
     uint32_t *children;
 };
 
-static int child_index_build(const struct profile_node *nodes, size_t n, const uint32_t *rank,
-                             struct child_index *ci)
+static int drawn_children_build(const struct profile_node *nodes, size_t n, double px_per_sample,
+                                double min_width, struct drawn_children *dc)
 {
-    ci->offset = calloc(n + 1, sizeof(*ci->offset));
-    ci->children = malloc((n ? n : 1) * sizeof(*ci->children));
-    uint32_t *key = malloc((n ? n : 1) * sizeof(*key));
-    if (!ci->offset || !ci->children || !key) {
-        free(key);
+    dc->drawn = malloc(n * sizeof(*dc->drawn));
+    dc->offset = calloc(n + 1, sizeof(*dc->offset));
+    uint64_t *pairs = malloc(n * sizeof(*pairs));   /* parent's number << 32 | child, for drawn parents */
+    if (!dc->drawn || !dc->offset || !pairs) {
+        free(pairs);
         return -1;
     }
-    for (size_t v = 1; v < n; v++)
-        ci->offset[nodes[v].parent + 1]++;
-    for (size_t v = 0; v < n; v++)
-        ci->offset[v + 1] += ci->offset[v];
-    uint32_t *cursor = key;                         /* reuse key as the fill cursor first */
-    memcpy(cursor, ci->offset, n * sizeof(*cursor));
-    for (size_t v = 1; v < n; v++)
-        ci->children[cursor[nodes[v].parent]++] = (uint32_t)v;
-    for (size_t v = 0; v < n; v++)
-        key[v] = v == 0 ? 0 : rank[nodes[v].frame];
+    size_t n_drawn = 0, n_pairs = 0;
     for (size_t v = 0; v < n; v++) {
-        uint32_t count = ci->offset[v + 1] - ci->offset[v];
-        if (count > 1)
-            qsort_r(ci->children + ci->offset[v], count, sizeof(uint32_t), compare_keys, key);
+        if (v > 0) {
+            uint32_t d = dc->drawn[nodes[v].parent];
+            if (d != UINT32_MAX) {
+                dc->offset[d + 1]++;
+                pairs[n_pairs++] = (uint64_t)d << 32 | v;
+            }
+        }
+        bool wide = v == 0 || (double)nodes[v].total * px_per_sample >= min_width;
+        dc->drawn[v] = wide ? (uint32_t)n_drawn++ : UINT32_MAX;
     }
-    free(key);
+    for (size_t d = 0; d < n_drawn; d++)
+        dc->offset[d + 1] += dc->offset[d];
+    dc->children = malloc((n_pairs ? n_pairs : 1) * sizeof(*dc->children));
+    if (!dc->children) {
+        free(pairs);
+        return -1;
+    }
+    for (size_t i = 0; i < n_pairs; i++) {
+        uint32_t d = (uint32_t)(pairs[i] >> 32);
+        dc->children[dc->offset[d]++] = (uint32_t)pairs[i];
+    }
+    for (size_t d = n_drawn; d > 0; d--)            /* the fill moved each start to the next one's */
+        dc->offset[d] = dc->offset[d - 1];
+    dc->offset[0] = 0;
+    free(pairs);
     return 0;
+}
+
+/* A child to order among its siblings: by name as strcmp orders them, names it finds equal (distinct names
+ * with a NUL byte) by frame id. */
+struct kid {
+    const char *name;
+    uint32_t frame;
+    uint32_t node;
+};
+
+static int compare_kids(const void *a, const void *b)
+{
+    const struct kid *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+/* A drawn node's children, sorted by name, in kids (room for all of them). Only the nodes drawn get their
+ * children sorted: most of a big profile's nodes are too narrow to draw. */
+static size_t sorted_children(const struct profile *p, const struct profile_node *nodes,
+                              const struct drawn_children *dc, uint32_t node, struct kid *kids)
+{
+    uint32_t d = dc->drawn[node];
+    size_t k = 0;
+    for (uint32_t i = dc->offset[d]; i < dc->offset[d + 1]; i++) {
+        uint32_t c = dc->children[i];
+        kids[k++] = (struct kid){ profile_frame_name(p, nodes[c].frame), nodes[c].frame, c };
+    }
+    if (k > 8) {
+        qsort(kids, k, sizeof(*kids), compare_kids);
+    } else {
+        for (size_t i = 1; i < k; i++) {
+            struct kid x = kids[i];
+            size_t j = i;
+            for (; j > 0 && compare_kids(&kids[j - 1], &x) > 0; j--)
+                kids[j] = kids[j - 1];
+            kids[j] = x;
+        }
+    }
+    return k;
 }
 
 int svg_layout_build(const struct profile *p, double chart_width, double min_width, struct svg_layout *out)
@@ -84,16 +106,17 @@ int svg_layout_build(const struct profile *p, double chart_width, double min_wid
         return 0;
     double px_per_sample = chart_width / (double)nodes[0].total;
 
-    struct child_index ci = { 0 };
+    struct drawn_children dc = { 0 };
     struct svg_frame *stack = malloc(n * sizeof(*stack));
+    struct kid *kids = malloc(n * sizeof(*kids));
     out->frames = malloc(n * sizeof(*out->frames));
-    uint32_t *rank = frame_name_ranks(p);
     int rc = -1;
-    if (!stack || !out->frames || !rank || child_index_build(nodes, n, rank, &ci) != 0)
+    if (!stack || !kids || !out->frames ||
+        drawn_children_build(nodes, n, px_per_sample, min_width, &dc) != 0)
         goto done;
 
     size_t depth_of_stack = 0;
-    stack[depth_of_stack++] = (struct svg_frame){ .node = 0, .depth = 0, .start = 0 };
+    stack[depth_of_stack++] = (struct svg_frame){ .node = 0, .depth = 0, .start = 0, .total = nodes[0].total };
     while (depth_of_stack > 0) {
         struct svg_frame f = stack[--depth_of_stack];
         out->frames[out->n_frames++] = f;
@@ -101,13 +124,15 @@ int svg_layout_build(const struct profile *p, double chart_width, double min_wid
             out->max_depth = f.depth;
         /* children left to right from the parent's left edge; pushed right to left so the leftmost is
          * drawn first */
+        size_t k = sorted_children(p, nodes, &dc, f.node, kids);
         uint64_t end = f.start + nodes[f.node].total - nodes[f.node].self;
-        for (uint32_t i = ci.offset[f.node + 1]; i > ci.offset[f.node]; i--) {
-            uint32_t c = ci.children[i - 1];
+        for (size_t i = k; i > 0; i--) {
+            uint32_t c = kids[i - 1].node;
             end -= nodes[c].total;
             if ((double)nodes[c].total * px_per_sample < min_width)
                 continue;
-            stack[depth_of_stack++] = (struct svg_frame){ .node = c, .depth = f.depth + 1, .start = end };
+            stack[depth_of_stack++] = (struct svg_frame){ .node = c, .depth = f.depth + 1, .start = end,
+                                                          .total = nodes[c].total, .name = kids[i - 1].name };
         }
     }
     rc = 0;
@@ -119,9 +144,10 @@ done:
         errno = saved ? saved : ENOMEM;
     }
     free(stack);
-    free(rank);
-    free(ci.offset);
-    free(ci.children);
+    free(kids);
+    free(dc.drawn);
+    free(dc.offset);
+    free(dc.children);
     return rc;
 }
 

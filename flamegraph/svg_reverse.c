@@ -2,6 +2,8 @@
  * its frames in reverse order, so stacks that end in the same functions merge. */
 #include "flamegraph/svg_internal.h"
 
+#include "flamegraph/profile_internal.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +17,8 @@ struct profile *svg_reversed_profile(const struct profile *p)
     uint32_t *new_id = malloc((n_frames ? n_frames : 1) * sizeof(*new_id));
     size_t cap = 64;
     uint32_t *stack = malloc(cap * sizeof(*stack));
-    if (!r || !new_id || !stack)
+    /* as many names, and about as many nodes: made room for once, not grown step by step */
+    if (!r || !new_id || !stack || profile_reserve(r, n, n_frames) != 0)
         goto fail;
     for (size_t f = 0; f < n_frames; f++) {
         const char *name = profile_frame_name(p, (uint32_t)f);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char svg_script[] =
@@ -144,43 +145,56 @@ static void put_hex6(char **at, uint32_t color)
         *(*at)++ = hex[color >> shift & 0xf];
 }
 
-static void flush_line(FILE *out, char *line, char **at)
+/* Frames are formatted straight into one big buffer, written out when nearly full. */
+#define SVG_BUFFER (256u << 10)
+#define SVG_FRAME_FIXED 512u         /* the fixed parts of one frame, at most ~300 bytes */
+#define SVG_PREFETCH 8u              /* frames ahead whose names are fetched into cache */
+
+struct svg_out {
+    FILE *out;
+    char *buf;                       /* SVG_BUFFER bytes */
+    size_t len;
+    char *big;                       /* for a frame that does not fit buf (a name of many kilobytes) */
+    size_t big_cap;
+    char *count_name;                /* escaped once */
+    size_t count_name_len;
+};
+
+static void out_flush(struct svg_out *o)
 {
-    fwrite_unlocked(line, 1, (size_t)(*at - line), out);
-    *at = line;
+    fwrite_unlocked(o->buf, 1, o->len, o->out);
+    o->len = 0;
 }
 
-static void write_frame(FILE *out, const struct profile *p, const struct profile_node *node,
-                        const struct svg_frame *f, const struct svg_geometry *g, uint64_t total,
-                        const struct svg_options *o)
+/* One frame's element into dst, which has room for frame_room(). Returns the bytes written. */
+static size_t format_frame(char *dst, const struct svg_out *o, const struct svg_frame *f, const char *name,
+                           size_t len, const struct svg_geometry *g, uint64_t total, const struct svg_options *opts)
 {
-    const char *name = f->depth == 0 ? "all" : profile_frame_name(p, node->frame);
-    size_t len = strlen(name);
     double px = g->chart_width / (double)total;
     double x = SVG_XPAD + (double)f->start * px;
-    double w = (double)node->total * px;
+    double w = (double)f->total * px;
     double y = g->inverted ? g->top + f->depth * g->frame_height
                            : g->height - SVG_BOTTOM - (f->depth + 1) * g->frame_height;
-    uint32_t color = svg_frame_color(o->colors, svg_classify(name, len, f->depth), name, len);
-    char line[512];                  /* the fixed parts of one frame, at most ~300 bytes */
-    char *at = line;
+    uint32_t color = svg_frame_color(opts->colors, svg_classify(name, len, f->depth), name, len);
+    char *at = dst;
 
     put_str(&at, "<g data-s=\"");
     put_u64(&at, f->start);
     put_str(&at, "\" data-n=\"");
-    put_u64(&at, node->total);
+    put_u64(&at, f->total);
     put_str(&at, "\" data-d=\"");
     put_u64(&at, f->depth);
     put_str(&at, "\"><title>");
-    flush_line(out, line, &at);
-    svg_write_escaped(out, name, len);
+    char *escaped_name = at;
+    at += svg_escape_into(at, name, len);
+    size_t escaped_len = (size_t)(at - escaped_name);
     put_str(&at, " (");
-    put_u64(&at, node->total);
+    put_u64(&at, f->total);
     *at++ = ' ';
-    flush_line(out, line, &at);
-    write_text(out, o->count_name);
+    memcpy(at, o->count_name, o->count_name_len);
+    at += o->count_name_len;
     put_str(&at, ", ");
-    put_fixed(&at, 100.0 * (double)node->total / (double)total, 2);
+    put_fixed(&at, 100.0 * (double)f->total / (double)total, 2);
     put_str(&at, "%)</title><rect x=\"");
     put_fixed(&at, x, 2);
     put_str(&at, "\" y=\"");
@@ -195,21 +209,85 @@ static void write_frame(FILE *out, const struct profile *p, const struct profile
     /* frames too narrow for a label get no <text>: the script adds one when a zoom makes room */
     double fit = (w - 3) / g->char_width;
     bool truncated = false;
-    size_t label = fit >= 3 ? svg_label_bytes(name, len, (size_t)fit, &truncated) : 0;
+    size_t label = 0;
+    if (fit >= 3)                    /* a name of no more bytes than fit characters fits whole */
+        label = (double)len <= fit ? len : svg_label_bytes(name, len, (size_t)fit, &truncated);
     if (label > 0) {
         put_str(&at, "<text x=\"");
         put_fixed(&at, x + 3, 2);
         put_str(&at, "\" y=\"");
         put_fixed(&at, y + (g->frame_height - 1) / 2 + SVG_TEXT_DY, 1);
         put_str(&at, "\">");
-        flush_line(out, line, &at);
-        svg_write_escaped(out, name, label);
+        if (label == len) {
+            memmove(at, escaped_name, escaped_len);
+            at += escaped_len;
+        } else {
+            at += svg_escape_into(at, name, label);
+        }
         if (truncated)
             put_str(&at, "..");
         put_str(&at, "</text>");
     }
     put_str(&at, "</g>\n");
-    flush_line(out, line, &at);
+    return (size_t)(at - dst);
+}
+
+/* Room for a frame named len bytes: the fixed parts, the name escaped twice (title, label), the count name. */
+static size_t frame_room(const struct svg_out *o, size_t len)
+{
+    return SVG_FRAME_FIXED + 2 * SVG_ESCAPE_MAX * len + o->count_name_len;
+}
+
+static int write_frame(struct svg_out *o, const struct svg_frame *f, const struct svg_geometry *g,
+                       uint64_t total, const struct svg_options *opts)
+{
+    const char *name = f->depth == 0 ? "all" : f->name;
+    size_t len = strlen(name);
+    size_t room = frame_room(o, len);
+    if (room <= SVG_BUFFER) {
+        if (o->len + room > SVG_BUFFER)
+            out_flush(o);
+        o->len += format_frame(o->buf + o->len, o, f, name, len, g, total, opts);
+        return 0;
+    }
+    if (room > o->big_cap) {
+        char *grown = realloc(o->big, room);
+        if (!grown)
+            return -1;
+        o->big = grown;
+        o->big_cap = room;
+    }
+    out_flush(o);
+    fwrite_unlocked(o->big, 1, format_frame(o->big, o, f, name, len, g, total, opts), o->out);
+    return 0;
+}
+
+static int write_frames(FILE *out, const struct svg_layout *layout, const struct svg_geometry *g, uint64_t total,
+                        const struct svg_options *opts)
+{
+    size_t count_len = strlen(opts->count_name);
+    struct svg_out o = { .out = out, .buf = malloc(SVG_BUFFER), .count_name = malloc(SVG_ESCAPE_MAX * count_len + 1) };
+    int rc = -1;
+    if (!o.buf || !o.count_name) {
+        errno = ENOMEM;
+        goto done;
+    }
+    o.count_name_len = svg_escape_into(o.count_name, opts->count_name, count_len);
+    for (size_t i = 0; i < layout->n_frames; i++) {
+        if (i + SVG_PREFETCH < layout->n_frames && layout->frames[i + SVG_PREFETCH].name)
+            __builtin_prefetch(layout->frames[i + SVG_PREFETCH].name);
+        if (write_frame(&o, &layout->frames[i], g, total, opts) != 0) {
+            errno = ENOMEM;
+            goto done;
+        }
+    }
+    out_flush(&o);
+    rc = 0;
+done:
+    free(o.buf);
+    free(o.big);
+    free(o.count_name);
+    return rc;
 }
 
 static bool options_valid(const struct svg_options *o)
@@ -239,10 +317,11 @@ static int write_svg(const struct profile *p, FILE *out, const struct svg_option
 
     write_head(out, o, &g, total);
     fputs("<g id=\"frames\">\n", out);
-    for (size_t i = 0; i < layout.n_frames; i++)
-        write_frame(out, p, &nodes[layout.frames[i].node], &layout.frames[i], &g, total, o);
-    fputs("</g>\n</svg>\n", out);
+    int rc = write_frames(out, &layout, &g, total, o);
     svg_layout_free(&layout);
+    if (rc != 0)
+        return -1;
+    fputs("</g>\n</svg>\n", out);
     if (fflush(out) != 0 || ferror(out)) {
         if (errno == 0)
             errno = EIO;

@@ -1,5 +1,7 @@
 /* test_folded_reader.c: unit tests of profile_read_folded: well-formed folded stacks and prefix merging,
- * the formats of other tools (count first, CRLF, comments), and malformed lines reported by line number. */
+ * the formats of other tools (count first, CRLF, comments), malformed lines reported by line number, and
+ * inputs of many read chunks (read on two threads, from a stream or a file) giving the same profile as the
+ * stacks added one by one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -268,6 +270,90 @@ static void test_merges_into_existing_profile(void **state)
     result_free(&r);
 }
 
+/* Folded text of many random stacks (well over one read chunk), some lines malformed or with count 0;
+ * expected holds the same stacks added one by one with profile_add. */
+static char *many_stacks(size_t lines, struct profile *expected, size_t *len)
+{
+    char *text = NULL;
+    FILE *out = open_memstream(&text, len);
+    assert_non_null(out);
+    uint32_t x = 12345;
+    const char *names[40];
+    char frames[40][32];
+    for (size_t i = 0; i < lines; i++) {
+        size_t depth = 0;
+        x = x * 1103515245u + 12345u;
+        size_t n = 1 + (x >> 16) % 30;
+        for (size_t d = 0; d < n; d++) {
+            x = x * 1103515245u + 12345u;
+            /* few roots, more names deeper: shared prefixes and a tree of many nodes */
+            snprintf(frames[d], sizeof(frames[d]), "f%u_%u", (unsigned)d, (unsigned)((x >> 16) % (d < 3 ? 3 : 200)));
+            names[depth++] = frames[d];
+        }
+        unsigned count = (unsigned)(x >> 8) % 5;        /* 0: names interned, nothing counted */
+        for (size_t d = 0; d < depth; d++)
+            fprintf(out, "%s%s", d ? ";" : "", names[d]);
+        fprintf(out, " %u\n", count);
+        if (i % 97 == 0)
+            fputs("bad;line\n", out);                  /* no count: skipped */
+        if (count > 0)
+            assert_int_equal(profile_add(expected, names, depth, count), 0);
+    }
+    assert_int_equal(fclose(out), 0);
+    return text;
+}
+
+static char *folded_of(const struct profile *p)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    assert_int_equal(profile_write_folded(p, out), 0);
+    assert_int_equal(fclose(out), 0);
+    return buf;
+}
+
+static void test_many_chunks_match_stacks_added_one_by_one(void **state)
+{
+    (void)state;
+    struct profile *expected = profile_new();
+    assert_non_null(expected);
+    size_t len = 0;
+    char *text = many_stacks(20000, expected, &len);
+    assert_true(len > 8 * 64 * 1024);                   /* many read chunks: the tree is built on a thread */
+    char *want = folded_of(expected);
+
+    struct read_result r = read_text(text, len);        /* a memory stream */
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.report.skipped, (20000 + 96) / 97);
+    assert_int_equal(profile_total(r.p), profile_total(expected));
+    assert_int_equal(profile_distinct_stacks(r.p), profile_distinct_stacks(expected));
+    char *got = folded_of(r.p);
+    assert_string_equal(got, want);
+    free(got);
+    result_free(&r);
+
+    FILE *file = tmpfile();                             /* a file: its size guesses the tables' size */
+    assert_non_null(file);
+    assert_int_equal(fwrite(text, 1, len, file), len);
+    rewind(file);
+    struct profile *p = profile_new();
+    assert_non_null(p);
+    char err[128];
+    assert_int_equal(profile_read_folded(p, file, "file", NULL, NULL, err, sizeof(err)), 0);
+    fclose(file);
+    got = folded_of(p);
+    assert_string_equal(got, want);
+    assert_non_null(find_path(p, "f0_0"));
+    free(got);
+    profile_free(p);
+
+    free(want);
+    free(text);
+    profile_free(expected);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_read_error_is_fatal),
         cmocka_unit_test(test_shared_prefixes_between_lines),
         cmocka_unit_test(test_merges_into_existing_profile),
+        cmocka_unit_test(test_many_chunks_match_stacks_added_one_by_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,9 @@
  * shared prefixes, invalid ids rejected without counting, distinct stack counts, profile_write_folded output
  * exactly (one "a;b;c N" line per stack with self samples, a parent stack with its own self count, sorted as
  * `LC_ALL=C sort` sorts the whole lines), and 10,000 random stacks whose folded output round-trips: each line's
- * count equals what was added (reference map in the test), the sum is preserved, lines are in C-sort order. */
+ * count equals what was added (reference map in the test), the sum is preserved, lines are in C-sort order;
+ * the batch entry points (profile_intern_batch, profile_add_batch, profile_reserve) agree with the one by
+ * one ones. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -16,6 +18,7 @@
 #include <cmocka.h>
 
 #include "flamegraph/flamegraph.h"
+#include "flamegraph/profile_internal.h"
 
 static char *folded(const struct profile *p)
 {
@@ -438,6 +441,57 @@ static void test_many_nodes(void **state)
     profile_free(p);
 }
 
+/* profile_intern_batch and profile_add_batch give what profile_intern and profile_add_ids give one by one:
+ * same ids, same tree, same counts, across batches that share prefixes with the batch before. */
+static void test_batches_match_one_by_one(void **state)
+{
+    (void)state;
+    static const char *const names[] = { "main", "run", "poll", "read", "write", "main", "x", "run" };
+    const size_t n_names = sizeof(names) / sizeof(names[0]);
+    uint32_t lens[8], batch_ids[8];
+    struct profile *one = profile_new(), *batch = profile_new();
+    assert_non_null(one);
+    assert_non_null(batch);
+    for (size_t i = 0; i < n_names; i++)
+        lens[i] = (uint32_t)strlen(names[i]);
+    assert_int_equal(profile_intern_batch(batch, names, lens, n_names, batch_ids), 0);
+    for (size_t i = 0; i < n_names; i++)
+        assert_int_equal(batch_ids[i], profile_intern(one, names[i], lens[i]));
+    assert_int_equal(batch_ids[5], batch_ids[0]);         /* the same name twice in one batch: one id */
+    assert_int_equal(profile_frame_count(batch), 6);
+
+    /* stacks of ids 0..5: main run poll read write x */
+    static const uint32_t frames[] = { 0, 1, 2,   0, 1, 2, 3,   0, 1,   0, 1, 2,   4,   0, 5, 1, 2, 3 };
+    static const uint32_t start[] = { 0, 3, 7, 9, 12, 13 };
+    static const uint32_t len[] = { 3, 4, 2, 3, 1, 5 };
+    static const uint64_t count[] = { 1, 2, 4, 8, 16, 32 };
+    for (size_t k = 0; k < 6; k++)
+        assert_int_equal(profile_add_ids(one, frames + start[k], len[k], count[k]), 0);
+    assert_int_equal(profile_add_batch(batch, frames, start, len, count, 3, 6), 0);   /* two batches */
+    assert_int_equal(profile_add_batch(batch, frames, start + 3, len + 3, count + 3, 3, 6), 0);
+    assert_int_equal(profile_total(batch), 63);
+    assert_int_equal(profile_distinct_stacks(batch), profile_distinct_stacks(one));
+    char *want = folded(one);
+    expect_folded(batch, want);
+    free(want);
+    assert_int_equal(NODE(batch, "main", "run", "poll")->total, 1 + 2 + 8);
+    assert_int_equal(NODE(batch, "main", "run", "poll")->self, 1 + 8);
+    assert_int_equal(NODE(batch, "main", "x", "run", "poll", "read")->total, 32);
+
+    /* an id not interned yet is refused, nothing counted */
+    static const uint32_t bad[] = { 0, 6 };
+    static const uint32_t bad_start[] = { 0 }, bad_len[] = { 2 };
+    assert_int_equal(profile_add_batch(batch, bad, bad_start, bad_len, count, 1, 6), -1);
+    assert_int_equal(profile_total(batch), 63);
+    /* room made ahead changes nothing but the tables' sizes */
+    assert_int_equal(profile_reserve(batch, 100000, 10000), 0);
+    assert_int_equal(NODE(batch, "main", "run", "poll", "read")->total, 2);
+    assert_int_equal(profile_add_ids(batch, frames + start[1], len[1], 1), 0);
+    assert_int_equal(NODE(batch, "main", "run", "poll", "read")->total, 3);
+    profile_free(one);
+    profile_free(batch);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -449,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_folded_sorted_as_c_sort),
         cmocka_unit_test(test_random_round_trip),
         cmocka_unit_test(test_many_nodes),
+        cmocka_unit_test(test_batches_match_one_by_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,11 @@ static char *escaped(const char *s, size_t len)
     assert_non_null(out);
     svg_write_escaped(out, s, len);
     fclose(out);
+    char *into = malloc(SVG_ESCAPE_MAX * len + 1);      /* the buffer form writes the same bytes */
+    assert_non_null(into);
+    assert_int_equal(svg_escape_into(into, s, len), n);
+    assert_memory_equal(into, buf, n);
+    free(into);
     return buf;
 }
 
@@ -217,6 +222,35 @@ static void test_hostile_names_escaped_everywhere(void **state)
     profile_free(p);
 }
 
+static void test_very_long_name_escaped_whole(void **state)
+{
+    (void)state;
+    /* a name far longer than the writer's buffer: title and label still whole and escaped */
+    size_t n = 100000;
+    char *text = malloc(n + 32), *want = malloc(4 * n + 32);
+    assert_non_null(text);
+    assert_non_null(want);
+    strcpy(text, "root;");
+    memset(text + 5, '<', n);
+    strcpy(text + 5 + n, " 1\n");
+    strcpy(want, ">");
+    for (size_t i = 0; i < n; i++)
+        memcpy(want + 1 + 4 * i, "&lt;", 4);
+    strcpy(want + 1 + 4 * n, " (1 samples, 100.00%)</title>");
+    struct profile *p = profile_of(text);
+    struct svg_options o;
+    svg_options_init(&o);
+    o.width = 1000000;                                   /* wide enough for the whole name as a label */
+    char *svg = render(p, &o);
+    assert_non_null(strstr(svg, want));
+    strcpy(want + 1 + 4 * n, "</text>");
+    assert_non_null(strstr(svg, want));
+    free(svg);
+    free(want);
+    free(text);
+    profile_free(p);
+}
+
 static void test_labels_truncated_to_fit(void **state)
 {
     (void)state;
@@ -310,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_layout_merges_prefixes_and_sorts_siblings),
         cmocka_unit_test(test_hostile_names_escaped_everywhere),
         cmocka_unit_test(test_labels_truncated_to_fit),
+        cmocka_unit_test(test_very_long_name_escaped_whole),
         cmocka_unit_test(test_minwidth_leaves_out_narrow_frames),
         cmocka_unit_test(test_reverse_merges_leaf_first),
         cmocka_unit_test(test_options_shape_the_image),

@@ -1,0 +1,95 @@
+/* big_alloc.c: big zeroed arrays. From 2 MiB up they are anonymous mappings (a multiple of 2 MiB, which the
+ * kernel places on a huge page boundary) advised MADV_HUGEPAGE: filling one takes a fault per 2 MiB rather
+ * than per 4 KiB page, and random lookups in it (hash tables, tree nodes) miss the TLB far less. Smaller
+ * ones, and all of them under AddressSanitizer (which checks heap bounds only), come from malloc. */
+#include "flamegraph/big_alloc.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define BIG_HUGE_PAGE (2u << 20)
+
+#if defined(__SANITIZE_ADDRESS__)
+#define BIG_USE_MALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BIG_USE_MALLOC 1
+#endif
+#endif
+#ifndef BIG_USE_MALLOC
+#define BIG_USE_MALLOC 0
+#endif
+
+static bool mapped(size_t bytes)
+{
+    return !BIG_USE_MALLOC && bytes >= BIG_HUGE_PAGE;
+}
+
+static size_t map_length(size_t bytes)
+{
+    return (bytes + BIG_HUGE_PAGE - 1) & ~(size_t)(BIG_HUGE_PAGE - 1);
+}
+
+/* Huge pages are advice: where the kernel has none (or THP is off) the mapping works with small pages, so
+ * a failed madvise changes nothing but speed. */
+static void advise_huge(void *ptr, size_t len)
+{
+    if (madvise(ptr, len, MADV_HUGEPAGE) != 0)
+        return;
+}
+
+void *big_alloc(size_t bytes)
+{
+    if (!mapped(bytes))
+        return calloc(1, bytes ? bytes : 1);
+    size_t len = map_length(bytes);
+    void *ptr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ptr == MAP_FAILED)
+        return NULL;
+    advise_huge(ptr, len);
+    return ptr;
+}
+
+void *big_realloc(void *ptr, size_t old_bytes, size_t new_bytes)
+{
+    if (!ptr)
+        return big_alloc(new_bytes);
+    if (!mapped(old_bytes) && !mapped(new_bytes)) {
+        char *grown = realloc(ptr, new_bytes ? new_bytes : 1);
+        if (grown && new_bytes > old_bytes)
+            memset(grown + old_bytes, 0, new_bytes - old_bytes);
+        return grown;
+    }
+    if (mapped(old_bytes) && mapped(new_bytes)) {
+        size_t old_len = map_length(old_bytes), new_len = map_length(new_bytes);
+        if (old_len == new_len)
+            return ptr;
+        void *moved = mremap(ptr, old_len, new_len, MREMAP_MAYMOVE);
+        if (moved == MAP_FAILED)
+            return NULL;
+        advise_huge(moved, new_len);
+        return moved;
+    }
+    /* crossing the threshold: copy */
+    void *fresh = big_alloc(new_bytes);
+    if (!fresh)
+        return NULL;
+    memcpy(fresh, ptr, old_bytes < new_bytes ? old_bytes : new_bytes);
+    big_free(ptr, old_bytes);
+    return fresh;
+}
+
+void big_free(void *ptr, size_t bytes)
+{
+    if (!ptr)
+        return;
+    if (!mapped(bytes)) {
+        free(ptr);
+        return;
+    }
+    /* munmap fails only for arguments that are not a mapping made here (a bug); the mapping then stays */
+    if (munmap(ptr, map_length(bytes)) != 0)
+        return;
+}

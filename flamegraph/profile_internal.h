@@ -1,0 +1,23 @@
+/* profile_internal.h: batch entry points of the profile for the folded reader: many names interned, many
+ * stacks added in one call, so the cache misses of their hash lookups overlap. Not part of the layer's
+ * public interface. */
+#ifndef TASKSPY_PROFILE_INTERNAL_H
+#define TASKSPY_PROFILE_INTERNAL_H
+
+#include "flamegraph/flamegraph.h"
+
+/* ids[i] = profile_intern(p, names[i], lens[i]) for i < n. Returns 0, or -1 on allocation failure. */
+int profile_intern_batch(struct profile *p, const char *const *names, const uint32_t *lens, size_t n,
+                         uint32_t *ids);
+/* For k < n: profile_add_ids(p, frames + start[k], len[k], count[k]), every frame id below known_frames
+ * (interned before). Touches only the stack tree, not the names: one thread may intern while another adds.
+ * Returns 0, or -1 on allocation failure (or an id not below known_frames); some nodes may then exist
+ * without counts. */
+int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t *start, const uint32_t *len,
+                      const uint64_t *count, size_t n, size_t known_frames);
+
+/* Make room for this many nodes and names (a guess is fine), so the node array and the hash tables need
+ * not grow (move, rehash) while they are filled. Returns 0, or -1 on allocation failure. */
+int profile_reserve(struct profile *p, size_t nodes, size_t names);
+
+#endif
