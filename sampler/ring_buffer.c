@@ -5,9 +5,11 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define SCRATCH_SIZE 65536u
@@ -43,6 +45,47 @@ int ring_buffer_map_fitting(struct ring_buffer *rb, int fd, size_t data_pages)
     while ((rc = ring_buffer_map(rb, fd, data_pages)) != 0 && (errno == EPERM || errno == ENOMEM) && data_pages > 8)
         data_pages /= 2;
     return rc;
+}
+
+/* Does the effective capability set hold CAP_IPC_LOCK (no locked-memory limit for perf buffers)? */
+static bool can_lock_without_limit(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return false;
+    char line[256];
+    unsigned long long caps = 0;
+    bool found = false;
+    while (!found && fgets(line, sizeof(line), f))
+        found = sscanf(line, "CapEff: %llx", &caps) == 1;
+    fclose(f);
+    return found && (caps >> 14 & 1);   /* CAP_IPC_LOCK */
+}
+
+size_t ring_buffer_lock_budget(void)
+{
+    if (can_lock_without_limit())
+        return SIZE_MAX;
+    long page = sysconf(_SC_PAGESIZE), cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    struct rlimit rl;
+    if (page <= 0 || cpus <= 0 || getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return SIZE_MAX;
+    unsigned long long perf_kb = 0;
+    FILE *f = fopen("/proc/sys/kernel/perf_event_mlock_kb", "r");
+    if (f) {
+        if (fscanf(f, "%llu", &perf_kb) != 1)
+            perf_kb = 0;
+        fclose(f);
+    }
+    return (size_t)(perf_kb * 1024 / (unsigned long long)page) * (size_t)cpus + (size_t)rl.rlim_cur / (size_t)page;
+}
+
+size_t ring_buffer_pages_within(size_t wanted, size_t n_buffers, size_t budget)
+{
+    size_t pages = wanted;
+    while (pages > 8 && n_buffers > 0 && (pages + 1) > budget / n_buffers)
+        pages /= 2;
+    return pages;
 }
 
 int ring_buffer_wrap(struct ring_buffer *rb, struct perf_event_mmap_page *meta, uint8_t *data, size_t data_size)

@@ -20,6 +20,12 @@ struct ring_buffer {
 int ring_buffer_map(struct ring_buffer *rb, int fd, size_t data_pages);
 /* The same, halving data_pages (down to 8) while locked memory is short (unprivileged users). */
 int ring_buffer_map_fitting(struct ring_buffer *rb, int fd, size_t data_pages);
+/* The pages of locked memory perf lets this process map (perf_event_mlock_kb per online CPU, then
+ * RLIMIT_MEMLOCK), or SIZE_MAX when unlimited (CAP_IPC_LOCK, or both limits infinite). */
+size_t ring_buffer_lock_budget(void);
+/* The data pages for each of n_buffers buffers: wanted (a power of two), halved until the buffers and their
+ * metadata pages fit in budget pages, but not below 8 (mapping then reports the shortage). */
+size_t ring_buffer_pages_within(size_t wanted, size_t n_buffers, size_t budget);
 /* Use memory the caller owns (meta followed by data), for tests. Returns 0 or -1. */
 int ring_buffer_wrap(struct ring_buffer *rb, struct perf_event_mmap_page *meta, uint8_t *data, size_t data_size);
 void ring_buffer_unmap(struct ring_buffer *rb);

@@ -411,7 +411,10 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
         s->cpus[c].fd = -1;
     }
     s->n_cpus = (size_t)n_cpus;
-    s->buffer_pages = choose_buffer_pages(s->n_cpus);
+    /* Two buffers per CPU (samples, markers) within the locked memory perf grants a process without
+     * CAP_IPC_LOCK: sized up front, so the marker buffers are not left without room. */
+    s->buffer_pages = ring_buffer_pages_within(choose_buffer_pages(s->n_cpus), 2 * s->n_cpus,
+                                               ring_buffer_lock_budget());
     s->unwinder = unwinder_new(&s->maps, s->root);
     if (!s->unwinder) {
         snprintf(err, errlen, "cannot set up the unwinder");

@@ -65,7 +65,12 @@ int uprobe_tracefs_init(struct uprobe_tracefs *tf, char *err, size_t errlen)
     if (uprobe_tracefs_find(tf) == 0)
         return 0;
     if (mount("nodev", mount_point, "tracefs", 0, NULL) != 0) {
-        set_err(err, errlen, "cannot mount tracefs at %s: %s", mount_point, strerror(errno));
+        int mount_errno = errno;
+        if (mount_errno == EBUSY)      /* mounted already, but its uprobe_events not ours to write */
+            set_err(err, errlen, "tracefs at %s is not writable by this user: markers whose argument is in "
+                                 "heap memory are left out", mount_point);
+        else
+            set_err(err, errlen, "cannot mount tracefs at %s: %s", mount_point, strerror(mount_errno));
         return -1;
     }
     snprintf(path, sizeof(path), "%s/uprobe_events", mount_point);

@@ -4,7 +4,7 @@
 # task stacks, --group-by task/none, semaphore-gated probes raised only while recording, a memory-operand
 # arg0 decoded to the real ids, markers in a dlopen()ed library, an LLD-linked build, --markers filters.
 source "$(dirname "$0")/lib/tap.sh"
-plan 38
+plan 42
 
 RUNTIME_FRAMES='worker_main|start_thread|clone|poll_task|rq_pop|rq_push|executor_'
 check_tasks() { # check_tasks LABEL FOLDED
@@ -113,6 +113,30 @@ check "dlopen()ed markers: task roots" grep -q '^task: task_compress;' "$WORK/dl
 # Launch mode with markers in the executable
 "$TASKSPY" record -d 3 -F 199 -o "$WORK/launch.folded" -- "$FIXTURES/executor" 10 > /dev/null 2> /dev/null
 check "launch mode: task roots" grep -q '^task: task_parse;' "$WORK/launch.folded"
+
+# Locked memory limited: a user with CAP_SYS_ADMIN (uprobes) but not CAP_IPC_LOCK may lock only
+# perf_event_mlock_kb per CPU plus RLIMIT_MEMLOCK; the sample and marker buffers are sized to share it
+# (run as nobody with those capabilities, from a directory nobody can read)
+LIMITED=$(mktemp -d /tmp/taskspy-limited.XXXXXX)
+chmod 755 "$LIMITED"
+cp "$TASKSPY" "$FIXTURES/executor" "$LIMITED/"
+chmod -R a+rx "$LIMITED"
+chmod a+rwx "$LIMITED"
+( cd "$LIMITED" && ulimit -l 8192 && setpriv --reuid=nobody --regid=nogroup --clear-groups \
+    --inh-caps=-all,+sys_admin,+perfmon,+sys_ptrace --ambient-caps=+sys_admin,+perfmon,+sys_ptrace \
+    ./taskspy record -F 199 -o "$LIMITED/limited.folded" -- ./executor 3 > "$LIMITED/limited.out" 2> "$LIMITED/limited.err" )
+check "locked memory limited: exit 0" test $? -eq 0
+grep -E '^taskspy: [0-9]+ polls|lost|cannot' "$LIMITED/limited.err" | diag
+fixture_polls=$(sed -n 's/^total: polls \([0-9]*\) .*/\1/p' "$LIMITED/limited.out")
+seen=$(sed -n 's/^taskspy: \([0-9]*\) polls.*/\1/p' "$LIMITED/limited.err")
+lost=$(sed -n 's/.*, \([0-9]*\) lost marker records$/\1/p' "$LIMITED/limited.err")
+# (the old way, marker records in buffers shrunk to fit, lost 5% of them here)
+check "locked memory limited: markers attached, 99% of the fixture's ${fixture_polls:-?} polls seen (${seen:-none})" \
+    test "$((${seen:-0} * 100))" -ge "$((${fixture_polls:-1} * 99))"
+check "locked memory limited: under 1% of marker records lost (${lost:-?})" \
+    test "$((${lost:-999999999} * 100))" -lt "${fixture_polls:-0}"
+check "locked memory limited: task roots" grep -q '^task: task_compress;' "$LIMITED/limited.folded"
+rm -rf "$LIMITED"
 
 # LLD-linked (text segment vaddr != file offset), semaphores
 if [ -x "$FIXTURES/executor_lld" ]; then

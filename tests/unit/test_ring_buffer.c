@@ -442,6 +442,25 @@ static void test_unwrapped_buffer_is_empty(void **state)
 }
 
 /* Many rounds of writer/reader through the ring, records of varying sizes, some wrapping. */
+/* Buffers sized to the locked memory perf grants (samples and markers share it): each buffer costs its
+ * data pages plus a metadata page. */
+static void test_pages_within_lock_budget(void **state)
+{
+    (void)state;
+    /* unlimited, or room for all: what was wanted */
+    assert_int_equal(ring_buffer_pages_within(2048, 4, SIZE_MAX), 2048);
+    assert_int_equal(ring_buffer_pages_within(2048, 4, 4 * 2049), 2048);
+    /* one page short of that: halved */
+    assert_int_equal(ring_buffer_pages_within(2048, 4, 4 * 2049 - 1), 1024);
+    /* 516 KiB per CPU on 2 CPUs plus an 8 MiB RLIMIT_MEMLOCK (4 KiB pages): 2306 pages for 4 buffers */
+    size_t pages = ring_buffer_pages_within(2048, 4, 129 * 2 + 2048);
+    assert_int_equal(pages, 512);
+    assert_true(4 * (pages + 1) <= 129 * 2 + 2048);
+    /* never below 8 pages, even when nothing fits (the mapping then says so) */
+    assert_int_equal(ring_buffer_pages_within(2048, 4, 10), 8);
+    assert_int_equal(ring_buffer_pages_within(2048, 0, 0), 2048);
+}
+
 static void test_many_rounds(void **state)
 {
     struct fixture *f = *state;
@@ -484,6 +503,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wrap_rejects_bad_size),
         cmocka_unit_test(test_unwrapped_buffer_is_empty),
+        cmocka_unit_test(test_pages_within_lock_budget),
         cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_in_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_record_wraps_around_end, setup, teardown),
