@@ -16,6 +16,7 @@ struct runtime_rule {
     const char *glue;
     const char *worker_loop;
     const char *entry_after;   /* or NULL: then the task starts at the first frame that is not glue */
+    const char *after_future;  /* or NULL: what entry_after frames call after the future (not the task's) */
 };
 
 static const struct runtime_rule rules[] = {
@@ -34,6 +35,8 @@ static const struct runtime_rule rules[] = {
         /* Core::poll (and its closure) polls the task's future; frames of Harness::poll that do not reach
          * it (complete, wakeups) are the runtime's work inside the poll */
         .entry_after = "^<?tokio::runtime::task::core::Core<.*>>?::poll",
+        /* Core::poll drops the future once it is ready: the task's completion, not a frame of its own */
+        .after_future = "^<?tokio::runtime::task::core::Core<.*>>?::(drop_future_or_output|set_stage|store_output)",
     },
 };
 #define N_RULES (sizeof(rules) / sizeof(rules[0]))
@@ -42,9 +45,11 @@ int runtime_rules_compile(struct runtime_rules *r, const char *user_boundary, ch
 {
     memset(r, 0, sizeof(*r));
     for (size_t i = 0; i < N_RULES; i++) {
-        const char *patterns[4] = { rules[i].boundary, rules[i].glue, rules[i].worker_loop, rules[i].entry_after };
-        const uint8_t kinds[4] = { RUNTIME_BOUNDARY, RUNTIME_GLUE, RUNTIME_WORKER_LOOP, RUNTIME_ENTRY_AFTER };
-        for (int k = 0; k < 4; k++) {
+        const char *patterns[5] = { rules[i].boundary, rules[i].glue, rules[i].worker_loop, rules[i].entry_after,
+                                    rules[i].after_future };
+        const uint8_t kinds[5] = { RUNTIME_BOUNDARY, RUNTIME_GLUE, RUNTIME_WORKER_LOOP, RUNTIME_ENTRY_AFTER,
+                                   RUNTIME_AFTER_FUTURE };
+        for (int k = 0; k < 5; k++) {
             if (!patterns[k])
                 continue;
             if (r->n >= RUNTIME_RULES_MAX) {

@@ -13,6 +13,7 @@ enum runtime_frame_kind {
     RUNTIME_WORKER_LOOP = 4,   /* a worker loop: a boundary above it is not a task */
     RUNTIME_ENTRY_AFTER = 8,   /* the task's own future starts right after (the innermost of) these */
     RUNTIME_ENTRY_RULE = 16,   /* on a boundary: its rule names an ENTRY_AFTER frame */
+    RUNTIME_AFTER_FUTURE = 32, /* called by an ENTRY_AFTER frame once the future is done (dropping it) */
 };
 
 #define RUNTIME_RULES_MAX 32

@@ -389,7 +389,16 @@ static void test_task_cut_below_runtime_frame(void **state)
     push(&e, "tokio::runtime::task::harness::Harness<T,S>::complete", NULL, 0, false);
     push(&e, "core::ops::function::FnOnce::call_once", NULL, 0, false);
     add(&e, "w", STACK_IN_TASK, 8, NULL, 4);
-    expect_folded(&e, "task: app::spawned 4\n"
+    /* Nor is Core::poll dropping the future it found ready (v0 names, as the tokio_plain_v0 build shows) */
+    push(&e, "start_thread", NULL, 0, false);
+    push(&e, "<tokio::runtime::task::harness::Harness<app::spawned::{closure#0}, S>>::poll", NULL, 0, false);
+    push(&e, "<tokio::runtime::task::core::Core<app::spawned::{closure#0}, S>>::poll", NULL, 0, false);
+    push(&e, "<tokio::runtime::task::core::Core<app::spawned::{closure#0}, S>>::drop_future_or_output", NULL, 0,
+         false);
+    push(&e, "<tokio::runtime::task::core::Core<app::spawned::{closure#0}, S>>::set_stage", NULL, 0, false);
+    push(&e, "core::ptr::drop_in_place::<app::spawned::{closure#0}>", NULL, 0, false);
+    add(&e, "w", STACK_IN_TASK, 8, NULL, 3);
+    expect_folded(&e, "task: app::spawned 7\n"
                       "task: app::spawned;app::spawned @ s.rs:11;app::spin 2\n"
                       "task: app::spawned;app::spawned @ s.rs:12 1\n");
     env_free(&e);

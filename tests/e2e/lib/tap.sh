@@ -59,13 +59,6 @@ most_stacks() {
         END { printf "%d of %d samples\n", bad, all; exit (all == 0 || bad * 1000 > all * pm) }' "$1" | diag
     return "${PIPESTATUS[0]}"
 }
-# few_stacks FOLDED SELECT FORBID PERMILLE: the samples of stacks matching SELECT and FORBID are at most
-# PERMILLE per thousand of those matching SELECT (each such stack is printed)
-few_stacks() {
-    awk -v sel="$2" -v bad_re="$3" -v pm="$4" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ sel) { all += n; if ($0 ~ bad_re) { print "found in: " $0 " " n; bad += n } } }
-        END { printf "%d of %d samples\n", bad, all; exit (all == 0 || bad * 1000 > all * pm) }' "$1" | diag
-    return "${PIPESTATUS[0]}"
-}
 # no_stack FOLDED SELECT FORBID: no stack matching SELECT matches FORBID
 no_stack() {
     awk -v sel="$2" -v bad_re="$3" '{ sub(/ [0-9]+$/, ""); if ($0 ~ sel && $0 ~ bad_re) { print "found in: " $0; bad = 1 } }
