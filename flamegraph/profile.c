@@ -351,42 +351,6 @@ static uint32_t child_of_hashed(struct profile *p, uint32_t parent, uint32_t fra
     return idx;
 }
 
-static uint32_t child_of(struct profile *p, uint32_t parent, uint32_t frame)
-{
-    return child_of_hashed(p, parent, frame, hash_pair(parent, frame));
-}
-
-int profile_add_ids(struct profile *p, const uint32_t *frames, size_t n, uint64_t count)
-{
-    uint32_t node = 0;
-    size_t i = 0;
-    /* the prefix shared with the last stack added is already known */
-    while (i < n && i < p->last_depth && frames[i] == p->last_frames[i])
-        node = p->last_nodes[i++];
-    /* Find or create the rest of the path, then count, so a failure leaves counts consistent. */
-    for (; i < n; i++) {
-        if (frames[i] >= p->n_frames) {
-            p->last_depth = 0;
-            return -1;
-        }
-        node = child_of(p, node, frames[i]);
-        if (node == PROFILE_NO_NODE) {
-            p->last_depth = 0;
-            return -1;
-        }
-        if (i < LAST_PATH_MAX) {
-            p->last_frames[i] = frames[i];
-            p->last_nodes[i] = node;
-        }
-    }
-    p->last_depth = n < LAST_PATH_MAX ? n : LAST_PATH_MAX;
-    if (p->nodes[node].self == 0 && n > 0)
-        p->distinct_stacks++;
-    p->nodes[node].self += count;
-    p->derived_stale = true;
-    return 0;
-}
-
 static int reserve_batch(struct profile *p, size_t n)
 {
     if (n <= p->batch_cap)
@@ -485,6 +449,17 @@ int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t 
     }
     p->derived_stale = true;
     return 0;
+}
+
+/* One stack is a batch of one. */
+int profile_add_ids(struct profile *p, const uint32_t *frames, size_t n, uint64_t count)
+{
+    if (n > UINT32_MAX) {
+        p->last_depth = 0;
+        return -1;
+    }
+    uint32_t start = 0, len = (uint32_t)n;
+    return profile_add_batch(p, frames, &start, &len, &count, 1, p->n_frames);
 }
 
 /* Sum totals from self counts and link each node's children: children always come after their parent in

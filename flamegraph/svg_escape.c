@@ -55,28 +55,6 @@ static const char *entity_for(unsigned char c)
     }
 }
 
-void svg_write_escaped(FILE *out, const char *s, size_t len)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t run = 0;                                 /* start of the bytes not yet written */
-    size_t i = 0;
-    while (i < len) {
-        const char *entity = entity_for(u[i]);
-        size_t seq = entity ? 0 : utf8_sequence_length(u + i, len - i);
-        if (seq > 0) {
-            i += seq;
-            continue;
-        }
-        if (i > run)
-            fwrite_unlocked(s + run, 1, i - run, out);
-        fputs_unlocked(entity ? entity : replacement_char, out);
-        i++;
-        run = i;
-    }
-    if (i > run)
-        fwrite_unlocked(s + run, 1, i - run, out);
-}
-
 size_t svg_escape_into(char *dst, const char *s, size_t len)
 {
     const unsigned char *u = (const unsigned char *)s;
@@ -104,6 +82,28 @@ size_t svg_escape_into(char *dst, const char *s, size_t len)
         i++;
     }
     return (size_t)(w - dst);
+}
+
+/* In chunks through svg_escape_into; a chunk never ends inside a possible UTF-8 sequence (its lead byte is
+ * left for the next chunk), so the chunks escape exactly as the whole would. */
+void svg_write_escaped(FILE *out, const char *s, size_t len)
+{
+    enum { CHUNK = 4096 };
+    char buf[SVG_ESCAPE_MAX * CHUNK];
+    while (len > 0) {
+        size_t n = len;
+        if (n > CHUNK) {
+            n = CHUNK;
+            for (size_t back = 1; back < 4; back++)
+                if (!is_continuation((unsigned char)s[CHUNK - back])) {
+                    n = CHUNK - back;      /* the last character may go on past the chunk */
+                    break;
+                }
+        }
+        fwrite_unlocked(buf, 1, svg_escape_into(buf, s, n), out);
+        s += n;
+        len -= n;
+    }
 }
 
 /* Advance over one character (an invalid byte counts as one, as it is drawn as one U+FFFD). */

@@ -1,8 +1,8 @@
 /* markers.c: USDT poll markers of the target. Each object the target maps (or will exec) is scanned once
  * for stapsdt notes; every location of a marker name is attached on every CPU (system-wide uprobes filtered
  * to the target's pid, so threads the target creates later and libraries it dlopens are covered without
- * per-thread bookkeeping), writing into the sampler's per-CPU ring buffers. Their records become marker
- * hits (thread, time, kind, arg0, probe address). A location is one tracefs uprobe event when tracefs is
+ * per-thread bookkeeping), writing into per-CPU ring buffers of their own, apart from the samples. Their
+ * records become marker hits (thread, time, kind, arg0, probe address), read in one pass per round. A location is one tracefs uprobe event when tracefs is
  * mounted and writable (one probe consumer whatever the number of CPUs), else uprobe PMU events (one
  * consumer per CPU; TASKSPY_UPROBES=pmu forces them). Closing the events removes the uprobes and lowers
  * the semaphores; tracefs definitions are removed on exit and, after a SIGKILL, at the next start. */
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sampler/elf_file.h"
+#include "sampler/perf_records.h"
 #include "sampler/ring_buffer.h"
 #include "sampler/runtime_probes.h"
 #include "sampler/u64_map.h"
@@ -49,15 +50,15 @@ struct marker_probe {
 
 /* A CPU's marker ring buffer: every marker event opened on the CPU writes into it; the first one owns it. */
 struct marker_buffer {
-    int fd;
+    int cpu;
+    int fd;                            /* the owner; -1 until an event maps it */
     struct ring_buffer rb;
 };
 
 struct markers {
     pid_t pid;
     char root[64];
-    int cpus[1024];
-    struct marker_buffer *buffers;     /* per CPU (parallel to cpus[]): fd -1 until an event maps it */
+    struct marker_buffer *buffers;     /* one per CPU */
     size_t n_cpus;
     size_t buffer_pages;
     const char *spec;
@@ -105,8 +106,8 @@ int markers_open(struct markers **out, const char *spec, bool poll_times, pid_t 
     if (spec && strcmp(spec, "none") == 0)
         return 0;
     struct markers *m = calloc(1, sizeof(*m));
-    size_t n = n_cpus < 1024 ? n_cpus : 1024;
-    if (!m || !(m->buffers = calloc(n ? n : 1, sizeof(*m->buffers))) || u64_map_init(&m->probe_of_id, 64) != 0) {
+    if (!m || !(m->buffers = calloc(n_cpus ? n_cpus : 1, sizeof(*m->buffers))) ||
+        u64_map_init(&m->probe_of_id, 64) != 0) {
         if (m)
             free(m->buffers);
         free(m);
@@ -117,10 +118,9 @@ int markers_open(struct markers **out, const char *spec, bool poll_times, pid_t 
     m->spec = spec ? spec : "auto";
     m->poll_times = poll_times;
     snprintf(m->root, sizeof(m->root), "%s", root ? root : "");
-    m->n_cpus = n;
-    memcpy(m->cpus, cpus, n * sizeof(int));
-    for (size_t c = 0; c < n; c++)
-        m->buffers[c].fd = -1;
+    m->n_cpus = n_cpus;
+    for (size_t c = 0; c < n_cpus; c++)
+        m->buffers[c] = (struct marker_buffer){ .cpu = cpus[c], .fd = -1 };
     m->buffer_pages = buffer_pages;
     m->have_pmu = uprobe_pmu_info(&m->pmu) == 0;
     const char *uprobes = getenv("TASKSPY_UPROBES");
@@ -285,7 +285,7 @@ static int attach_location(struct markers *m, const char *path, const struct pro
     size_t probe_index = m->n_probes;
     size_t opened = 0;
     for (size_t c = 0; c < m->n_cpus; c++) {
-        int fd = open_on_cpu(m, p, path, n, m->cpus[c]);
+        int fd = open_on_cpu(m, p, path, n, m->buffers[c].cpu);
         if (fd < 0)
             continue;
         uint64_t id;
@@ -462,11 +462,12 @@ static enum ring_buffer_next read_record(void *ctx, const struct perf_event_head
             task_tracker_queue(r->tasks, &hit);
             r->counts->records++;
         }
-    } else if (rec->type == PERF_RECORD_LOST && rec->size >= sizeof(*rec) + 16) {
+    } else if (rec->type == PERF_RECORD_LOST) {
         uint64_t lost;
-        memcpy(&lost, (const uint8_t *)(rec + 1) + 8, 8);
-        r->counts->lost += lost;
-        task_tracker_lost(r->tasks);
+        if (perf_decode_lost(rec, &lost) == 0) {
+            r->counts->lost += lost;
+            task_tracker_lost(r->tasks);
+        }
     } else if (rec->type == PERF_RECORD_THROTTLE) {
         /* The kernel dropped records (more hits per tick than kernel.perf_event_max_sample_rate allows):
          * which thread's is unknown. */

@@ -65,7 +65,6 @@ struct sampler {
     int *fds;                            /* every sampling event, for enable/disable/close */
     size_t n_fds, cap_fds;
     size_t buffer_pages;
-    struct u64_map sampling_ids;         /* event ids of our sampling events */
     struct u64_map attached;             /* tids with their own sampling event */
     struct u64_map thread_names;         /* tid -> names[] */
     struct thread_name *names;
@@ -226,9 +225,7 @@ static int open_thread_events(struct sampler *s, pid_t tid)
         } else {
             rc = ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, cb->fd);
         }
-        uint64_t id;
-        if (rc != 0 || ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 || u64_map_put(&s->sampling_ids, id, 0) != 0 ||
-            remember_fd(s, fd) != 0) {
+        if (rc != 0 || remember_fd(s, fd) != 0) {
             int e = errno;
             if (cb->fd == fd) {
                 ring_buffer_unmap(&cb->rb);
@@ -380,7 +377,7 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
     }
     s->cfg = *cfg;
     s->target.go_fd = s->target.exec_error_fd = s->target.pidfd = -1;
-    if (u64_map_init(&s->sampling_ids, 64) != 0 || u64_map_init(&s->attached, 64) != 0 ||
+    if (u64_map_init(&s->attached, 64) != 0 ||
         u64_map_init(&s->thread_names, 64) != 0 || task_tracker_init(&s->tasks) != 0) {
         snprintf(err, errlen, "out of memory");
         sampler_close(s);
@@ -541,12 +538,7 @@ static enum ring_buffer_next handle_record(void *ctx, const struct perf_event_he
     if (record_time(rec) > s->round_end_ns)
         return RING_BUFFER_KEEP;   /* markers up to its time may not have been read yet */
     switch (rec->type) {
-    case PERF_RECORD_SAMPLE: {
-        uint64_t id;
-        uint32_t unused;
-        memcpy(&id, rec + 1, 8);
-        if (!u64_map_get(&s->sampling_ids, id, &unused))
-            return RING_BUFFER_CONTINUE;   /* a marker record: queued by the peek pass */
+    case PERF_RECORD_SAMPLE: {           /* only the sampling events write here (markers: markers.c) */
         struct decoded_sample d;
         if (perf_decode_sample(rec, &s->layout, &d) == 0)
             handle_sample(s, &d);
@@ -789,7 +781,6 @@ void sampler_close(struct sampler *s)
         unwinder_free(s->unwinder);
     proc_maps_free(&s->maps);
     task_tracker_free(&s->tasks);
-    u64_map_free(&s->sampling_ids);
     u64_map_free(&s->attached);
     u64_map_free(&s->thread_names);
     free(s->names);

@@ -297,12 +297,8 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enu
         else
             hi = mid;
     }
-    if (lo == 0) {
-        task_tracker_current(t, tid, state, task_id, probe_addr);
-        return;
-    }
     /* The state after hits v[0..lo): replayed from the last poll start or end among them (which sets the
-     * state by itself), or from the round's start. Samples are rare next to hits, so this is cheaper than
+     * state by itself), or from the round's start (none: the thread's state now). Samples are rare next to hits, so this is cheaper than
      * keeping the state after every hit. */
     uint32_t from = lo;
     while (from > 0 && h->v[from - 1].kind != MARKER_POLL_START && h->v[from - 1].kind != MARKER_POLL_END)

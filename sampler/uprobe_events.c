@@ -68,18 +68,7 @@ int uprobe_arg_plan_tracefs(const struct usdt_arg *arg, struct uprobe_arg_plan *
 {
     if (plan_without_sampling(arg, plan))
         return 0;
-    switch (arg->kind) {
-    case USDT_ARG_IMM:
-        return 0;
-    case USDT_ARG_REG:
-        if (arg->reg_shift != 0 || arg->size > arg->reg_bytes)
-            return -1;
-        break;
-    case USDT_ARG_MEM:
-        break;
-    }
-    const char *reg = usdt_reg_kernel_name(arg->reg);
-    if (!reg || strcmp(reg, "ip") == 0 || (arg->size != 1 && arg->size != 2 && arg->size != 4 && arg->size != 8))
+    if (!usdt_arg_kernel_fetchable(arg))
         return -1;
     plan->method = UPROBE_ARG_TRACEFS;
     plan->sample_type |= PERF_SAMPLE_RAW;

@@ -92,11 +92,11 @@ int uprobe_tracefs_format_probe(const char *group, const char *name, const char 
             return -1;
     char fetch[96] = "";
     if (arg && arg->kind != USDT_ARG_IMM) {
-        const char *reg = usdt_reg_kernel_name(arg->reg);
-        if (!reg || strcmp(reg, "ip") == 0 || (arg->size != 1 && arg->size != 2 && arg->size != 4 && arg->size != 8))
+        if (!usdt_arg_kernel_fetchable(arg))
             return -1;
+        const char *reg = usdt_reg_kernel_name(arg->reg);
         if (arg->kind == USDT_ARG_REG) {
-            /* the low arg->size bytes of the register (the caller checks that is what the spec means) */
+            /* the low arg->size bytes of the register */
             snprintf(fetch, sizeof(fetch), " arg0=%%%s:u%u", reg, arg->size * 8);
         } else {
             char disp[32];

@@ -60,6 +60,16 @@ const char *usdt_reg_kernel_name(int perf_reg)
     return NULL;
 }
 
+bool usdt_arg_kernel_fetchable(const struct usdt_arg *a)
+{
+    if (a->kind != USDT_ARG_REG && a->kind != USDT_ARG_MEM)
+        return false;
+    if (a->kind == USDT_ARG_REG && (a->reg_shift != 0 || a->size > a->reg_bytes))
+        return false;      /* a high byte (%ah), or wider than the register named */
+    const char *reg = usdt_reg_kernel_name(a->reg);
+    return reg && strcmp(reg, "ip") != 0 && (a->size == 1 || a->size == 2 || a->size == 4 || a->size == 8);
+}
+
 /* Signed integer in decimal or 0x-hex at *p (no leading blanks). Advances *p. */
 static bool parse_int(const char **p, int64_t *out)
 {

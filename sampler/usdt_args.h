@@ -45,6 +45,9 @@ const char *usdt_arg_describe(const struct usdt_arg *a, char *buf, size_t bufsz)
 int usdt_reg_from_name(const char *name, unsigned *bytes, unsigned *shift);
 /* The kernel's pt_regs name of a PERF_REG_X86_* register for uprobe_events fetch args ("di", "r8"). */
 const char *usdt_reg_kernel_name(int perf_reg);
+/* Can a uprobe_events fetch arg read a (REG or MEM) operand: the low a->size bytes of a register, or a->size
+ * bytes at register + displacement; size 1, 2, 4 or 8, any register but ip. */
+bool usdt_arg_kernel_fetchable(const struct usdt_arg *a);
 
 /* Truncate raw to the argument's size and sign- or zero-extend to 64 bits. */
 uint64_t usdt_arg_extend(const struct usdt_arg *a, uint64_t raw);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "flamegraph/flamegraph.h"
+#include "tests/unit/folded_text.h"
 
 /* Read text into a fresh profile; warnings go to *warnings (caller frees). */
 struct read_result {
@@ -303,17 +304,6 @@ static char *many_stacks(size_t lines, struct profile *expected, size_t *len)
     return text;
 }
 
-static char *folded_of(const struct profile *p)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
-    assert_non_null(out);
-    assert_int_equal(profile_write_folded(p, out), 0);
-    assert_int_equal(fclose(out), 0);
-    return buf;
-}
-
 static void test_many_chunks_match_stacks_added_one_by_one(void **state)
 {
     (void)state;
@@ -322,14 +312,14 @@ static void test_many_chunks_match_stacks_added_one_by_one(void **state)
     size_t len = 0;
     char *text = many_stacks(20000, expected, &len);
     assert_true(len > 8 * 64 * 1024);                   /* many read chunks: the tree is built on a thread */
-    char *want = folded_of(expected);
+    char *want = folded_text(expected);
 
     struct read_result r = read_text(text, len);        /* a memory stream */
     assert_int_equal(r.rc, 0);
     assert_int_equal(r.report.skipped, (20000 + 96) / 97);
     assert_int_equal(profile_total(r.p), profile_total(expected));
     assert_int_equal(profile_distinct_stacks(r.p), profile_distinct_stacks(expected));
-    char *got = folded_of(r.p);
+    char *got = folded_text(r.p);
     assert_string_equal(got, want);
     free(got);
     result_free(&r);
@@ -343,7 +333,7 @@ static void test_many_chunks_match_stacks_added_one_by_one(void **state)
     char err[128];
     assert_int_equal(profile_read_folded(p, file, "file", NULL, NULL, err, sizeof(err)), 0);
     fclose(file);
-    got = folded_of(p);
+    got = folded_text(p);
     assert_string_equal(got, want);
     assert_non_null(find_path(p, "f0_0"));
     free(got);

@@ -18,22 +18,12 @@
 #include <cmocka.h>
 
 #include "flamegraph/flamegraph.h"
+#include "tests/unit/folded_text.h"
 #include "flamegraph/profile_internal.h"
-
-static char *folded(const struct profile *p)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
-    assert_non_null(out);
-    assert_int_equal(profile_write_folded(p, out), 0);
-    assert_int_equal(fclose(out), 0);
-    return buf;
-}
 
 static void expect_folded(const struct profile *p, const char *want)
 {
-    char *got = folded(p);
+    char *got = folded_text(p);
     assert_string_equal(got, want);
     free(got);
 }
@@ -216,7 +206,7 @@ static void test_add_by_name(void **state)
     assert_int_equal(profile_add(p, (const char *const *)names, DEEP, 2), 0);
     assert_int_equal(profile_total(p), 18);
     assert_int_equal(profile_distinct_stacks(p), 3);
-    char *out = folded(p);
+    char *out = folded_text(p);
     const char *deep_line = strstr(out, "f0;f1;f2;");
     assert_non_null(deep_line);
     size_t semis = 0;
@@ -260,7 +250,7 @@ static void test_folded_exact(void **state)
                      "\xc3\xa9t\xc3\xa9 6\n");
     /* counts accumulate; output is the same shape */
     assert_int_equal(profile_add(p, (const char *const[]){ "worker", "main" }, 2, 6), 0);
-    char *out = folded(p);
+    char *out = folded_text(p);
     assert_non_null(strstr(out, "\nworker;main 10\n"));
     free(out);
     profile_free(p);
@@ -277,7 +267,7 @@ static void test_folded_sorted_as_c_sort(void **state)
     assert_int_equal(profile_add(p, (const char *const[]){ "a", "f" }, 2, 3), 0);
     assert_int_equal(profile_add(p, (const char *const[]){ "a", "f (x)" }, 2, 1), 0);
     assert_int_equal(profile_add(p, (const char *const[]){ "a", "f;g" }, 2, 1), 0);   /* two frames after all */
-    char *out = folded(p);
+    char *out = folded_text(p);
     FILE *sorted = popen("printf 'a;f 3\\na;f (x) 1\\na;f;g 1\\n' | LC_ALL=C sort", "r");
     if (sorted) {
         char want[256] = "";
@@ -353,7 +343,7 @@ static void test_random_round_trip(void **state)
     assert_true(n_ref < STACKS);   /* some stacks repeated */
     qsort(ref, n_ref, sizeof(*ref), ref_cmp);
 
-    char *out = folded(p);
+    char *out = folded_text(p);
     /* parse the output back: every line "TEXT COUNT", in the reference's order, with its count */
     size_t line_no = 0;
     uint64_t out_sum = 0;
@@ -379,7 +369,7 @@ static void test_random_round_trip(void **state)
     assert_int_equal(out_sum, sum);
 
     /* reading the folded text back into a fresh profile gives the same output */
-    char *again = folded(p);
+    char *again = folded_text(p);
     struct profile *q = profile_new();
     assert_non_null(q);
     FILE *in = fmemopen(again, strlen(again), "r");
@@ -391,7 +381,7 @@ static void test_random_round_trip(void **state)
     assert_int_equal(report.stacks, n_ref);
     assert_int_equal(report.skipped, 0);
     assert_int_equal(profile_total(q), sum);
-    char *third = folded(q);
+    char *third = folded_text(q);
     assert_string_equal(third, again);
     free(third);
     free(again);
@@ -471,7 +461,7 @@ static void test_batches_match_one_by_one(void **state)
     assert_int_equal(profile_add_batch(batch, frames, start + 3, len + 3, count + 3, 3, 6), 0);
     assert_int_equal(profile_total(batch), 63);
     assert_int_equal(profile_distinct_stacks(batch), profile_distinct_stacks(one));
-    char *want = folded(one);
+    char *want = folded_text(one);
     expect_folded(batch, want);
     free(want);
     assert_int_equal(NODE(batch, "main", "run", "poll")->total, 1 + 2 + 8);
