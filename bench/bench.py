@@ -391,6 +391,9 @@ def marker_jobs():
                    precorded=precorded, reading=reading):
             pairs = bracketed(seq, PAIRS)
             cpu_pairs = bracketed(seq_cpu, PAIRS)
+            if os.environ.get("BENCH_VERBOSE"):
+                log("   %s CPU ns/poll per run: %s" % (name, " ".join("%s=%.0f" % (k[0], v) if v else k[0]
+                                                                     for k, v in seq_cpu)))
             cpu = {k: med([x - b for x, b in cpu_pairs.get(k, []) if x and b])
                    for k in ("taskspy", "kernel", "perfrec")}
             read_ns = med(reading)

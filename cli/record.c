@@ -246,6 +246,13 @@ static void print_summary(const struct record_options *o, const struct sampler_s
     for (size_t i = 0; i < st->n_probes; i++)
         fprintf(stderr, "%s %s:%s x %u", i ? "," : "", st->probes[i].provider, st->probes[i].name,
                 st->probes[i].locations);
+    if (!st->marker_locations_perf)
+        fprintf(stderr, "; hits through BPF rings");
+    else if (!st->marker_locations_bpf)
+        fprintf(stderr, "; hits as perf samples");
+    else
+        fprintf(stderr, "; hits through BPF rings at %zu locations, as perf samples at %zu",
+                st->marker_locations_bpf, st->marker_locations_perf);
     fprintf(stderr, "\n");
     fprintf(stderr, "taskspy: %" PRIu64 " polls, %" PRIu64 " tasks, %" PRIu64 " spawned, %" PRIu64
             " terminated, %" PRIu64 " lost marker records\n",

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sampler/elf_file.h"
+#include "sampler/marker_bpf.h"
 #include "sampler/perf_records.h"
 #include "sampler/ring_buffer.h"
 #include "sampler/runtime_probes.h"
@@ -36,6 +37,9 @@ struct probe_location {
 };
 
 #define MAX_OPTIONAL_SITES 8
+/* The BPF ring: the per-CPU perf marker buffers' room in one, within these bounds. */
+#define MARKER_RING_MIN ((size_t)1 << 20)
+#define MARKER_RING_MAX ((size_t)16 << 20)
 
 struct marker_probe {
     char provider[64];
@@ -46,6 +50,7 @@ struct marker_probe {
     struct uprobe_arg_plan plan;
     bool tracefs;
     struct uprobe_tracefs_event tracefs_event;
+    bool bpf;                          /* hits through the BPF rings (else perf samples) */
 };
 
 /* A CPU's marker ring buffer: every marker event opened on the CPU writes into it; the first one owns it. */
@@ -66,6 +71,8 @@ struct markers {
     size_t runtime_functions;          /* runtime poll functions probed */
     struct uprobe_pmu pmu;
     bool have_pmu;
+    struct marker_bpf *bpf;            /* hits through a BPF ring (NULL: not set up yet, or unavailable) */
+    int bpf_state;                     /* 0 untried, 1 ready, -1 unavailable (TASKSPY_MARKER_RECORDS=perf) */
     struct uprobe_tracefs tracefs;
     int tracefs_state;                 /* 0 untried (or not mounted), 1 ready, -1 unavailable */
     bool prefer_tracefs;               /* tracefs events where possible (TASKSPY_UPROBES=pmu: never) */
@@ -125,6 +132,8 @@ int markers_open(struct markers **out, const char *spec, bool poll_times, pid_t 
     m->have_pmu = uprobe_pmu_info(&m->pmu) == 0;
     const char *uprobes = getenv("TASKSPY_UPROBES");
     m->prefer_tracefs = !(uprobes && strcmp(uprobes, "pmu") == 0);
+    const char *records = getenv("TASKSPY_MARKER_RECORDS");
+    m->bpf_state = records && strcmp(records, "perf") == 0 ? -1 : 0;
     *out = m;
     return 0;
 }
@@ -241,6 +250,44 @@ static int define_tracefs_event(struct markers *m, struct marker_probe *p, const
                                  &p->tracefs_event, &p->plan, err, errlen);
 }
 
+/* Whether hits can go through BPF: set up on first use; when it cannot be (no CAP_BPF / CAP_SYS_ADMIN, a
+ * kernel without BPF ring buffers), markers write perf samples and the summary says why. */
+static bool bpf_ready(struct markers *m)
+{
+    if (m->bpf_state == 0) {
+        char err[256];
+        long page = sysconf(_SC_PAGESIZE);
+        size_t bytes = m->buffer_pages * (size_t)(page > 0 ? page : 4096) * (m->n_cpus ? m->n_cpus : 1);
+        bytes = bytes < MARKER_RING_MIN ? MARKER_RING_MIN : bytes > MARKER_RING_MAX ? MARKER_RING_MAX : bytes;
+        m->bpf_state = marker_bpf_open(&m->bpf, m->pid, bytes, err, sizeof(err)) == 0 ? 1 : -1;
+        if (m->bpf_state != 1)
+            fprintf(stderr, "taskspy: markers write perf samples (%s)\n", err);
+    }
+    return m->bpf_state == 1;
+}
+
+/* Attach a location the BPF way: one event (on the first CPU: a tracefs or uprobe PMU event runs its program
+ * on every hit of the probe, whichever CPU) with the location's program. Returns 0, or -1 when this location
+ * needs perf samples instead (reported once). */
+static int attach_via_bpf(struct markers *m, struct marker_probe *p, const char *path, const struct probe_location *n,
+                          uint32_t location)
+{
+    int fd = open_on_cpu(m, p, path, n, m->n_cpus ? m->buffers[0].cpu : 0);
+    if (fd < 0)
+        return -1;
+    char err[512];
+    if (marker_bpf_attach(m->bpf, fd, location, p->has_arg ? &p->arg0 : NULL, err, sizeof(err)) != 0 ||
+        remember_fd(m, fd) != 0) {
+        int saved = errno;
+        close(fd);
+        fprintf(stderr, "taskspy: marker %s:%s in %s writes perf samples: %s\n", n->provider, n->name, path, err);
+        if (saved == EPERM || saved == EACCES)
+            m->bpf_state = -1;                 /* not permitted: no use trying the next locations */
+        return -1;
+    }
+    return 0;
+}
+
 static int attach_location(struct markers *m, const char *path, const struct probe_location *n,
                            enum marker_kind kind, const struct usdt_arg *arg0)
 {
@@ -283,6 +330,12 @@ static int attach_location(struct markers *m, const char *path, const struct pro
     }
     p->plan.sample_type |= PERF_SAMPLE_IP;
     size_t probe_index = m->n_probes;
+    if (bpf_ready(m) && attach_via_bpf(m, p, path, n, (uint32_t)probe_index) == 0) {
+        p->bpf = true;
+        m->n_probes++;
+        count_probe_stat(m, p);
+        return 0;
+    }
     size_t opened = 0;
     for (size_t c = 0; c < m->n_cpus; c++) {
         int fd = open_on_cpu(m, p, path, n, m->buffers[c].cpu);
@@ -477,10 +530,34 @@ static enum ring_buffer_next read_record(void *ctx, const struct perf_event_head
     return RING_BUFFER_CONTINUE;
 }
 
+/* A hit from the BPF ring. */
+static void queue_bpf_record(void *ctx, const struct bpf_marker_record *rec)
+{
+    struct read_pass *r = ctx;
+    if (rec->location >= r->m->n_probes)
+        return;
+    struct marker_hit hit = {
+        .tid = rec->tid, .kind = r->m->probes[rec->location].kind, .time_ns = rec->time_ns, .arg0 = rec->arg0,
+        .probe_addr = rec->ip,
+    };
+    task_tracker_queue(r->tasks, &hit);
+    r->counts->records++;
+}
+
 void markers_read(struct markers *m, uint64_t until_ns, struct task_tracker *tasks,
                   struct markers_read_counts *counts)
 {
     struct read_pass r = { m, until_ns, tasks, counts };
+    if (m && m->bpf) {
+        /* Every record at hand, also those after until_ns: the tracker keeps a thread's later hits queued
+         * for the next round. */
+        uint64_t lost = 0;
+        marker_bpf_read(m->bpf, queue_bpf_record, &r, &lost);
+        if (lost) {
+            counts->lost += lost;
+            task_tracker_lost(tasks);
+        }
+    }
     for (size_t c = 0; m && c < m->n_cpus; c++)
         if (m->buffers[c].fd >= 0)
             ring_buffer_drain(&m->buffers[c].rb, read_record, &r);
@@ -489,6 +566,8 @@ void markers_read(struct markers *m, uint64_t until_ns, struct task_tracker *tas
 size_t markers_buffer_fds(const struct markers *m, int *fds, size_t max)
 {
     size_t n = 0;
+    if (m && m->bpf && n < max)
+        fds[n++] = marker_bpf_wake_fd(m->bpf);
     for (size_t c = 0; m && c < m->n_cpus && n < max; c++)
         if (m->buffers[c].fd >= 0)
             fds[n++] = m->buffers[c].fd;
@@ -501,6 +580,13 @@ size_t markers_poll_starts(const struct markers *m)
     for (size_t i = 0; m && i < m->n_probes; i++)
         n += m->probes[i].kind == MARKER_POLL_START;
     return n;
+}
+
+void markers_routes(const struct markers *m, size_t *via_bpf, size_t *via_perf)
+{
+    *via_bpf = *via_perf = 0;
+    for (size_t i = 0; m && i < m->n_probes; i++)
+        ++*(m->probes[i].bpf ? via_bpf : via_perf);
 }
 
 size_t markers_count(const struct markers *m)
@@ -559,6 +645,7 @@ void markers_close(struct markers *m)
             ring_buffer_unmap(&m->buffers[c].rb);
     free(m->buffers);
     close_all(m->fds, m->n_fds);
+    marker_bpf_close(m->bpf);             /* after the events: nothing runs the programs any more */
     if (m->tracefs_state == 1) {
         size_t n = 0;
         struct uprobe_tracefs_event *evs = calloc(m->n_probes ? m->n_probes : 1, sizeof(*evs));

@@ -676,7 +676,7 @@ int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, s
     }
     uint64_t deadline = s->cfg.duration > 0 ? s->start_ns + (uint64_t)(s->cfg.duration * 1e9) : UINT64_MAX;
     uint64_t next_rescan = s->start_ns + 200000000ull;
-    size_t max_fds = 2 * s->n_cpus + 1;
+    size_t max_fds = 2 * s->n_cpus + 2;   /* samples, markers (per CPU, and the BPF ring), target */
     struct pollfd *pfds = calloc(max_fds, sizeof(*pfds));
     int *marker_fds = calloc(s->n_cpus + 1, sizeof(*marker_fds));
     if (!pfds || !marker_fds) {
@@ -691,7 +691,7 @@ int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, s
         for (size_t c = 0; c < s->n_cpus; c++)
             if (s->cpus[c].fd >= 0)
                 pfds[n++] = (struct pollfd){ .fd = s->cpus[c].fd, .events = POLLIN };
-        size_t n_marker_fds = markers_buffer_fds(s->markers, marker_fds, s->n_cpus);
+        size_t n_marker_fds = markers_buffer_fds(s->markers, marker_fds, s->n_cpus + 1);
         for (size_t i = 0; i < n_marker_fds; i++)
             pfds[n++] = (struct pollfd){ .fd = marker_fds[i], .events = POLLIN };
         if (s->target.pidfd >= 0)
@@ -741,8 +741,10 @@ int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, s
     s->stats.tasks = s->tasks.tasks;
     s->stats.n_tasks = s->tasks.n_tasks;
     s->stats.tasks_seen = s->tasks.n_tasks;
-    if (s->markers)
+    if (s->markers) {
         markers_stats(s->markers, &s->stats.probes, &s->stats.n_probes);
+        markers_routes(s->markers, &s->stats.marker_locations_bpf, &s->stats.marker_locations_perf);
+    }
     return rc;
 }
 

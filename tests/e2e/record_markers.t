@@ -4,7 +4,7 @@
 # task stacks, --group-by task/none, semaphore-gated probes raised only while recording, a memory-operand
 # arg0 decoded to the real ids, markers in a dlopen()ed library, an LLD-linked build, --markers filters.
 source "$(dirname "$0")/lib/tap.sh"
-plan 42
+plan 57
 
 RUNTIME_FRAMES='worker_main|start_thread|clone|poll_task|rq_pop|rq_push|executor_'
 check_tasks() { # check_tasks LABEL FOLDED
@@ -27,6 +27,7 @@ start_fixture executor 30
 check "record the executor: exit 0" test $? -eq 0
 check_tasks "dwarf" "$WORK/exec.folded"
 check "summary: poll markers attached" grep -q "taskspy_demo:task__poll__start x 1" "$WORK/exec.err"
+check "summary: marker hits through BPF rings" grep -q "; hits through BPF rings$" "$WORK/exec.err"
 polls=$(sed -n 's/^taskspy: \([0-9]*\) polls, \([0-9]*\) tasks.*/\1/p' "$WORK/exec.err")
 check "summary: polls counted ($polls)" test "${polls:-0}" -gt 1000
 check "summary: busiest tasks listed" grep -q "^taskspy:   task [0-9]*: [0-9]* polls" "$WORK/exec.err"
@@ -60,7 +61,7 @@ start_fixture executor 30
 "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/tracefs.folded" 2> /dev/null &
 rec=$!
 # (attaching to a running process can take seconds on a loaded machine: wait up to 10 s)
-for _ in $(seq 100); do grep -q "^p:taskspy_$rec/" "$EVENTS" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 100); do grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS" 2>/dev/null && break; sleep 0.1; done
 check "tracefs: the markers are tracefs uprobe events while recording" grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS"
 wait $rec
 check "tracefs: their definitions are removed at the end" sh -c "! grep -q '^p:taskspy_$rec/' '$EVENTS'"
@@ -70,8 +71,12 @@ sleep 2
 # (task-terminate's arg0 is a heap memory operand: that one needs tracefs in either way)
 check "uprobe PMU: poll markers are not tracefs events" sh -c "! grep -q '^p:taskspy_$rec/task__poll' '$EVENTS'"
 wait $rec
+# Marker hits as perf samples (where BPF is not permitted; TASKSPY_MARKER_RECORDS=perf chooses it)
+TASKSPY_MARKER_RECORDS=perf "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/perfrec.folded" 2> "$WORK/perfrec.err"
 stop_fixture
 check_tasks "uprobe PMU" "$WORK/pmu.folded"
+check_tasks "hits as perf samples" "$WORK/perfrec.folded"
+check "hits as perf samples: the summary says so" grep -q "; hits as perf samples$" "$WORK/perfrec.err"
 
 # Frame pointers, fp call graphs
 start_fixture executor_fp 30
@@ -96,14 +101,20 @@ check "semaphores raised while recording ($during)" sh -c "echo '$during' | grep
 check "semaphores back to 0 after recording ($after)" sh -c "echo '$after' | grep -q 'task__poll__start=0 task__poll__end=0'"
 check "semaphore-gated probes attribute tasks" grep -q '^task: task_render;' "$WORK/sema.folded"
 
-# arg0 as a memory operand (8@N(%reg), fetched in the kernel): the ids are the fixture's real ids
+# arg0 as a memory operand (8@N(%reg), read by the BPF program, or fetched by the kernel into perf samples):
+# the ids are the fixture's real ids
 start_fixture executor_memarg 30 --log-tasks
-"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task -o "$WORK/memarg.folded" 2> "$WORK/memarg.err"
+for via in bpf perf; do
+    TASKSPY_MARKER_RECORDS=$via "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task \
+        -o "$WORK/memarg-$via.folded" 2> "$WORK/memarg-$via.err"
+    grep -o '^task [0-9]*: task_[a-z]*' "$WORK/memarg-$via.folded" | sort -u |
+        sed 's/^task \([0-9]*\): task_\(.*\)/spawn \1 \2/' > "$WORK/memarg-$via.ids"
+    check "memory-operand arg0 ($via): task ids decoded ($(wc -l < "$WORK/memarg-$via.ids"))" \
+        test "$(wc -l < "$WORK/memarg-$via.ids")" -gt 10
+    check "memory-operand arg0 ($via): every id and kind is one the fixture spawned" \
+        sh -c "! grep -vxFf '$WORK/executor_memarg.stdout' '$WORK/memarg-$via.ids'"
+done
 stop_fixture
-grep -o '^task [0-9]*: task_[a-z]*' "$WORK/memarg.folded" | sort -u | sed 's/^task \([0-9]*\): task_\(.*\)/spawn \1 \2/' > "$WORK/memarg.ids"
-check "memory-operand arg0: task ids decoded ($(wc -l < "$WORK/memarg.ids"))" test "$(wc -l < "$WORK/memarg.ids")" -gt 10
-check "memory-operand arg0: every id and kind is one the fixture spawned" \
-    sh -c "! grep -vxFf '$WORK/executor_memarg.stdout' '$WORK/memarg.ids'"
 
 # Markers in a shared library dlopen()ed 0.5 s after start (launch mode)
 "$TASKSPY" record -d 3 -F 199 -o "$WORK/dl.folded" -- "$FIXTURES/executor_dl" 10 > /dev/null 2> "$WORK/dl.err"
@@ -122,20 +133,26 @@ chmod 755 "$LIMITED"
 cp "$TASKSPY" "$FIXTURES/executor" "$LIMITED/"
 chmod -R a+rx "$LIMITED"
 chmod a+rwx "$LIMITED"
-( cd "$LIMITED" && ulimit -l 8192 && setpriv --reuid=nobody --regid=nogroup --clear-groups \
-    --inh-caps=-all,+sys_admin,+perfmon,+sys_ptrace --ambient-caps=+sys_admin,+perfmon,+sys_ptrace \
-    ./taskspy record -F 199 -o "$LIMITED/limited.folded" -- ./executor 3 > "$LIMITED/limited.out" 2> "$LIMITED/limited.err" )
-check "locked memory limited: exit 0" test $? -eq 0
-grep -E '^taskspy: [0-9]+ polls|lost|cannot' "$LIMITED/limited.err" | diag
-fixture_polls=$(sed -n 's/^total: polls \([0-9]*\) .*/\1/p' "$LIMITED/limited.out")
-seen=$(sed -n 's/^taskspy: \([0-9]*\) polls.*/\1/p' "$LIMITED/limited.err")
-lost=$(sed -n 's/.*, \([0-9]*\) lost marker records$/\1/p' "$LIMITED/limited.err")
-# (the old way, marker records in buffers shrunk to fit, lost 5% of them here)
-check "locked memory limited: markers attached, 99% of the fixture's ${fixture_polls:-?} polls seen (${seen:-none})" \
-    test "$((${seen:-0} * 100))" -ge "$((${fixture_polls:-1} * 99))"
-check "locked memory limited: under 1% of marker records lost (${lost:-?})" \
-    test "$((${lost:-999999999} * 100))" -lt "${fixture_polls:-0}"
-check "locked memory limited: task roots" grep -q '^task: task_compress;' "$LIMITED/limited.folded"
+# (with CAP_SYS_ADMIN BPF is permitted too: both ways of marker records are run)
+for via in bpf perf; do
+    ( cd "$LIMITED" && ulimit -l 8192 && TASKSPY_MARKER_RECORDS=$via setpriv --reuid=nobody --regid=nogroup \
+        --clear-groups --inh-caps=-all,+sys_admin,+perfmon,+sys_ptrace \
+        --ambient-caps=+sys_admin,+perfmon,+sys_ptrace \
+        ./taskspy record -F 199 -o "$LIMITED/$via.folded" -- ./executor 3 > "$LIMITED/$via.out" 2> "$LIMITED/$via.err" )
+    check "locked memory limited ($via): exit 0" test $? -eq 0
+    grep -E '^taskspy: [0-9]+ polls|lost|cannot|hits' "$LIMITED/$via.err" | diag
+    want=$([ $via = bpf ] && echo "through BPF rings" || echo "as perf samples")
+    check "locked memory limited ($via): hits $want" grep -q "; hits $want$" "$LIMITED/$via.err"
+    fixture_polls=$(sed -n 's/^total: polls \([0-9]*\) .*/\1/p' "$LIMITED/$via.out")
+    seen=$(sed -n 's/^taskspy: \([0-9]*\) polls.*/\1/p' "$LIMITED/$via.err")
+    lost=$(sed -n 's/.*, \([0-9]*\) lost marker records$/\1/p' "$LIMITED/$via.err")
+    # (the old way, marker records in buffers shrunk to fit, lost 5% of them here)
+    check "locked memory limited ($via): markers attached, 99% of the fixture's ${fixture_polls:-?} polls seen (${seen:-none})" \
+        test "$((${seen:-0} * 100))" -ge "$((${fixture_polls:-1} * 99))"
+    check "locked memory limited ($via): under 1% of marker records lost (${lost:-?})" \
+        test "$((${lost:-999999999} * 100))" -lt "${fixture_polls:-0}"
+    check "locked memory limited ($via): task roots" grep -q '^task: task_compress;' "$LIMITED/$via.folded"
+done
 rm -rf "$LIMITED"
 
 # LLD-linked (text segment vaddr != file offset), semaphores
