@@ -1,6 +1,6 @@
 /* marker_bpf.c: the BPF route for marker hits: a ring per CPU (in an array of maps the programs index by
- * CPU) and the lost-hit counter, one loaded program per marker location attached to its uprobe event
- * (PERF_EVENT_IOC_SET_BPF), an epoll fd that turns the rings' wake-ups into an edge the sampler's poll loop
+ * CPU) and the lost-hit counter, one loaded program per marker location, attached by a uprobe_multi link
+ * or to the location's uprobe event (PERF_EVENT_IOC_SET_BPF), an epoll fd that turns the rings' wake-ups into an edge the sampler's poll loop
  * can wait on, and the read of the records. */
 #include "sampler/marker_bpf.h"
 
@@ -49,8 +49,8 @@ struct marker_bpf {
     int lost_fd;                       /* array map: one uint64_t, hits the ring had no room for */
     uint64_t lost_seen;
     int epoll_fd;
-    int *progs;
-    size_t n_progs, cap_progs;
+    int *fds;                          /* programs and uprobe_multi links */
+    size_t n_fds, cap_fds;
 };
 
 int marker_bpf_open(struct marker_bpf **out, pid_t tgid, size_t ring_bytes, char *err, size_t errlen)
@@ -101,8 +101,23 @@ fail:;
     return -1;
 }
 
-int marker_bpf_attach(struct marker_bpf *b, int event_fd, uint32_t location, const struct usdt_arg *arg0,
-                      char *err, size_t errlen)
+static int keep_fd(struct marker_bpf *b, int fd)
+{
+    if (b->n_fds == b->cap_fds) {
+        size_t cap = b->cap_fds ? b->cap_fds * 2 : 16;
+        int *v = realloc(b->fds, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        b->fds = v;
+        b->cap_fds = cap;
+    }
+    b->fds[b->n_fds++] = fd;
+    return 0;
+}
+
+/* Build and load the location's program. Returns its fd, or -1 with a reason in err. */
+static int load_program(struct marker_bpf *b, uint32_t location, const struct usdt_arg *arg0, bool uprobe_multi,
+                        char *err, size_t errlen)
 {
     struct bpf_insn insns[BPF_MARKER_PROGRAM_MAX];
     struct bpf_marker_program_spec spec = {
@@ -115,18 +130,8 @@ int marker_bpf_attach(struct marker_bpf *b, int event_fd, uint32_t location, con
         errno = EINVAL;
         return -1;
     }
-    if (b->n_progs == b->cap_progs) {
-        size_t cap = b->cap_progs ? b->cap_progs * 2 : 16;
-        int *v = realloc(b->progs, cap * sizeof(*v));
-        if (!v) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-        b->progs = v;
-        b->cap_progs = cap;
-    }
     char log[4096];
-    int prog = bpf_sys_prog_load_probe(insns, (size_t)n, log, sizeof(log));
+    int prog = bpf_sys_prog_load_probe(insns, (size_t)n, uprobe_multi, log, sizeof(log));
     if (prog < 0) {
         int saved = errno;
         /* the verifier's last line says why */
@@ -139,14 +144,45 @@ int marker_bpf_attach(struct marker_bpf *b, int event_fd, uint32_t location, con
         errno = saved;
         return -1;
     }
-    if (ioctl(event_fd, PERF_EVENT_IOC_SET_BPF, prog) != 0) {
-        int saved = errno;
-        snprintf(err, errlen, "cannot attach a BPF program to the marker's event: %s", strerror(saved));
+    if (keep_fd(b, prog) != 0) {
         close(prog);
+        snprintf(err, errlen, "out of memory");
+        errno = ENOMEM;
+        return -1;
+    }
+    return prog;
+}
+
+int marker_bpf_attach_uprobe(struct marker_bpf *b, const char *path, uint64_t offset, uint64_t ref_ctr_offset,
+                             bool retprobe, uint32_t location, const struct usdt_arg *arg0, char *err, size_t errlen)
+{
+    int prog = load_program(b, location, arg0, true, err, errlen);
+    if (prog < 0)
+        return -1;
+    int link = bpf_sys_uprobe_link(prog, path, offset, ref_ctr_offset, retprobe, b->tgid);
+    if (link < 0 || keep_fd(b, link) != 0) {
+        int saved = link < 0 ? errno : ENOMEM;
+        if (link >= 0)
+            close(link);
+        snprintf(err, errlen, "cannot create a uprobe_multi link: %s", strerror(saved));
         errno = saved;
         return -1;
     }
-    b->progs[b->n_progs++] = prog;
+    return 0;
+}
+
+int marker_bpf_attach_event(struct marker_bpf *b, int event_fd, uint32_t location, const struct usdt_arg *arg0,
+                            char *err, size_t errlen)
+{
+    int prog = load_program(b, location, arg0, false, err, errlen);
+    if (prog < 0)
+        return -1;
+    if (ioctl(event_fd, PERF_EVENT_IOC_SET_BPF, prog) != 0) {
+        int saved = errno;
+        snprintf(err, errlen, "cannot attach a BPF program to the marker's event: %s", strerror(saved));
+        errno = saved;
+        return -1;
+    }
     return 0;
 }
 
@@ -194,9 +230,9 @@ void marker_bpf_close(struct marker_bpf *b)
 {
     if (!b)
         return;
-    for (size_t i = 0; i < b->n_progs; i++)
-        close(b->progs[i]);
-    free(b->progs);
+    for (size_t i = b->n_fds; i-- > 0;)   /* links before their programs */
+        close(b->fds[i]);
+    free(b->fds);
     if (b->epoll_fd >= 0)
         close(b->epoll_fd);
     if (b->lost_fd >= 0)

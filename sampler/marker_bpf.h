@@ -6,6 +6,7 @@
 #ifndef TASKSPY_MARKER_BPF_H
 #define TASKSPY_MARKER_BPF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -18,10 +19,15 @@ struct marker_bpf;
 /* Rings of ring_bytes in all (one per CPU, each a power of two) for hits in process tgid. Returns 0, or -1 with a
  * reason in err (errno kept: EPERM when BPF is not permitted). */
 int marker_bpf_open(struct marker_bpf **out, pid_t tgid, size_t ring_bytes, char *err, size_t errlen);
-/* Run a program at the uprobe event event_fd (any CPU's: the program runs on every hit of the probe),
- * tagging its records with location and reading arg0 (NULL: none). Returns 0, or -1 with a reason in err. */
-int marker_bpf_attach(struct marker_bpf *b, int event_fd, uint32_t location, const struct usdt_arg *arg0,
-                      char *err, size_t errlen);
+/* Run the location's program (tagging its records with location, reading arg0; NULL: none) at a uprobe of
+ * its own: a uprobe_multi link at offset of path (a uretprobe with retprobe; semaphore at ref_ctr_offset,
+ * 0 none) filtered to the process by the kernel. The cheapest way per hit (no perf event), kernel 6.6+.
+ * Returns 0, or -1 with a reason in err. */
+int marker_bpf_attach_uprobe(struct marker_bpf *b, const char *path, uint64_t offset, uint64_t ref_ctr_offset,
+                             bool retprobe, uint32_t location, const struct usdt_arg *arg0, char *err, size_t errlen);
+/* The same at the uprobe event event_fd (any CPU's: the program runs on every hit of the probe). */
+int marker_bpf_attach_event(struct marker_bpf *b, int event_fd, uint32_t location, const struct usdt_arg *arg0,
+                            char *err, size_t errlen);
 /* An fd that polls readable when the ring has filled past its wake-up mark (edge-triggered: each read
  * re-arms it). */
 int marker_bpf_wake_fd(const struct marker_bpf *b);

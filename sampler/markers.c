@@ -73,6 +73,7 @@ struct markers {
     bool have_pmu;
     struct marker_bpf *bpf;            /* hits through a BPF ring (NULL: not set up yet, or unavailable) */
     int bpf_state;                     /* 0 untried, 1 ready, -1 unavailable (TASKSPY_MARKER_RECORDS=perf) */
+    bool bpf_links;                    /* programs on uprobe_multi links (else on perf uprobe events) */
     struct uprobe_tracefs tracefs;
     int tracefs_state;                 /* 0 untried (or not mounted), 1 ready, -1 unavailable */
     bool prefer_tracefs;               /* tracefs events where possible (TASKSPY_UPROBES=pmu: never) */
@@ -134,6 +135,7 @@ int markers_open(struct markers **out, const char *spec, bool poll_times, pid_t 
     m->prefer_tracefs = !(uprobes && strcmp(uprobes, "pmu") == 0);
     const char *records = getenv("TASKSPY_MARKER_RECORDS");
     m->bpf_state = records && strcmp(records, "perf") == 0 ? -1 : 0;
+    m->bpf_links = !(records && strcmp(records, "bpf-event") == 0);
     *out = m;
     return 0;
 }
@@ -266,6 +268,26 @@ static bool bpf_ready(struct markers *m)
     return m->bpf_state == 1;
 }
 
+/* Attach a location the cheapest BPF way: a uprobe_multi link of its own, filtered to the target by the
+ * kernel. Returns 0, or -1 when links are not available (then events are used from now on). */
+static int attach_via_bpf_link(struct markers *m, const char *path, const struct probe_location *n,
+                               const struct usdt_arg *arg0, uint32_t location)
+{
+    char err[512];
+    if (marker_bpf_attach_uprobe(m->bpf, path, n->offset, n->semaphore_offset, n->retprobe, location, arg0, err,
+                                 sizeof(err)) == 0)
+        return 0;
+    int saved = errno;
+    m->bpf_links = false;
+    if (saved == EPERM || saved == EACCES) {
+        m->bpf_state = -1;                     /* BPF not permitted at all */
+        fprintf(stderr, "taskspy: markers write perf samples (%s)\n", err);
+    } else {
+        fprintf(stderr, "taskspy: marker programs run on uprobe events (%s)\n", err);
+    }
+    return -1;
+}
+
 /* Attach a location the BPF way: one event (on the first CPU: a tracefs or uprobe PMU event runs its program
  * on every hit of the probe, whichever CPU) with the location's program. Returns 0, or -1 when this location
  * needs perf samples instead (reported once). */
@@ -276,7 +298,7 @@ static int attach_via_bpf(struct markers *m, struct marker_probe *p, const char 
     if (fd < 0)
         return -1;
     char err[512];
-    if (marker_bpf_attach(m->bpf, fd, location, p->has_arg ? &p->arg0 : NULL, err, sizeof(err)) != 0 ||
+    if (marker_bpf_attach_event(m->bpf, fd, location, p->has_arg ? &p->arg0 : NULL, err, sizeof(err)) != 0 ||
         remember_fd(m, fd) != 0) {
         int saved = errno;
         close(fd);
@@ -307,6 +329,12 @@ static int attach_location(struct markers *m, const char *path, const struct pro
     p->has_arg = arg0 != NULL;
     if (arg0)
         p->arg0 = *arg0;
+    if (m->bpf_links && bpf_ready(m) && attach_via_bpf_link(m, path, n, arg0, (uint32_t)m->n_probes) == 0) {
+        p->bpf = true;
+        m->n_probes++;
+        count_probe_stat(m, p);
+        return 0;
+    }
     /* One tracefs event per location when tracefs is at hand (one probe consumer however many CPUs); else,
      * or when tracefs cannot express the argument, uprobe PMU events. A heap memory operand only tracefs
      * can fetch: for it tracefs is mounted if need be. */

@@ -4,7 +4,7 @@
 # task stacks, --group-by task/none, semaphore-gated probes raised only while recording, a memory-operand
 # arg0 decoded to the real ids, markers in a dlopen()ed library, an LLD-linked build, --markers filters.
 source "$(dirname "$0")/lib/tap.sh"
-plan 57
+plan 65
 
 RUNTIME_FRAMES='worker_main|start_thread|clone|poll_task|rq_pop|rq_push|executor_'
 check_tasks() { # check_tasks LABEL FOLDED
@@ -53,30 +53,33 @@ check "--markers with another provider: no task roots" sh -c "! grep -q '^task' 
 check "--markers naming the provider: task roots" grep -q '^task: task_' "$WORK/named.folded"
 stop_fixture
 
-# The two ways markers are attached: one tracefs uprobe event per location (the default where tracefs is
-# writable: one probe consumer whatever the number of CPUs) and uprobe PMU events (TASKSPY_UPROBES=pmu, and
-# where tracefs is not available)
+# How hits reach taskspy. By default each location runs a BPF program on a uprobe_multi link of its own
+# (kernel 6.6+; checked in the runs above); TASKSPY_MARKER_RECORDS=bpf-event runs it on the location's
+# uprobe event instead, =perf has the kernel write a perf sample per hit (the way without BPF). Events are
+# one tracefs uprobe event per location where tracefs is writable (one probe consumer whatever the number of
+# CPUs), uprobe PMU events otherwise (TASKSPY_UPROBES=pmu).
 EVENTS=/sys/kernel/tracing/uprobe_events
 start_fixture executor 30
-"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/tracefs.folded" 2> /dev/null &
+TASKSPY_MARKER_RECORDS=perf "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/perfrec.folded" 2> "$WORK/perfrec.err" &
 rec=$!
 # (attaching to a running process can take seconds on a loaded machine: wait up to 10 s)
 for _ in $(seq 100); do grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS" 2>/dev/null && break; sleep 0.1; done
 check "tracefs: the markers are tracefs uprobe events while recording" grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS"
 wait $rec
 check "tracefs: their definitions are removed at the end" sh -c "! grep -q '^p:taskspy_$rec/' '$EVENTS'"
-TASKSPY_UPROBES=pmu "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/pmu.folded" 2> /dev/null &
+TASKSPY_MARKER_RECORDS=perf TASKSPY_UPROBES=pmu "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/pmu.folded" 2> /dev/null &
 rec=$!
 sleep 2
 # (task-terminate's arg0 is a heap memory operand: that one needs tracefs in either way)
 check "uprobe PMU: poll markers are not tracefs events" sh -c "! grep -q '^p:taskspy_$rec/task__poll' '$EVENTS'"
 wait $rec
-# Marker hits as perf samples (where BPF is not permitted; TASKSPY_MARKER_RECORDS=perf chooses it)
-TASKSPY_MARKER_RECORDS=perf "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/perfrec.folded" 2> "$WORK/perfrec.err"
+TASKSPY_MARKER_RECORDS=bpf-event "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/bpfevent.folded" 2> "$WORK/bpfevent.err"
 stop_fixture
 check_tasks "uprobe PMU" "$WORK/pmu.folded"
 check_tasks "hits as perf samples" "$WORK/perfrec.folded"
 check "hits as perf samples: the summary says so" grep -q "; hits as perf samples$" "$WORK/perfrec.err"
+check_tasks "programs on uprobe events" "$WORK/bpfevent.folded"
+check "programs on uprobe events: hits through BPF rings" grep -q "; hits through BPF rings$" "$WORK/bpfevent.err"
 
 # Frame pointers, fp call graphs
 start_fixture executor_fp 30
@@ -104,7 +107,7 @@ check "semaphore-gated probes attribute tasks" grep -q '^task: task_render;' "$W
 # arg0 as a memory operand (8@N(%reg), read by the BPF program, or fetched by the kernel into perf samples):
 # the ids are the fixture's real ids
 start_fixture executor_memarg 30 --log-tasks
-for via in bpf perf; do
+for via in bpf bpf-event perf; do
     TASKSPY_MARKER_RECORDS=$via "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task \
         -o "$WORK/memarg-$via.folded" 2> "$WORK/memarg-$via.err"
     grep -o '^task [0-9]*: task_[a-z]*' "$WORK/memarg-$via.folded" | sort -u |

@@ -366,7 +366,7 @@ static void test_verifier_accepts(void **state)
         int n = bpf_marker_program(&spec, p, BPF_MARKER_PROGRAM_MAX);
         assert_true(n > 0);
         char log[8192];
-        int fd = bpf_sys_prog_load_probe(p, (size_t)n, log, sizeof(log));
+        int fd = bpf_sys_prog_load_probe(p, (size_t)n, i % 2 == 0, log, sizeof(log));
         if (fd < 0)
             fail_msg("%s: refused: %s\n%s", operands[i] ? operands[i] : "(none)", strerror(errno), log);
         close(fd);
