@@ -247,11 +247,11 @@ static void print_summary(const struct record_options *o, const struct sampler_s
         fprintf(stderr, "%s %s:%s x %u", i ? "," : "", st->probes[i].provider, st->probes[i].name,
                 st->probes[i].locations);
     if (!st->marker_locations_perf)
-        fprintf(stderr, "; hits through BPF rings");
+        fprintf(stderr, "; hits through BPF");
     else if (!st->marker_locations_bpf)
         fprintf(stderr, "; hits as perf samples");
     else
-        fprintf(stderr, "; hits through BPF rings at %zu locations, as perf samples at %zu",
+        fprintf(stderr, "; hits through BPF at %zu locations, as perf samples at %zu",
                 st->marker_locations_bpf, st->marker_locations_perf);
     fprintf(stderr, "\n");
     fprintf(stderr, "taskspy: %" PRIu64 " polls, %" PRIu64 " tasks, %" PRIu64 " spawned, %" PRIu64

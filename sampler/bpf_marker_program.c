@@ -1,6 +1,6 @@
 /* bpf_marker_program.c: builds the per-location marker program (see bpf_marker_program.h) as BPF
- * instructions. Registers: r6 the probe's pt_regs (then the CPU's ring), r7 pid_tgid, r8 arg0, r9 the reserved
- * record. Stack: fp-8 a memory operand's bytes, fp-16 the probe address, fp-24 the CPU number. */
+ * instructions. Registers: r6 the probe's pt_regs, r7 pid_tgid, r8 arg0, r9 the CPU's region, then the claimed
+ * slot. Stack: fp-8 a memory operand's bytes, fp-16 the claimed slot number, fp-24 the CPU number. */
 #include "sampler/bpf_marker_program.h"
 
 #include <asm/perf_regs.h>
@@ -130,13 +130,9 @@ static int emit_arg(struct emitter *e, const struct usdt_arg *a)
 int bpf_marker_program(const struct bpf_marker_program_spec *spec, struct bpf_insn *out, size_t max)
 {
     struct emitter e = { out, 0, max, false };
-    const int32_t record = (int32_t)sizeof(struct bpf_marker_record);
-    /* The reader is woken when a quarter of the ring waits (a few hits around that mark ask for it: with
-     * hits on several CPUs at once, one of them may step over the exact crossing), and by every hit once
-     * three quarters wait, in case all of those missed it. Every other hit asks for no wake-up: a wake-up
-     * is an interrupt and a context switch in the target's time. */
-    const int32_t wake_at = (int32_t)(spec->ring_bytes / 4), wake_until = wake_at + 4 * (record + 8);
-    const int32_t wake_always = (int32_t)(spec->ring_bytes / 4 * 3);
+    if (spec->slot_bits < 4 || spec->slot_bits > 24)
+        return -1;
+    const int32_t mask = (int32_t)((1u << spec->slot_bits) - 1), eighth = (int32_t)((1u << spec->slot_bits) / 8 - 1);
 
     emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0);
     emit_call(&e, BPF_FUNC_get_current_pid_tgid);
@@ -145,56 +141,50 @@ int bpf_marker_program(const struct bpf_marker_program_spec *spec, struct bpf_in
     size_t other_process = emit_jump(&e, BPF_JNE, BPF_REG_0, (int32_t)spec->tgid);
     if (emit_arg(&e, spec->arg0) != 0)
         return -1;
-    emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_6, (int16_t)bpf_marker_pt_regs_offset(PERF_REG_X86_IP),
-         0);
-    emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_10, BPF_REG_1, -16, 0);
-    /* r6 = this CPU's ring */
+    /* r9 = this CPU's region */
     emit_call(&e, BPF_FUNC_get_smp_processor_id);
     emit(&e, BPF_STX | BPF_MEM | BPF_W, BPF_REG_10, BPF_REG_0, -24, 0);
-    emit_ld64(&e, BPF_REG_1, BPF_PSEUDO_MAP_FD, (uint32_t)spec->rings_fd);
+    emit_ld64(&e, BPF_REG_1, BPF_PSEUDO_MAP_FD, (uint32_t)spec->slots_fd);
     emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0);
     emit(&e, BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -24);
     emit_call(&e, BPF_FUNC_map_lookup_elem);
-    size_t no_ring = emit_jump(&e, BPF_JEQ, BPF_REG_0, 0);
-    emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_0, 0, 0);
-    emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0);
-    emit(&e, BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, record);
-    emit(&e, BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_3, 0, 0, 0);
-    emit_call(&e, BPF_FUNC_ringbuf_reserve);
-    size_t no_room = emit_jump(&e, BPF_JEQ, BPF_REG_0, 0);
+    size_t no_region = emit_jump(&e, BPF_JEQ, BPF_REG_0, 0);
     emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_9, BPF_REG_0, 0, 0);
+    /* claim: r1 = head++ (kept at fp-16 for the commit and the doorbell); r9 = the slot */
+    emit(&e, BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_1, 0, 0, 1);
+    emit(&e, BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_9, BPF_REG_1, offsetof(struct bpf_slots_header, head),
+         BPF_ADD | BPF_FETCH);
+    emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_10, BPF_REG_1, -16, 0);
+    emit(&e, BPF_ALU64 | BPF_AND | BPF_K, BPF_REG_1, 0, 0, mask);
+    emit(&e, BPF_ALU64 | BPF_LSH | BPF_K, BPF_REG_1, 0, 0, BPF_SLOT_SHIFT);
+    emit(&e, BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_1, 0, 0, (int32_t)sizeof(struct bpf_slots_header));
+    emit(&e, BPF_ALU64 | BPF_ADD | BPF_X, BPF_REG_9, BPF_REG_1, 0, 0);
+    /* being written: sequence 0, then the fields, then the sequence of this claim (head + 1) */
+    emit(&e, BPF_ST | BPF_MEM | BPF_W, BPF_REG_9, 0, offsetof(struct bpf_slot, seq), 0);
+    emit(&e, BPF_STX | BPF_MEM | BPF_W, BPF_REG_9, BPF_REG_7, offsetof(struct bpf_slot, tid), 0);
+    emit(&e, BPF_ST | BPF_MEM | BPF_W, BPF_REG_9, 0, offsetof(struct bpf_slot, location), (int32_t)spec->location);
+    emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_8, offsetof(struct bpf_slot, arg0), 0);
+    emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_6, (int16_t)bpf_marker_pt_regs_offset(PERF_REG_X86_IP),
+         0);
+    emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_1, offsetof(struct bpf_slot, ip), 0);
     emit_call(&e, BPF_FUNC_ktime_get_ns);
-    emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_0, offsetof(struct bpf_marker_record, time_ns), 0);
-    emit(&e, BPF_STX | BPF_MEM | BPF_W, BPF_REG_9, BPF_REG_7, offsetof(struct bpf_marker_record, tid), 0);
-    emit(&e, BPF_ST | BPF_MEM | BPF_W, BPF_REG_9, 0, offsetof(struct bpf_marker_record, location),
-         (int32_t)spec->location);
-    emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_8, offsetof(struct bpf_marker_record, arg0), 0);
+    emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_0, offsetof(struct bpf_slot, time_ns), 0);
     emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_10, -16, 0);
-    emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_1, offsetof(struct bpf_marker_record, ip), 0);
-    emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0);
-    emit(&e, BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, BPF_RB_AVAIL_DATA);
-    emit_call(&e, BPF_FUNC_ringbuf_query);
-    emit(&e, BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, BPF_RB_NO_WAKEUP);
-    size_t urgent = emit_jump(&e, BPF_JGE, BPF_REG_0, wake_always);
-    size_t below = emit_jump(&e, BPF_JLT, BPF_REG_0, wake_at);
-    size_t past = emit_jump(&e, BPF_JGE, BPF_REG_0, wake_until);
-    land(&e, urgent);
-    emit(&e, BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, BPF_RB_FORCE_WAKEUP);
-    land(&e, below);
-    land(&e, past);
-    emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_9, 0, 0);
-    emit_call(&e, BPF_FUNC_ringbuf_submit);
+    emit(&e, BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_1, 0, 0, 1);
+    emit(&e, BPF_STX | BPF_MEM | BPF_W, BPF_REG_9, BPF_REG_1, offsetof(struct bpf_slot, seq), 0);
+    /* an eighth of the region since the last doorbell: ring it (the record is the CPU number) */
+    emit(&e, BPF_ALU64 | BPF_AND | BPF_K, BPF_REG_1, 0, 0, eighth);
+    size_t quiet = emit_jump(&e, BPF_JNE, BPF_REG_1, 0);
+    emit_ld64(&e, BPF_REG_1, BPF_PSEUDO_MAP_FD, (uint32_t)spec->doorbell_fd);
+    emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0);
+    emit(&e, BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -24);
+    emit(&e, BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_3, 0, 0, 4);
+    emit(&e, BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_4, 0, 0, BPF_RB_FORCE_WAKEUP);
+    emit_call(&e, BPF_FUNC_ringbuf_output);
+    land(&e, quiet);
     land(&e, other_process);
-    size_t done = e.n;
+    land(&e, no_region);
     emit(&e, BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
     emit(&e, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
-    /* No room in the ring (or no ring for this CPU): count the hit as lost (the reader then knows a
-     * thread's state is unsure). */
-    land(&e, no_room);
-    land(&e, no_ring);
-    emit_ld64(&e, BPF_REG_1, BPF_PSEUDO_MAP_VALUE, (uint32_t)spec->lost_fd);
-    emit(&e, BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, 1);
-    emit(&e, BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_1, BPF_REG_2, 0, BPF_ADD);
-    emit(&e, BPF_JMP | BPF_JA, 0, 0, (int16_t)((int)done - (int)e.n - 1), 0);
     return e.full ? -1 : (int)e.n;
 }

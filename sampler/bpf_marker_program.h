@@ -1,10 +1,10 @@
 /* bpf_marker_program.h: the BPF program taskspy runs at one marker location instead of having the kernel
  * write a perf sample per hit. It reads arg0 from the probe's registers (or from user memory at a register
- * plus displacement), and puts one fixed-size record (thread, location, time, arg0, address) in the BPF ring
- * buffer of the CPU it runs on (one ring per CPU: a ring shared by CPUs costs every hit a contended lock and
- * cache lines taken from the other CPUs), waking the reader only when a quarter of the ring waits. Hits in
- * other processes (system-wide probes) are ignored; a hit the ring has no room for is counted in a
- * one-element array. */
+ * plus displacement) and writes one slot (thread, location, time, arg0, address) in the slot region of the
+ * CPU it runs on: an atomic add claims the slot, the slot's sequence word marks it being written and then
+ * committed (see sampler/bpf_slots.h). No lock, no ring buffer helper: per hit this costs the target what
+ * perf stat's counting does. Every eighth of a region it rings a doorbell (a one-record BPF ring buffer
+ * write that wakes the reader). Hits in other processes (system-wide probes) are ignored. */
 #ifndef TASKSPY_BPF_MARKER_PROGRAM_H
 #define TASKSPY_BPF_MARKER_PROGRAM_H
 
@@ -13,24 +13,16 @@
 
 #include <linux/bpf.h>
 
+#include "sampler/bpf_slots.h"
 #include "sampler/usdt_args.h"
-
-/* What a program writes per hit; time on CLOCK_MONOTONIC, as the sampling events' (use_clockid). */
-struct bpf_marker_record {
-    uint32_t tid;
-    uint32_t location;                 /* the spec's location: which marker fired */
-    uint64_t time_ns;
-    uint64_t arg0;                     /* 0 when the marker has no argument or it could not be read */
-    uint64_t ip;                       /* the probe's address in the target */
-};
 
 struct bpf_marker_program_spec {
     const struct usdt_arg *arg0;       /* NULL: no argument */
     uint32_t location;
     uint32_t tgid;                     /* the target process */
-    int rings_fd;                      /* BPF_MAP_TYPE_ARRAY_OF_MAPS: CPU number -> its BPF_MAP_TYPE_RINGBUF */
-    uint32_t ring_bytes;               /* the size of each ring */
-    int lost_fd;                       /* BPF_MAP_TYPE_ARRAY of one uint64_t */
+    int slots_fd;                      /* BPF_MAP_TYPE_ARRAY: one slot region per CPU (sampler/bpf_slots.h) */
+    unsigned slot_bits;                /* log2 of the slots per region */
+    int doorbell_fd;                   /* BPF_MAP_TYPE_RINGBUF written every eighth of a region */
 };
 
 #define BPF_MARKER_PROGRAM_MAX 64

@@ -18,7 +18,7 @@ int bpf_ring_create(struct bpf_ring *r, size_t size)
         errno = EINVAL;
         return -1;
     }
-    int fd = bpf_sys_map_create(BPF_MAP_TYPE_RINGBUF, 0, 0, (uint32_t)size);
+    int fd = bpf_sys_map_create(BPF_MAP_TYPE_RINGBUF, 0, 0, (uint32_t)size, 0);
     if (fd < 0)
         return -1;
     void *cons = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

@@ -11,7 +11,8 @@ static int bpf_call(int cmd, union bpf_attr *attr)
     return (int)syscall(SYS_bpf, cmd, attr, sizeof(*attr));
 }
 
-int bpf_sys_map_create(enum bpf_map_type type, uint32_t key_size, uint32_t value_size, uint32_t max_entries)
+int bpf_sys_map_create(enum bpf_map_type type, uint32_t key_size, uint32_t value_size, uint32_t max_entries,
+                       uint32_t flags)
 {
     union bpf_attr a;
     memset(&a, 0, sizeof(a));
@@ -19,18 +20,7 @@ int bpf_sys_map_create(enum bpf_map_type type, uint32_t key_size, uint32_t value
     a.key_size = key_size;
     a.value_size = value_size;
     a.max_entries = max_entries;
-    return bpf_call(BPF_MAP_CREATE, &a);
-}
-
-int bpf_sys_map_create_array_of_maps(uint32_t max_entries, int inner_fd)
-{
-    union bpf_attr a;
-    memset(&a, 0, sizeof(a));
-    a.map_type = BPF_MAP_TYPE_ARRAY_OF_MAPS;
-    a.key_size = 4;
-    a.value_size = 4;
-    a.max_entries = max_entries;
-    a.inner_map_fd = (uint32_t)inner_fd;
+    a.map_flags = flags;
     return bpf_call(BPF_MAP_CREATE, &a);
 }
 
@@ -71,27 +61,6 @@ int bpf_sys_prog_load_probe(const struct bpf_insn *insns, size_t n, bool uprobe_
         errno = saved;
     }
     return fd;
-}
-
-int bpf_sys_map_lookup(int map_fd, const void *key, void *value)
-{
-    union bpf_attr a;
-    memset(&a, 0, sizeof(a));
-    a.map_fd = (uint32_t)map_fd;
-    a.key = (uint64_t)(uintptr_t)key;
-    a.value = (uint64_t)(uintptr_t)value;
-    return bpf_call(BPF_MAP_LOOKUP_ELEM, &a);
-}
-
-int bpf_sys_map_update(int map_fd, const void *key, const void *value)
-{
-    union bpf_attr a;
-    memset(&a, 0, sizeof(a));
-    a.map_fd = (uint32_t)map_fd;
-    a.key = (uint64_t)(uintptr_t)key;
-    a.value = (uint64_t)(uintptr_t)value;
-    a.flags = BPF_ANY;
-    return bpf_call(BPF_MAP_UPDATE_ELEM, &a);
 }
 
 /* BPF_LINK_CREATE's attributes for a uprobe_multi link, as the uapi lays them out (kernel 6.6+). */

@@ -1,20 +1,19 @@
-/* marker_bpf.c: the BPF route for marker hits: a ring per CPU (in an array of maps the programs index by
- * CPU) and the lost-hit counter, one loaded program per marker location, attached by a uprobe_multi link
- * or to the location's uprobe event (PERF_EVENT_IOC_SET_BPF), an epoll fd that turns the rings' wake-ups into an edge the sampler's poll loop
- * can wait on, and the read of the records. */
+/* marker_bpf.c: the BPF route for marker hits: the per-CPU slot regions and the doorbell ring, one loaded
+ * program per marker location, attached by a uprobe_multi link or to the location's uprobe event
+ * (PERF_EVENT_IOC_SET_BPF), and the read of the slots. */
 #include "sampler/marker_bpf.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "sampler/bpf_ring.h"
+#include "sampler/bpf_slots.h"
 #include "sampler/bpf_sys.h"
 
 /* CPU numbers a program can run on: /sys/devices/system/cpu/possible ("0-3"), else the configured count. */
@@ -43,17 +42,13 @@ static size_t possible_cpus(void)
 
 struct marker_bpf {
     pid_t tgid;
-    struct bpf_ring *rings;            /* one per possible CPU */
-    size_t n_rings;
-    int rings_fd;                      /* array of maps: CPU -> rings[cpu] */
-    int lost_fd;                       /* array map: one uint64_t, hits the ring had no room for */
-    uint64_t lost_seen;
-    int epoll_fd;
+    struct bpf_slots slots;            /* a region per possible CPU */
+    struct bpf_ring doorbell;          /* one record per eighth of a region: wakes the reader */
     int *fds;                          /* programs and uprobe_multi links */
     size_t n_fds, cap_fds;
 };
 
-int marker_bpf_open(struct marker_bpf **out, pid_t tgid, size_t ring_bytes, char *err, size_t errlen)
+int marker_bpf_open(struct marker_bpf **out, pid_t tgid, char *err, size_t errlen)
 {
     *out = NULL;
     struct marker_bpf *b = calloc(1, sizeof(*b));
@@ -62,43 +57,24 @@ int marker_bpf_open(struct marker_bpf **out, pid_t tgid, size_t ring_bytes, char
         return -1;
     }
     b->tgid = tgid;
-    b->lost_fd = -1;
-    b->epoll_fd = -1;
-    b->rings_fd = -1;
+    b->slots.map_fd = -1;
+    b->doorbell.map_fd = -1;
     size_t n = possible_cpus();
+    /* The largest regions: 32768 hits per CPU, 180 ms at 180,000 hits per second, so a reader busy with
+     * something else for a while still finds them all (the doorbell rings every 4096). */
+    unsigned bits = BPF_SLOTS_MAX_BITS;
     long page = sysconf(_SC_PAGESIZE);
-    size_t size = page > 0 ? (size_t)page : 4096;
-    while (size * 2 * n <= ring_bytes && size < (1u << 30))
-        size *= 2;
-    if (!(b->rings = calloc(n, sizeof(*b->rings)))) {
-        snprintf(err, errlen, "out of memory");
-        free(b);
+    const char *what = "slot regions";
+    if (bpf_slots_create(&b->slots, n, bits) != 0 ||
+        (what = "doorbell ring", bpf_ring_create(&b->doorbell, page > 0 ? (size_t)page : 4096) != 0)) {
+        int saved = errno;
+        snprintf(err, errlen, "cannot create the BPF %s: %s", what, strerror(saved));
+        marker_bpf_close(b);
+        errno = saved;
         return -1;
-    }
-    const char *what = "ring buffer";
-    for (; b->n_rings < n; b->n_rings++)
-        if (bpf_ring_create(&b->rings[b->n_rings], size) != 0)
-            goto fail;
-    what = "marker maps";
-    b->rings_fd = bpf_sys_map_create_array_of_maps((uint32_t)n, b->rings[0].map_fd);
-    b->lost_fd = bpf_sys_map_create(BPF_MAP_TYPE_ARRAY, 4, 8, 1);
-    b->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    if (b->rings_fd < 0 || b->lost_fd < 0 || b->epoll_fd < 0)
-        goto fail;
-    for (uint32_t cpu = 0; cpu < n; cpu++) {
-        struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.u32 = cpu };
-        if (bpf_sys_map_update(b->rings_fd, &cpu, &b->rings[cpu].map_fd) != 0 ||
-            epoll_ctl(b->epoll_fd, EPOLL_CTL_ADD, b->rings[cpu].map_fd, &ev) != 0)
-            goto fail;
     }
     *out = b;
     return 0;
-fail:;
-    int saved = errno;
-    snprintf(err, errlen, "cannot create the BPF %s: %s", what, strerror(saved));
-    marker_bpf_close(b);
-    errno = saved;
-    return -1;
 }
 
 static int keep_fd(struct marker_bpf *b, int fd)
@@ -121,8 +97,8 @@ static int load_program(struct marker_bpf *b, uint32_t location, const struct us
 {
     struct bpf_insn insns[BPF_MARKER_PROGRAM_MAX];
     struct bpf_marker_program_spec spec = {
-        .arg0 = arg0, .location = location, .tgid = (uint32_t)b->tgid, .rings_fd = b->rings_fd,
-        .ring_bytes = (uint32_t)b->rings[0].size, .lost_fd = b->lost_fd,
+        .arg0 = arg0, .location = location, .tgid = (uint32_t)b->tgid, .slots_fd = b->slots.map_fd,
+        .slot_bits = b->slots.bits, .doorbell_fd = b->doorbell.map_fd,
     };
     int n = bpf_marker_program(&spec, insns, BPF_MARKER_PROGRAM_MAX);
     if (n < 0) {
@@ -188,42 +164,21 @@ int marker_bpf_attach_event(struct marker_bpf *b, int event_fd, uint32_t locatio
 
 int marker_bpf_wake_fd(const struct marker_bpf *b)
 {
-    return b->epoll_fd;
+    return b->doorbell.map_fd;
 }
 
-struct record_pass {
-    void (*fn)(void *ctx, const struct bpf_marker_record *rec);
-    void *ctx;
-};
-
-static void on_record(void *ctx, const void *data, uint32_t len)
+static void ignore_record(void *ctx, const void *data, uint32_t len)
 {
-    struct record_pass *p = ctx;
-    struct bpf_marker_record rec;
-    if (len < sizeof(rec))
-        return;
-    memcpy(&rec, data, sizeof(rec));
-    p->fn(p->ctx, &rec);
+    (void)ctx;
+    (void)data;
+    (void)len;
 }
 
-size_t marker_bpf_read(struct marker_bpf *b, void (*fn)(void *ctx, const struct bpf_marker_record *rec),
-                       void *ctx, uint64_t *lost)
+size_t marker_bpf_read(struct marker_bpf *b, bpf_slots_fn fn, void *ctx, uint64_t *lost)
 {
-    /* Re-arm the edge first: a wake-up that comes while the ring is read is then not lost. */
-    struct epoll_event ev[64];
-    if (epoll_wait(b->epoll_fd, ev, 64, 0) < 0 && errno != EINTR)
-        fprintf(stderr, "taskspy: epoll_wait on the marker ring: %s\n", strerror(errno));
-    struct record_pass p = { fn, ctx };
-    size_t n = 0;
-    for (size_t i = 0; i < b->n_rings; i++)
-        n += bpf_ring_consume(&b->rings[i], on_record, &p);
-    uint32_t key = 0;
-    uint64_t total = b->lost_seen;
-    if (bpf_sys_map_lookup(b->lost_fd, &key, &total) != 0)
-        total = b->lost_seen;
-    *lost = total - b->lost_seen;
-    b->lost_seen = total;
-    return n;
+    /* The doorbell first: one that rings while the regions are read then wakes the next read. */
+    bpf_ring_consume(&b->doorbell, ignore_record, NULL);
+    return bpf_slots_read(&b->slots, fn, ctx, lost);
 }
 
 void marker_bpf_close(struct marker_bpf *b)
@@ -233,14 +188,7 @@ void marker_bpf_close(struct marker_bpf *b)
     for (size_t i = b->n_fds; i-- > 0;)   /* links before their programs */
         close(b->fds[i]);
     free(b->fds);
-    if (b->epoll_fd >= 0)
-        close(b->epoll_fd);
-    if (b->lost_fd >= 0)
-        close(b->lost_fd);
-    if (b->rings_fd >= 0)
-        close(b->rings_fd);
-    for (size_t i = 0; i < b->n_rings; i++)
-        bpf_ring_destroy(&b->rings[i]);
-    free(b->rings);
+    bpf_ring_destroy(&b->doorbell);
+    bpf_slots_destroy(&b->slots);
     free(b);
 }

@@ -1,8 +1,8 @@
-/* marker_bpf.h: marker hits through BPF instead of perf samples. Every marker location's uprobe event runs
- * a small program (sampler/bpf_marker_program.h) that writes a fixed-size record into the ring of the CPU
- * it runs on, and tells the kernel to write no perf sample. The target pays the uprobe trap plus a few dozen
- * nanoseconds per hit instead of a perf sample, and the reader is woken a few times per ring. Needs
- * CAP_BPF with CAP_PERFMON, or CAP_SYS_ADMIN; markers.c falls back to per-CPU perf samples without. */
+/* marker_bpf.h: marker hits through BPF instead of perf samples. Every marker location runs a small
+ * program (sampler/bpf_marker_program.h) that writes a slot in its CPU's region (sampler/bpf_slots.h), and
+ * the kernel writes no perf sample. The target pays about what perf stat's counting of the probe costs,
+ * and the reader is woken a few times per region. Needs CAP_BPF with CAP_PERFMON, or CAP_SYS_ADMIN;
+ * markers.c falls back to per-CPU perf samples without. */
 #ifndef TASKSPY_MARKER_BPF_H
 #define TASKSPY_MARKER_BPF_H
 
@@ -12,13 +12,14 @@
 #include <sys/types.h>
 
 #include "sampler/bpf_marker_program.h"
+#include "sampler/bpf_slots.h"
 #include "sampler/usdt_args.h"
 
 struct marker_bpf;
 
-/* Rings of ring_bytes in all (one per CPU, each a power of two) for hits in process tgid. Returns 0, or -1 with a
+/* Slot regions (one per CPU, 2 MiB each) for hits in process tgid. Returns 0, or -1 with a
  * reason in err (errno kept: EPERM when BPF is not permitted). */
-int marker_bpf_open(struct marker_bpf **out, pid_t tgid, size_t ring_bytes, char *err, size_t errlen);
+int marker_bpf_open(struct marker_bpf **out, pid_t tgid, char *err, size_t errlen);
 /* Run the location's program (tagging its records with location, reading arg0; NULL: none) at a uprobe of
  * its own: a uprobe_multi link at offset of path (a uretprobe with retprobe; semaphore at ref_ctr_offset,
  * 0 none) filtered to the process by the kernel. The cheapest way per hit (no perf event), kernel 6.6+.
@@ -28,13 +29,11 @@ int marker_bpf_attach_uprobe(struct marker_bpf *b, const char *path, uint64_t of
 /* The same at the uprobe event event_fd (any CPU's: the program runs on every hit of the probe). */
 int marker_bpf_attach_event(struct marker_bpf *b, int event_fd, uint32_t location, const struct usdt_arg *arg0,
                             char *err, size_t errlen);
-/* An fd that polls readable when the ring has filled past its wake-up mark (edge-triggered: each read
- * re-arms it). */
+/* An fd that polls readable when a region has filled by an eighth since (each read drains it). */
 int marker_bpf_wake_fd(const struct marker_bpf *b);
-/* Hand every record written so far to fn; *lost gets the number of hits dropped since the last read for
- * want of room. Returns the number of records. */
-size_t marker_bpf_read(struct marker_bpf *b, void (*fn)(void *ctx, const struct bpf_marker_record *rec),
-                       void *ctx, uint64_t *lost);
+/* Hand every slot written so far to fn; *lost gets the number of hits lost since the last read (a region
+ * overrun). Returns the number of slots. */
+size_t marker_bpf_read(struct marker_bpf *b, bpf_slots_fn fn, void *ctx, uint64_t *lost);
 void marker_bpf_close(struct marker_bpf *b);
 
 #endif

@@ -1,11 +1,16 @@
 /* markers.c: USDT poll markers of the target. Each object the target maps (or will exec) is scanned once
- * for stapsdt notes; every location of a marker name is attached on every CPU (system-wide uprobes filtered
- * to the target's pid, so threads the target creates later and libraries it dlopens are covered without
- * per-thread bookkeeping), writing into per-CPU ring buffers of their own, apart from the samples. Their
- * records become marker hits (thread, time, kind, arg0, probe address), read in one pass per round. A location is one tracefs uprobe event when tracefs is
- * mounted and writable (one probe consumer whatever the number of CPUs), else uprobe PMU events (one
- * consumer per CPU; TASKSPY_UPROBES=pmu forces them). Closing the events removes the uprobes and lowers
- * the semaphores; tracefs definitions are removed on exit and, after a SIGKILL, at the next start. */
+ * for stapsdt notes, and every location of a marker name is attached. Hits become marker hits (thread,
+ * time, kind, arg0, probe address) for the task tracker, read in one pass per round. Three ways, the first
+ * that works (TASKSPY_MARKER_RECORDS=bpf-event or =perf skips to the second or third):
+ *   1. a BPF program per location on a uprobe_multi link filtered to the target, writing a slot in its
+ *      CPU's region (sampler/marker_bpf.h): about perf stat's counting cost per hit;
+ *   2. the same program on the location's uprobe event (kernels without uprobe_multi links);
+ *   3. without BPF: the event writes a perf sample per hit into per-CPU ring buffers of markers' own.
+ * Events are system-wide per CPU (filtered to the target's pid, so threads created later and libraries
+ * dlopened later are covered), one tracefs uprobe event per location where tracefs is writable (one probe
+ * consumer whatever the number of CPUs), else uprobe PMU events (TASKSPY_UPROBES=pmu forces them). Closing
+ * links and events removes the uprobes and lowers the semaphores; tracefs definitions are removed on exit
+ * and, after a SIGKILL, at the next start. */
 #include "sampler/markers.h"
 
 #include <errno.h>
@@ -37,9 +42,6 @@ struct probe_location {
 };
 
 #define MAX_OPTIONAL_SITES 8
-/* The BPF ring: the per-CPU perf marker buffers' room in one, within these bounds. */
-#define MARKER_RING_MIN ((size_t)1 << 20)
-#define MARKER_RING_MAX ((size_t)16 << 20)
 
 struct marker_probe {
     char provider[64];
@@ -50,7 +52,7 @@ struct marker_probe {
     struct uprobe_arg_plan plan;
     bool tracefs;
     struct uprobe_tracefs_event tracefs_event;
-    bool bpf;                          /* hits through the BPF rings (else perf samples) */
+    bool bpf;                          /* hits through BPF (else perf samples) */
 };
 
 /* A CPU's marker ring buffer: every marker event opened on the CPU writes into it; the first one owns it. */
@@ -71,7 +73,7 @@ struct markers {
     size_t runtime_functions;          /* runtime poll functions probed */
     struct uprobe_pmu pmu;
     bool have_pmu;
-    struct marker_bpf *bpf;            /* hits through a BPF ring (NULL: not set up yet, or unavailable) */
+    struct marker_bpf *bpf;            /* hits through BPF slots (NULL: not set up yet, or unavailable) */
     int bpf_state;                     /* 0 untried, 1 ready, -1 unavailable (TASKSPY_MARKER_RECORDS=perf) */
     bool bpf_links;                    /* programs on uprobe_multi links (else on perf uprobe events) */
     struct uprobe_tracefs tracefs;
@@ -253,15 +255,12 @@ static int define_tracefs_event(struct markers *m, struct marker_probe *p, const
 }
 
 /* Whether hits can go through BPF: set up on first use; when it cannot be (no CAP_BPF / CAP_SYS_ADMIN, a
- * kernel without BPF ring buffers), markers write perf samples and the summary says why. */
+ * kernel without BPF mmapable arrays), markers write perf samples and the summary says why. */
 static bool bpf_ready(struct markers *m)
 {
     if (m->bpf_state == 0) {
         char err[256];
-        long page = sysconf(_SC_PAGESIZE);
-        size_t bytes = m->buffer_pages * (size_t)(page > 0 ? page : 4096) * (m->n_cpus ? m->n_cpus : 1);
-        bytes = bytes < MARKER_RING_MIN ? MARKER_RING_MIN : bytes > MARKER_RING_MAX ? MARKER_RING_MAX : bytes;
-        m->bpf_state = marker_bpf_open(&m->bpf, m->pid, bytes, err, sizeof(err)) == 0 ? 1 : -1;
+        m->bpf_state = marker_bpf_open(&m->bpf, m->pid, err, sizeof(err)) == 0 ? 1 : -1;
         if (m->bpf_state != 1)
             fprintf(stderr, "taskspy: markers write perf samples (%s)\n", err);
     }
@@ -558,8 +557,8 @@ static enum ring_buffer_next read_record(void *ctx, const struct perf_event_head
     return RING_BUFFER_CONTINUE;
 }
 
-/* A hit from the BPF ring. */
-static void queue_bpf_record(void *ctx, const struct bpf_marker_record *rec)
+/* A hit from a BPF slot. */
+static void queue_bpf_record(void *ctx, const struct bpf_slot *rec)
 {
     struct read_pass *r = ctx;
     if (rec->location >= r->m->n_probes)

@@ -44,7 +44,7 @@ void markers_read(struct markers *m, uint64_t until_ns, struct task_tracker *tas
 size_t markers_buffer_fds(const struct markers *m, int *fds, size_t max);
 /* Number of task-poll-start locations attached. */
 size_t markers_poll_starts(const struct markers *m);
-/* Probe locations whose hits come through the BPF rings, and through perf samples. */
+/* Probe locations whose hits come through BPF, and through perf samples. */
 void markers_routes(const struct markers *m, size_t *via_bpf, size_t *via_perf);
 /* Number of probe locations attached. */
 size_t markers_count(const struct markers *m);

@@ -99,7 +99,7 @@ struct sampler_stats {
     /* markers */
     struct sampler_probe_stat *probes;
     size_t n_probes;
-    size_t marker_locations_bpf;             /* locations whose hits come through BPF rings */
+    size_t marker_locations_bpf;             /* locations whose hits come through BPF */
     size_t marker_locations_perf;            /* ... and through perf samples */
     uint64_t polls, spawns, terminates, tasks_seen;
     uint64_t timed_polls;                    /* polls whose end was seen (so their duration is known) */

@@ -27,7 +27,7 @@ start_fixture executor 30
 check "record the executor: exit 0" test $? -eq 0
 check_tasks "dwarf" "$WORK/exec.folded"
 check "summary: poll markers attached" grep -q "taskspy_demo:task__poll__start x 1" "$WORK/exec.err"
-check "summary: marker hits through BPF rings" grep -q "; hits through BPF rings$" "$WORK/exec.err"
+check "summary: marker hits through BPF" grep -q "; hits through BPF$" "$WORK/exec.err"
 polls=$(sed -n 's/^taskspy: \([0-9]*\) polls, \([0-9]*\) tasks.*/\1/p' "$WORK/exec.err")
 check "summary: polls counted ($polls)" test "${polls:-0}" -gt 1000
 check "summary: busiest tasks listed" grep -q "^taskspy:   task [0-9]*: [0-9]* polls" "$WORK/exec.err"
@@ -79,7 +79,7 @@ check_tasks "uprobe PMU" "$WORK/pmu.folded"
 check_tasks "hits as perf samples" "$WORK/perfrec.folded"
 check "hits as perf samples: the summary says so" grep -q "; hits as perf samples$" "$WORK/perfrec.err"
 check_tasks "programs on uprobe events" "$WORK/bpfevent.folded"
-check "programs on uprobe events: hits through BPF rings" grep -q "; hits through BPF rings$" "$WORK/bpfevent.err"
+check "programs on uprobe events: hits through BPF" grep -q "; hits through BPF$" "$WORK/bpfevent.err"
 
 # Frame pointers, fp call graphs
 start_fixture executor_fp 30
@@ -144,7 +144,7 @@ for via in bpf perf; do
         ./taskspy record -F 199 -o "$LIMITED/$via.folded" -- ./executor 3 > "$LIMITED/$via.out" 2> "$LIMITED/$via.err" )
     check "locked memory limited ($via): exit 0" test $? -eq 0
     grep -E '^taskspy: [0-9]+ polls|lost|cannot|hits' "$LIMITED/$via.err" | diag
-    want=$([ $via = bpf ] && echo "through BPF rings" || echo "as perf samples")
+    want=$([ $via = bpf ] && echo "through BPF" || echo "as perf samples")
     check "locked memory limited ($via): hits $want" grep -q "; hits $want$" "$LIMITED/$via.err"
     fixture_polls=$(sed -n 's/^total: polls \([0-9]*\) .*/\1/p' "$LIMITED/$via.out")
     seen=$(sed -n 's/^taskspy: \([0-9]*\) polls.*/\1/p' "$LIMITED/$via.err")
