@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kill_safety.t: SPEC section 6, "taskspy never leaves a probe behind in the target, even when killed".
-# taskspy is SIGKILLed mid-recording with markers attached, on executor_sema (semaphore-gated probes, uprobe
-# PMU) and executor_memarg (heap memory-operand arg0: tracefs uprobe_events in group taskspy_<pid>).
+# taskspy is SIGKILLed mid-recording with markers attached, on executor_sema (semaphore-gated probes, the
+# default way: BPF programs on uprobe_multi links) and executor_memarg (markers as perf samples of tracefs
+# uprobe_events in group taskspy_<pid>).
 # Sensible afterwards: every probe site in the target's text is its original nop again (it was an int3 while
 # recorded, which proves the check can see a probe), the target's polls run at their normal speed (--fast-polls
 # makes a uprobe cost dominate: a leftover probe is a >10x slowdown; at least half the rate before recording is required, since a 2-core machine under load varies by 30% on its own), the semaphores are 0, tracefs stays
@@ -74,7 +75,7 @@ kill_scenario() { # kill_scenario FIXTURE
     check "$fx: the target is still alive" kill -0 "$FIXTURE_PID"
 }
 
-# 1. semaphore-gated probes (uprobe PMU with ref_ctr_offset; task__terminate's arg is a heap operand: tracefs)
+# 1. semaphore-gated probes (BPF programs on uprobe_multi links with ref_ctr_offsets)
 kill_scenario executor_sema
 during=$(grep '^semaphores:' "$WORK/executor_sema.stdout" | sed -n 1p)
 after=$(grep '^semaphores:' "$WORK/executor_sema.stdout" | sed -n 2p)
@@ -83,7 +84,9 @@ check "executor_sema: semaphores back to 0 after kill -9 ($after)" \
     sh -c "echo '$after' | grep -q 'task__poll__start=0 task__poll__end=0 task__spawn=0 task__terminate=0 worker__thread__park=0 worker__thread__unpark=0'"
 stop_fixture
 
-# 2. heap memory-operand arg0: tracefs uprobe_events definitions in group taskspy_<pid>
+# 2. tracefs uprobe_events definitions in group taskspy_<pid>: markers as perf samples of tracefs events
+# (scenario 1 ran the default way, BPF programs on uprobe_multi links, which defines nothing in tracefs)
+export TASKSPY_MARKER_RECORDS=perf
 kill_scenario executor_memarg
 check "tracefs is mounted where taskspy mounts it" \
     sh -c "mountpoint -q /sys/kernel/tracing || mountpoint -q /sys/kernel/debug/tracing"
@@ -98,6 +101,7 @@ check "the next record removed the dead taskspy's group" sh -c "! grep -q '^p:ta
 check "the next record removed its own group at exit" sh -c "! grep -q '^p:taskspy_$next/' '$TRACEFS/uprobe_events'"
 check "the next record works: task roots" grep -q '^task: task_' "$WORK/next.folded"
 stop_fixture
+unset TASKSPY_MARKER_RECORDS
 
 # 3. SIGINT mid-recording with markers: a whole, valid SVG
 start_fixture executor_sema 30
