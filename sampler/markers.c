@@ -309,6 +309,15 @@ static int attach_via_bpf(struct markers *m, struct marker_probe *p, const char 
     return 0;
 }
 
+/* probes[m->n_probes] (p) is attached: keep it. */
+static int probe_attached(struct markers *m, struct marker_probe *p, bool bpf)
+{
+    p->bpf = bpf;
+    m->n_probes++;
+    count_probe_stat(m, p);
+    return 0;
+}
+
 static int attach_location(struct markers *m, const char *path, const struct probe_location *n,
                            enum marker_kind kind, const struct usdt_arg *arg0)
 {
@@ -328,12 +337,8 @@ static int attach_location(struct markers *m, const char *path, const struct pro
     p->has_arg = arg0 != NULL;
     if (arg0)
         p->arg0 = *arg0;
-    if (m->bpf_links && bpf_ready(m) && attach_via_bpf_link(m, path, n, arg0, (uint32_t)m->n_probes) == 0) {
-        p->bpf = true;
-        m->n_probes++;
-        count_probe_stat(m, p);
-        return 0;
-    }
+    if (m->bpf_links && bpf_ready(m) && attach_via_bpf_link(m, path, n, arg0, (uint32_t)m->n_probes) == 0)
+        return probe_attached(m, p, true);
     /* One tracefs event per location when tracefs is at hand (one probe consumer however many CPUs); else,
      * or when tracefs cannot express the argument, uprobe PMU events. A heap memory operand only tracefs
      * can fetch: for it tracefs is mounted if need be. */
@@ -357,12 +362,8 @@ static int attach_location(struct markers *m, const char *path, const struct pro
     }
     p->plan.sample_type |= PERF_SAMPLE_IP;
     size_t probe_index = m->n_probes;
-    if (bpf_ready(m) && attach_via_bpf(m, p, path, n, (uint32_t)probe_index) == 0) {
-        p->bpf = true;
-        m->n_probes++;
-        count_probe_stat(m, p);
-        return 0;
-    }
+    if (bpf_ready(m) && attach_via_bpf(m, p, path, n, (uint32_t)probe_index) == 0)
+        return probe_attached(m, p, true);
     size_t opened = 0;
     for (size_t c = 0; c < m->n_cpus; c++) {
         int fd = open_on_cpu(m, p, path, n, m->buffers[c].cpu);
@@ -394,9 +395,7 @@ static int attach_location(struct markers *m, const char *path, const struct pro
                 strerror(errno));
         return -1;
     }
-    m->n_probes++;
-    count_probe_stat(m, p);
-    return 0;
+    return probe_attached(m, p, false);
 }
 
 static void attach_runtime_functions(struct markers *m, const struct elf_file *ef, const char *path)
