@@ -261,7 +261,8 @@ static bool bpf_ready(struct markers *m)
     if (m->bpf_state == 0) {
         char err[256];
         m->bpf_state = marker_bpf_open(&m->bpf, m->pid, err, sizeof(err)) == 0 ? 1 : -1;
-        if (m->bpf_state != 1)
+        /* Not permitted: uprobes are not either (both need CAP_SYS_ADMIN here), and attaching says so. */
+        if (m->bpf_state != 1 && errno != EPERM && errno != EACCES)
             fprintf(stderr, "taskspy: markers write perf samples (%s)\n", err);
     }
     return m->bpf_state == 1;
