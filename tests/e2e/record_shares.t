@@ -14,9 +14,10 @@ check_profile() { # check_profile LABEL FOLDED ROOT_MAIN
     check "$label: burn_a share $a% ~ 16.7%" within "$a" 16.7 5
     check "$label: burn_b share $b% ~ 33.3%" within "$b" 33.3 5
     check "$label: burn_c share $c% ~ 50.0%" within "$c" 50.0 5
-    check "$label: worker stacks reach the thread start" every_stack "$f" '^shares-worker;.*burn_' '^shares-worker;(__GI___clone3;)?start_thread;worker_main;work_loop;burn_'
     # (a dwarf unwind that stops early is rare, about one sample in 1,500 of a launched target, more often
-    # under ASan; cause not found: README, known limitations)
+    # under ASan, in any thread; cause not found: README, known limitations)
+    check "$label: worker stacks reach the thread start (<= 0.5% stop early)" most_stacks "$f" '^shares-worker;.*burn_' \
+        '^shares-worker;(__GI___clone3;)?start_thread;worker_main;work_loop;burn_' 5
     check "$label: main-thread stacks reach main (<= 0.5% stop early)" most_stacks "$f" "^$main_root;.*burn_" ";main;work_loop;burn_" 5
     # (a sample can land in mix_inline's own instructions, or in burn_b around it: rare, allowed up to 2%)
     check "$label: inlined mix_inline shows under burn_b" most_stacks "$f" ';burn_b;' ';burn_b;mix_inline;spin' 20
