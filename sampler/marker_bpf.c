@@ -16,36 +16,10 @@
 #include "sampler/bpf_slots.h"
 #include "sampler/bpf_sys.h"
 
-/* CPU numbers a program can run on: /sys/devices/system/cpu/possible ("0-3"), else the configured count. */
-static size_t possible_cpus(void)
-{
-    FILE *f = fopen("/sys/devices/system/cpu/possible", "r");
-    unsigned last = 0;
-    char text[256];
-    bool ok = f && fgets(text, sizeof(text), f);
-    if (f)
-        fclose(f);
-    for (char *p = text; ok && *p;) {
-        char *end;
-        unsigned long v = strtoul(p, &end, 10);
-        if (end == p)
-            break;
-        if (v > last)
-            last = (unsigned)v;
-        p = *end ? end + 1 : end;
-    }
-    if (ok && last < 4096)
-        return last + 1;
-    long n = sysconf(_SC_NPROCESSORS_CONF);
-    return n > 0 ? (size_t)n : 1;
-}
-
 struct marker_bpf {
     pid_t tgid;
     struct bpf_slots slots;            /* a region per possible CPU */
     struct bpf_ring doorbell;          /* one record per eighth of a region: wakes the reader */
-    int *fds;                          /* programs and uprobe_multi links */
-    size_t n_fds, cap_fds;
 };
 
 int marker_bpf_open(struct marker_bpf **out, pid_t tgid, char *err, size_t errlen)
@@ -59,7 +33,9 @@ int marker_bpf_open(struct marker_bpf **out, pid_t tgid, char *err, size_t errle
     b->tgid = tgid;
     b->slots.map_fd = -1;
     b->doorbell.map_fd = -1;
-    size_t n = possible_cpus();
+    /* A region for every CPU number a program can run on (glibc counts /sys/devices/system/cpu/possible) */
+    long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    size_t n = cpus > 0 ? (size_t)cpus : 1;
     /* The largest regions: 32768 hits per CPU, 180 ms at 180,000 hits per second, so a reader busy with
      * something else for a while still finds them all (the doorbell rings every 4096). */
     unsigned bits = BPF_SLOTS_MAX_BITS;
@@ -77,21 +53,8 @@ int marker_bpf_open(struct marker_bpf **out, pid_t tgid, char *err, size_t errle
     return 0;
 }
 
-static int keep_fd(struct marker_bpf *b, int fd)
-{
-    if (b->n_fds == b->cap_fds) {
-        size_t cap = b->cap_fds ? b->cap_fds * 2 : 16;
-        int *v = realloc(b->fds, cap * sizeof(*v));
-        if (!v)
-            return -1;
-        b->fds = v;
-        b->cap_fds = cap;
-    }
-    b->fds[b->n_fds++] = fd;
-    return 0;
-}
-
-/* Build and load the location's program. Returns its fd, or -1 with a reason in err. */
+/* Build and load the location's program. Returns its fd (the caller closes it once it is attached: the link
+ * or event then holds the program), or -1 with a reason in err. */
 static int load_program(struct marker_bpf *b, uint32_t location, const struct usdt_arg *arg0, bool uprobe_multi,
                         char *err, size_t errlen)
 {
@@ -120,12 +83,6 @@ static int load_program(struct marker_bpf *b, uint32_t location, const struct us
         errno = saved;
         return -1;
     }
-    if (keep_fd(b, prog) != 0) {
-        close(prog);
-        snprintf(err, errlen, "out of memory");
-        errno = ENOMEM;
-        return -1;
-    }
     return prog;
 }
 
@@ -136,15 +93,14 @@ int marker_bpf_attach_uprobe(struct marker_bpf *b, const char *path, uint64_t of
     if (prog < 0)
         return -1;
     int link = bpf_sys_uprobe_link(prog, path, offset, ref_ctr_offset, retprobe, b->tgid);
-    if (link < 0 || keep_fd(b, link) != 0) {
-        int saved = link < 0 ? errno : ENOMEM;
-        if (link >= 0)
-            close(link);
+    int saved = errno;
+    close(prog);
+    if (link < 0) {
         snprintf(err, errlen, "cannot create a uprobe_multi link: %s", strerror(saved));
         errno = saved;
         return -1;
     }
-    return 0;
+    return link;
 }
 
 int marker_bpf_attach_event(struct marker_bpf *b, int event_fd, uint32_t location, const struct usdt_arg *arg0,
@@ -153,8 +109,10 @@ int marker_bpf_attach_event(struct marker_bpf *b, int event_fd, uint32_t locatio
     int prog = load_program(b, location, arg0, false, err, errlen);
     if (prog < 0)
         return -1;
-    if (ioctl(event_fd, PERF_EVENT_IOC_SET_BPF, prog) != 0) {
-        int saved = errno;
+    int rc = ioctl(event_fd, PERF_EVENT_IOC_SET_BPF, prog);
+    int saved = errno;
+    close(prog);
+    if (rc != 0) {
         snprintf(err, errlen, "cannot attach a BPF program to the marker's event: %s", strerror(saved));
         errno = saved;
         return -1;
@@ -185,9 +143,6 @@ void marker_bpf_close(struct marker_bpf *b)
 {
     if (!b)
         return;
-    for (size_t i = b->n_fds; i-- > 0;)   /* links before their programs */
-        close(b->fds[i]);
-    free(b->fds);
     bpf_ring_destroy(&b->doorbell);
     bpf_slots_destroy(&b->slots);
     free(b);

@@ -23,7 +23,8 @@ int marker_bpf_open(struct marker_bpf **out, pid_t tgid, char *err, size_t errle
 /* Run the location's program (tagging its records with location, reading arg0; NULL: none) at a uprobe of
  * its own: a uprobe_multi link at offset of path (a uretprobe with retprobe; semaphore at ref_ctr_offset,
  * 0 none) filtered to the process by the kernel. The cheapest way per hit (no perf event), kernel 6.6+.
- * Returns 0, or -1 with a reason in err. */
+ * Returns the link's fd, which the caller closes like an event's (closing it removes the probe, waiting
+ * for the kernel's unregistration), or -1 with a reason in err. */
 int marker_bpf_attach_uprobe(struct marker_bpf *b, const char *path, uint64_t offset, uint64_t ref_ctr_offset,
                              bool retprobe, uint32_t location, const struct usdt_arg *arg0, char *err, size_t errlen);
 /* The same at the uprobe event event_fd (any CPU's: the program runs on every hit of the probe). */

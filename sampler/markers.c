@@ -82,7 +82,7 @@ struct markers {
     bool per_process;                  /* system-wide uprobes refused: follow the target process instead */
     struct marker_probe *probes;
     size_t n_probes, cap_probes;
-    int *fds;
+    int *fds;                          /* perf events and uprobe_multi links: closed together, concurrently */
     size_t n_fds, cap_fds;
     struct u64_map probe_of_id;        /* event id -> probes[] */
     char **scanned;                    /* object paths already scanned */
@@ -254,6 +254,15 @@ static int define_tracefs_event(struct markers *m, struct marker_probe *p, const
                                  &p->tracefs_event, &p->plan, err, errlen);
 }
 
+/* errno e of a failed BPF step: when it says BPF is not permitted, no location tries BPF again. */
+static bool bpf_not_permitted(struct markers *m, int e)
+{
+    if (e != EPERM && e != EACCES)
+        return false;
+    m->bpf_state = -1;
+    return true;
+}
+
 /* Whether hits can go through BPF: set up on first use; when it cannot be (no CAP_BPF / CAP_SYS_ADMIN, a
  * kernel without BPF mmapable arrays), markers write perf samples and the summary says why. */
 static bool bpf_ready(struct markers *m)
@@ -262,7 +271,7 @@ static bool bpf_ready(struct markers *m)
         char err[256];
         m->bpf_state = marker_bpf_open(&m->bpf, m->pid, err, sizeof(err)) == 0 ? 1 : -1;
         /* Not permitted: uprobes are not either (both need CAP_SYS_ADMIN here), and attaching says so. */
-        if (m->bpf_state != 1 && errno != EPERM && errno != EACCES)
+        if (m->bpf_state != 1 && !bpf_not_permitted(m, errno))
             fprintf(stderr, "taskspy: markers write perf samples (%s)\n", err);
     }
     return m->bpf_state == 1;
@@ -274,17 +283,18 @@ static int attach_via_bpf_link(struct markers *m, const char *path, const struct
                                const struct usdt_arg *arg0, uint32_t location)
 {
     char err[512];
-    if (marker_bpf_attach_uprobe(m->bpf, path, n->offset, n->semaphore_offset, n->retprobe, location, arg0, err,
-                                 sizeof(err)) == 0)
+    int link = marker_bpf_attach_uprobe(m->bpf, path, n->offset, n->semaphore_offset, n->retprobe, location, arg0,
+                                        err, sizeof(err));
+    if (link >= 0 && remember_fd(m, link) == 0)      /* closed with the events, concurrently */
         return 0;
-    int saved = errno;
-    m->bpf_links = false;
-    if (saved == EPERM || saved == EACCES) {
-        m->bpf_state = -1;                     /* BPF not permitted at all */
-        fprintf(stderr, "taskspy: markers write perf samples (%s)\n", err);
-    } else {
-        fprintf(stderr, "taskspy: marker programs run on uprobe events (%s)\n", err);
+    int saved = link >= 0 ? ENOMEM : errno;
+    if (link >= 0) {
+        close(link);
+        snprintf(err, sizeof(err), "out of memory");
     }
+    m->bpf_links = false;
+    fprintf(stderr, "taskspy: %s (%s)\n",
+            bpf_not_permitted(m, saved) ? "markers write perf samples" : "marker programs run on uprobe events", err);
     return -1;
 }
 
@@ -303,8 +313,7 @@ static int attach_via_bpf(struct markers *m, struct marker_probe *p, const char 
         int saved = errno;
         close(fd);
         fprintf(stderr, "taskspy: marker %s:%s in %s writes perf samples: %s\n", n->provider, n->name, path, err);
-        if (saved == EPERM || saved == EACCES)
-            m->bpf_state = -1;                 /* not permitted: no use trying the next locations */
+        bpf_not_permitted(m, saved);
         return -1;
     }
     return 0;
@@ -672,7 +681,7 @@ void markers_close(struct markers *m)
             ring_buffer_unmap(&m->buffers[c].rb);
     free(m->buffers);
     close_all(m->fds, m->n_fds);
-    marker_bpf_close(m->bpf);             /* after the events: nothing runs the programs any more */
+    marker_bpf_close(m->bpf);             /* after the links and events: nothing writes the slots any more */
     if (m->tracefs_state == 1) {
         size_t n = 0;
         struct uprobe_tracefs_event *evs = calloc(m->n_probes ? m->n_probes : 1, sizeof(*evs));
