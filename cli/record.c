@@ -14,7 +14,7 @@
 #include "cli/record_options.h"
 #include "flamegraph/flamegraph.h"
 #include "sampler/sampler.h"
-#include "sampler/u64_map.h"
+#include "base/u64_map.h"
 #include "symbolize/symbolize.h"
 
 #define MAX_EXPANDED_FRAMES (SAMPLER_MAX_FRAMES * 8)

@@ -19,14 +19,14 @@
 #include <asm/perf_regs.h>
 #include <linux/perf_event.h>
 
-#include "sampler/markers.h"
-#include "sampler/perf_records.h"
-#include "sampler/proc_maps.h"
-#include "sampler/ring_buffer.h"
-#include "sampler/target.h"
-#include "sampler/task_tracker.h"
-#include "sampler/u64_map.h"
-#include "sampler/unwind.h"
+#include "sampler/markers/markers.h"
+#include "sampler/perf/perf_records.h"
+#include "sampler/target/proc_maps.h"
+#include "sampler/perf/ring_buffer.h"
+#include "sampler/target/target.h"
+#include "sampler/markers/task_tracker.h"
+#include "base/u64_map.h"
+#include "sampler/unwind/unwind.h"
 
 #define MAX_THREADS 65536
 #define THREAD_NAME_LEN 16

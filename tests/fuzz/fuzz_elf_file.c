@@ -1,8 +1,8 @@
 /* fuzz_elf_file.c: libFuzzer target for the ELF64 reader on whole hostile images: elf_file_from_memory,
  * section lookup and data, the PT_LOAD vaddr <-> offset mapping, the build-id note, and the USDT note
  * reader on top (usdt_notes_read). Asserts that nothing it hands back points outside the image. */
-#include "sampler/elf_file.h"
-#include "sampler/usdt_notes.h"
+#include "elf/elf_file.h"
+#include "sampler/probes/usdt_notes.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,8 +3,8 @@
  * start: chosen by byte 0, so records may wrap around its end), data_head = data_tail + its length; each
  * record is peeked, then drained, and handed to perf_decode_sample (several sample layouts), mmap2, comm,
  * fork/exit and lost decoders. Asserts every decoded pointer stays inside the record. */
-#include "sampler/perf_records.h"
-#include "sampler/ring_buffer.h"
+#include "sampler/perf/perf_records.h"
+#include "sampler/perf/ring_buffer.h"
 
 #include <asm/perf_regs.h>
 #include <stdlib.h>

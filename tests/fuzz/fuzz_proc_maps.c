@@ -2,7 +2,7 @@
  * proc_maps_insert of every parsed mapping, proc_maps_find at each mapping's edges and at addresses read
  * from the input. Asserts the list stays sorted and non-overlapping, that the newest mapping wins over its
  * range, and that find agrees with a linear scan. */
-#include "sampler/proc_maps.h"
+#include "sampler/target/proc_maps.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* fuzz_usdt_args.c: libFuzzer target for the stapsdt argument-spec parser (usdt_arg_parse, _parse_one,
  * _describe, the value helpers and usdt_provider_selected) on arbitrary NUL-terminated strings. */
-#include "sampler/usdt_args.h"
-#include "sampler/usdt_notes.h"
+#include "sampler/probes/usdt_args.h"
+#include "sampler/probes/usdt_notes.h"
 
 #include <asm/perf_regs.h>
 #include <stdlib.h>

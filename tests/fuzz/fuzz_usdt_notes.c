@@ -5,9 +5,9 @@
  *   the rest    the raw .note.stapsdt payload.
  * Every note kept must have a pc inside an executable PT_LOAD, a semaphore (if any) inside a writable one,
  * and arguments the arg parser survives. */
-#include "sampler/elf_file.h"
-#include "sampler/usdt_args.h"
-#include "sampler/usdt_notes.h"
+#include "elf/elf_file.h"
+#include "sampler/probes/usdt_args.h"
+#include "sampler/probes/usdt_notes.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -17,12 +17,12 @@ TARGETS=${FUZZ_TARGETS:-$ALL}
 # project sources and extra flags per target
 srcs() {
     case $1 in
-    usdt_notes)   echo sampler/usdt_notes.c sampler/elf_file.c sampler/usdt_args.c ;;
-    usdt_args)    echo sampler/usdt_args.c sampler/usdt_notes.c sampler/elf_file.c ;;
-    elf_file)     echo sampler/elf_file.c sampler/usdt_notes.c ;;
-    proc_maps)    echo sampler/proc_maps.c ;;
+    usdt_notes)   echo sampler/probes/usdt_notes.c elf/elf_file.c sampler/probes/usdt_args.c ;;
+    usdt_args)    echo sampler/probes/usdt_args.c sampler/probes/usdt_notes.c elf/elf_file.c ;;
+    elf_file)     echo elf/elf_file.c sampler/probes/usdt_notes.c ;;
+    proc_maps)    echo sampler/target/proc_maps.c ;;
     folded)       echo flamegraph/*.c ;;          # the whole layer: it depends on libc only
-    perf_records) echo sampler/perf_records.c sampler/ring_buffer.c ;;
+    perf_records) echo sampler/perf/perf_records.c sampler/perf/ring_buffer.c ;;
     demangle)     echo symbolize/demangle.c flamegraph/*.c ;;
     esac
 }
@@ -37,7 +37,7 @@ sh tests/tools/js_to_c.sh flamegraph/svg_script.js > "$OUT/gen/svg_script.js.inc
 pids=""
 for t in $TARGETS; do
     bin=$OUT/fuzz_$t
-    inputs="tests/fuzz/fuzz_$t.c $(srcs "$t") sampler/*.h flamegraph/*.h symbolize/*.h tests/fuzz/run.sh"
+    inputs="tests/fuzz/fuzz_$t.c $(srcs "$t") $(find base elf sampler flamegraph symbolize -name "*.h") tests/fuzz/run.sh"
     stale=1
     if [ -x "$bin" ]; then
         stale=0

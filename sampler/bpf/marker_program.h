@@ -1,0 +1,36 @@
+/* marker_program.h: the BPF program taskspy runs at one marker location instead of having the kernel
+ * write a perf sample per hit. It reads arg0 from the probe's registers (or from user memory at a register
+ * plus displacement) and writes one slot (thread, location, time, arg0, address) in the slot region of the
+ * CPU it runs on: an atomic add claims the slot, the slot's sequence word marks it being written and then
+ * committed (see sampler/bpf/bpf_slots.h). No lock, no ring buffer helper: per hit this costs the target what
+ * perf stat's counting does. Every eighth of a region it rings a doorbell (a one-record BPF ring buffer
+ * write that wakes the reader). Hits in other processes (system-wide probes) are ignored. */
+#ifndef TASKSPY_BPF_MARKER_PROGRAM_H
+#define TASKSPY_BPF_MARKER_PROGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/bpf.h>
+
+#include "sampler/bpf/bpf_slots.h"
+#include "sampler/probes/usdt_args.h"
+
+struct bpf_marker_program_spec {
+    const struct usdt_arg *arg0;       /* NULL: no argument */
+    uint32_t location;
+    uint32_t tgid;                     /* the target process */
+    int slots_fd;                      /* BPF_MAP_TYPE_ARRAY: one slot region per CPU (sampler/bpf/bpf_slots.h) */
+    unsigned slot_bits;                /* log2 of the slots per region */
+    int doorbell_fd;                   /* BPF_MAP_TYPE_RINGBUF written every eighth of a region */
+};
+
+#define BPF_MARKER_PROGRAM_MAX 64
+
+/* Write the program into out (max instructions). Returns the number of instructions, or -1 when the
+ * argument is out of a program's reach (a segment register, a displacement wider than 32 bits). */
+int bpf_marker_program(const struct bpf_marker_program_spec *spec, struct bpf_insn *out, size_t max);
+/* Offset of a PERF_REG_X86_* register in the x86-64 struct pt_regs a probe program gets, or -1. */
+int bpf_marker_pt_regs_offset(int perf_reg);
+
+#endif

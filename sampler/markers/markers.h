@@ -1,0 +1,58 @@
+/* markers.h: poll markers of the target: finds USDT probes (task-poll-start/end, spawn, terminate, park,
+ * unpark) in the executable and every mapped object, attaches them as uprobes in the target, and turns
+ * their hits into marker hits for the task tracker: through BPF programs writing per-CPU slots where BPF
+ * is permitted (sampler/markers/bpf_route.h), else as perf samples. The kernel removes uprobes (and lowers
+ * semaphores) when their links or events are closed, so nothing is left behind even when taskspy is
+ * killed. */
+#ifndef TASKSPY_MARKERS_H
+#define TASKSPY_MARKERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/perf_event.h>
+
+#include "sampler/target/proc_maps.h"
+#include "sampler/sampler.h"
+#include "sampler/markers/task_tracker.h"
+
+struct markers;
+
+/* spec: "auto", "none" or a comma list of providers. With "auto", an object without poll markers that holds
+ * a runtime's poll functions (tokio's Harness<T,S>::poll) gets entry probes on them (task id from a
+ * register), and return probes too when poll_times. Without BPF, marker events are system-wide per CPU
+ * (cpus), filtered to pid, each CPU's writing into a marker ring buffer of buffer_pages (a power of two) of
+ * its own, apart from the samples. Either way the reader takes every marker hit in one pass, before the
+ * samples of the same time span. Returns 0 (with *out NULL for "none"), or -1. */
+int markers_open(struct markers **out, const char *spec, bool poll_times, pid_t pid, const char *root,
+                 const int *cpus, size_t n_cpus, size_t buffer_pages, char *err, size_t errlen);
+/* Look for probes in an object file the target maps (or will exec) and attach the new ones. Problems with
+ * one object (an undecodable argument) are reported on stderr once, not fatal. */
+void markers_scan_object(struct markers *m, const char *path);
+void markers_enable(struct markers *m, bool on);
+/* What one read of the marker buffers found. */
+struct markers_read_counts {
+    uint64_t records;                  /* marker hits in the target, queued */
+    uint64_t lost;                     /* marker hits lost (a full perf buffer, BPF slots overwritten) */
+    uint64_t throttled;                /* times the kernel throttled a marker event */
+};
+/* Queue into tasks every marker hit up to until_ns (BPF slots: every hit written so far; the tracker keeps
+ * later ones queued) from every CPU's marker buffer, consuming them; later perf records stay for the next
+ * read. Counts are added to *counts. */
+void markers_read(struct markers *m, uint64_t until_ns, struct task_tracker *tasks,
+                  struct markers_read_counts *counts);
+/* The fds to poll for marker hits (the BPF doorbell, the perf marker buffers at their watermark). Returns
+ * how many. */
+size_t markers_buffer_fds(const struct markers *m, int *fds, size_t max);
+/* Number of task-poll-start locations attached. */
+size_t markers_poll_starts(const struct markers *m);
+/* Probe locations whose hits come through BPF, and through perf samples. */
+void markers_routes(const struct markers *m, size_t *via_bpf, size_t *via_perf);
+/* Number of probe locations attached. */
+size_t markers_count(const struct markers *m);
+void markers_stats(struct markers *m, struct sampler_probe_stat **probes, size_t *n);
+void markers_close(struct markers *m);
+
+#endif

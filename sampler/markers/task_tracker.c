@@ -1,0 +1,342 @@
+/* task_tracker.c: per-thread poll state machine and per-task statistics. */
+#include "sampler/markers/task_tracker.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int task_tracker_init(struct task_tracker *t)
+{
+    memset(t, 0, sizeof(*t));
+    if (u64_map_init(&t->thread_index, 64) != 0 || u64_map_init(&t->task_index, 1024) != 0) {
+        task_tracker_free(t);
+        return -1;
+    }
+    return 0;
+}
+
+void task_tracker_free(struct task_tracker *t)
+{
+    u64_map_free(&t->thread_index);
+    u64_map_free(&t->task_index);
+    for (uint32_t i = 0; t->hits && i < t->n_threads; i++) {
+        free(t->hits[i].v);
+    }
+    free(t->hits);
+    free(t->active);
+    free(t->threads);
+    free(t->tasks);
+    memset(t, 0, sizeof(*t));
+}
+
+/* The threads[] index of tid, a new entry (not in a task) when unseen. Returns false when out of memory. */
+static bool thread_slot(struct task_tracker *t, uint32_t tid, uint32_t *idx)
+{
+    if (u64_map_get(&t->thread_index, tid, idx))
+        return true;
+    if (t->n_threads == t->cap_threads) {
+        uint32_t cap = t->cap_threads ? t->cap_threads * 2 : 16;
+        struct thread_poll_state *v = realloc(t->threads, cap * sizeof(*v));
+        if (!v)
+            return false;
+        t->threads = v;
+        struct thread_hits *h = realloc(t->hits, cap * sizeof(*h));
+        if (!h)
+            return false;
+        t->hits = h;
+        t->cap_threads = cap;
+    }
+    if (u64_map_put(&t->thread_index, tid, t->n_threads) != 0)
+        return false;
+    *idx = t->n_threads++;
+    struct thread_poll_state *s = &t->threads[*idx];
+    memset(s, 0, sizeof(*s));
+    s->tid = tid;
+    memset(&t->hits[*idx], 0, sizeof(t->hits[*idx]));
+    return true;
+}
+
+static struct sampler_task_stat *task_stat(struct task_tracker *t, uint64_t id)
+{
+    uint32_t idx;
+    if (u64_map_get(&t->task_index, id, &idx))
+        return &t->tasks[idx];
+    if (t->n_tasks == t->cap_tasks) {
+        uint32_t cap = t->cap_tasks ? t->cap_tasks * 2 : 256;
+        struct sampler_task_stat *v = realloc(t->tasks, cap * sizeof(*v));
+        if (!v)
+            return NULL;
+        t->tasks = v;
+        t->cap_tasks = cap;
+    }
+    if (u64_map_put(&t->task_index, id, t->n_tasks) != 0)
+        return NULL;
+    struct sampler_task_stat *s = &t->tasks[t->n_tasks++];
+    memset(s, 0, sizeof(*s));
+    s->task_id = id;
+    return s;
+}
+
+/* The poll state after a hit, as attribution sees it (apply_hit keeps the statistics). */
+static void poll_state_after(struct thread_poll_state *st, enum marker_kind kind, uint64_t arg0, uint64_t probe_addr)
+{
+    if (kind == MARKER_POLL_START) {
+        st->state = SAMPLER_IN_TASK;
+        st->task_id = arg0;
+        st->probe_addr = probe_addr;
+    } else if (kind == MARKER_POLL_END || (kind == MARKER_POLL_RETURN && st->state == SAMPLER_IN_TASK)) {
+        st->state = SAMPLER_NOT_IN_TASK;
+        st->probe_addr = 0;
+    }
+}
+
+/* Apply one hit of the thread at threads[idx]. */
+static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enum marker_kind kind, uint64_t arg0,
+                     uint64_t probe_addr)
+{
+    struct thread_poll_state *th = &t->threads[idx];
+    struct sampler_task_stat *task;
+    switch (kind) {
+    case MARKER_POLL_START:
+        if (!(task = task_stat(t, arg0)))
+            return -1;
+        task->polls++;
+        t->polls++;
+        th->task_slot = (uint32_t)(task - t->tasks);   /* for its end: one task lookup per poll */
+        th->saw_marker = true;
+        th->poll_start_ns = time_ns;
+        poll_state_after(th, kind, arg0, probe_addr);
+        return 0;
+    case MARKER_POLL_END:
+        th->saw_marker = true;
+        if (th->state == SAMPLER_IN_TASK && th->task_id == arg0) {
+            task = &t->tasks[th->task_slot];
+            uint64_t d = time_ns > th->poll_start_ns ? time_ns - th->poll_start_ns : 0;
+            task->total_poll_ns += d;
+            if (d > task->longest_poll_ns)
+                task->longest_poll_ns = d;
+            if (d > LONG_POLL_NS)
+                t->long_polls++;
+            t->timed_polls++;
+        }
+        /* An end without its start (lost record, or recording began mid-poll) still closes the poll. */
+        poll_state_after(th, kind, arg0, probe_addr);
+        return 0;
+    case MARKER_SPAWN:
+        t->spawns++;
+        return task_stat(t, arg0) ? 0 : -1;
+    case MARKER_POLL_RETURN:
+        if (th->state == SAMPLER_IN_TASK)
+            return apply_hit(t, idx, time_ns, MARKER_POLL_END, th->task_id, probe_addr);
+        return 0;
+    case MARKER_TERMINATE:
+        t->terminates++;
+        return 0;
+    case MARKER_PARK:
+        t->parks++;
+        return 0;
+    case MARKER_UNPARK:
+        t->unparks++;
+        return 0;
+    case MARKER_KIND_COUNT:
+        break;
+    }
+    return 0;
+}
+
+int task_tracker_marker(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enum marker_kind kind,
+                        uint64_t arg0, uint64_t probe_addr)
+{
+    uint32_t idx;
+    if (!thread_slot(t, tid, &idx))
+        return -1;
+    return apply_hit(t, idx, time_ns, kind, arg0, probe_addr);
+}
+
+void task_tracker_lost(struct task_tracker *t)
+{
+    for (uint32_t i = 0; i < t->n_threads; i++) {
+        if (t->threads[i].saw_marker) {
+            t->threads[i].state = SAMPLER_UNKNOWN_TASK;
+            t->threads[i].probe_addr = 0;
+        }
+    }
+}
+
+void task_tracker_current(const struct task_tracker *t, uint32_t tid, enum sampler_task_state *state,
+                          uint64_t *task_id, uint64_t *probe_addr)
+{
+    uint32_t idx;
+    if (!u64_map_get(&t->thread_index, tid, &idx)) {
+        *state = SAMPLER_NOT_IN_TASK;
+        *task_id = 0;
+        *probe_addr = 0;
+        return;
+    }
+    const struct thread_poll_state *s = &t->threads[idx];
+    *state = s->state;
+    *task_id = s->task_id;
+    *probe_addr = s->probe_addr;
+}
+
+static int busiest_first(const void *a, const void *b)
+{
+    const struct sampler_task_stat *x = a, *y = b;
+    if (x->total_poll_ns != y->total_poll_ns)
+        return x->total_poll_ns < y->total_poll_ns ? 1 : -1;
+    if (x->polls != y->polls)
+        return x->polls < y->polls ? 1 : -1;
+    return x->task_id < y->task_id ? -1 : x->task_id > y->task_id;
+}
+
+void task_tracker_sort(struct task_tracker *t)
+{
+    if (t->n_tasks > 1)     /* (qsort's array must not be NULL, even for no elements) */
+        qsort(t->tasks, t->n_tasks, sizeof(*t->tasks), busiest_first);
+    /* the index is stale after sorting: rebuild it */
+    u64_map_free(&t->task_index);
+    if (u64_map_init(&t->task_index, t->n_tasks + 16) == 0)
+        for (uint32_t i = 0; i < t->n_tasks; i++)
+            u64_map_put(&t->task_index, t->tasks[i].task_id, i);
+}
+
+/* Stable merge sort of one thread's hits by time (qsort is not stable): equal times keep arrival order. */
+static int sort_by_time(struct marker_hit *v, size_t n)
+{
+    size_t i = 1;
+    while (i < n && v[i - 1].time_ns <= v[i].time_ns)
+        i++;
+    if (i >= n)
+        return 0;      /* the usual case: the thread stayed on one CPU, or its buffers were read in order */
+    struct marker_hit *tmp = malloc(n * sizeof(*tmp));
+    if (!tmp)
+        return -1;
+    for (size_t width = 1; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi)
+                tmp[k++] = v[b].time_ns < v[a].time_ns ? v[b++] : v[a++];
+            while (a < mid)
+                tmp[k++] = v[a++];
+            while (b < hi)
+                tmp[k++] = v[b++];
+        }
+        memcpy(v, tmp, n * sizeof(*v));
+    }
+    free(tmp);
+    return 0;
+}
+
+int task_tracker_queue(struct task_tracker *t, const struct marker_hit *hit)
+{
+    uint32_t idx;
+    if (t->have_last && t->last_tid == hit->tid)
+        idx = t->last_index;
+    else if (!thread_slot(t, hit->tid, &idx))
+        return -1;
+    t->have_last = true;
+    t->last_tid = hit->tid;
+    t->last_index = idx;
+    struct thread_hits *h = &t->hits[idx];
+    if (h->n == h->cap) {
+        uint32_t cap = h->cap ? h->cap * 2 : 256;
+        struct marker_hit *v = realloc(h->v, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        h->v = v;
+        h->cap = cap;
+    }
+    if (h->n == 0) {
+        if (t->n_active == t->cap_active) {
+            uint32_t cap = t->cap_active ? t->cap_active * 2 : 64;
+            uint32_t *a = realloc(t->active, cap * sizeof(*a));
+            if (!a)
+                return -1;
+            t->active = a;
+            t->cap_active = cap;
+        }
+        t->active[t->n_active++] = idx;
+    }
+    if (h->n > 0 && hit->time_ns < h->v[h->n - 1].time_ns)
+        h->unsorted = true;       /* the thread migrated and its buffers were read out of order */
+    h->v[h->n++] = *hit;
+    return 0;
+}
+
+int task_tracker_round_begin(struct task_tracker *t)
+{
+    int rc = 0;
+    for (uint32_t a = 0; a < t->n_active; a++) {
+        struct thread_hits *h = &t->hits[t->active[a]];
+        if (h->unsorted) {
+            if (sort_by_time(h->v, h->n) != 0)
+                rc = -1;
+            h->unsorted = false;
+        }
+    }
+    return rc;
+}
+
+void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enum sampler_task_state *state,
+                     uint64_t *task_id, uint64_t *probe_addr)
+{
+    uint32_t idx;
+    if (!u64_map_get(&t->thread_index, tid, &idx)) {
+        *state = SAMPLER_NOT_IN_TASK;
+        *task_id = 0;
+        *probe_addr = 0;
+        return;
+    }
+    const struct thread_hits *h = &t->hits[idx];
+    /* the last hit at or before time_ns */
+    uint32_t lo = 0, hi = h->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (h->v[mid].time_ns <= time_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* The state after hits v[0..lo): replayed from the last poll start or end among them (which sets the
+     * state by itself), or from the round's start (none: the thread's state now). Samples are rare next to hits, so this is cheaper than
+     * keeping the state after every hit. */
+    uint32_t from = lo;
+    while (from > 0 && h->v[from - 1].kind != MARKER_POLL_START && h->v[from - 1].kind != MARKER_POLL_END)
+        from--;
+    struct thread_poll_state st = t->threads[idx];
+    for (uint32_t k = from > 0 ? from - 1 : 0; k < lo; k++)
+        poll_state_after(&st, h->v[k].kind, h->v[k].arg0, h->v[k].probe_addr);
+    *state = st.state;
+    *task_id = st.state == SAMPLER_IN_TASK ? st.task_id : 0;
+    *probe_addr = st.probe_addr;
+}
+
+void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)
+{
+    uint32_t still = 0;
+    for (uint32_t a = 0; a < t->n_active; a++) {
+        uint32_t idx = t->active[a];
+        struct thread_hits *h = &t->hits[idx];
+        uint32_t k = 0;
+        for (; k < h->n && h->v[k].time_ns <= time_ns; k++) {
+            const struct marker_hit *hit = &h->v[k];
+            apply_hit(t, idx, hit->time_ns, hit->kind, hit->arg0, hit->probe_addr);
+        }
+        if (k < h->n) {
+            memmove(h->v, h->v + k, (h->n - k) * sizeof(*h->v));
+            h->n -= k;
+            t->active[still++] = idx;
+        } else {
+            h->n = 0;
+        }
+    }
+    t->n_active = still;
+}
+
+size_t task_tracker_pending(const struct task_tracker *t)
+{
+    size_t n = 0;
+    for (uint32_t a = 0; a < t->n_active; a++)
+        n += t->hits[t->active[a]].n;
+    return n;
+}

@@ -1,0 +1,100 @@
+/* task_tracker.h: which task each thread is polling, from poll markers seen in time order per thread, and
+ * the per-task poll statistics (polls, total and longest poll time, long polls) for the summary. */
+#ifndef TASKSPY_TASK_TRACKER_H
+#define TASKSPY_TASK_TRACKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sampler/sampler.h"
+#include "base/u64_map.h"
+
+enum marker_kind {
+    MARKER_POLL_START,
+    MARKER_POLL_END,
+    MARKER_SPAWN,
+    MARKER_TERMINATE,
+    MARKER_PARK,
+    MARKER_UNPARK,
+    MARKER_POLL_RETURN,        /* a runtime poll function returned: ends whatever poll is open */
+    MARKER_KIND_COUNT,
+};
+
+#define LONG_POLL_NS 10000000ull
+
+struct thread_poll_state {
+    uint32_t tid;
+    enum sampler_task_state state;
+    bool saw_marker;
+    uint32_t task_slot;                    /* tasks[] index of task_id while polling it */
+    uint64_t task_id;
+    uint64_t poll_start_ns;
+    uint64_t probe_addr;
+};
+
+/* A marker record waiting to be applied in time order. */
+struct marker_hit {
+    uint32_t tid;
+    enum marker_kind kind;
+    uint64_t time_ns;
+    uint64_t arg0;
+    uint64_t probe_addr;
+};
+
+/* One thread's queued hits, in time order once the round has begun. */
+struct thread_hits {
+    struct marker_hit *v;
+    uint32_t n, cap;
+    bool unsorted;                         /* a hit came in earlier than the one before it */
+};
+
+struct task_tracker {
+    struct u64_map thread_index;           /* tid -> threads[] */
+    struct thread_poll_state *threads;
+    uint32_t n_threads, cap_threads;
+    struct u64_map task_index;             /* task id -> tasks[] */
+    struct sampler_task_stat *tasks;
+    uint32_t n_tasks, cap_tasks;
+    uint64_t polls, spawns, terminates, long_polls, parks, unparks;
+    uint64_t timed_polls;                  /* polls whose end was seen too (durations known) */
+    /* marker hits waiting to be applied, one queue per thread (parallel to threads[]), each sorted by time at
+     * round start: a thread's hits come from several CPUs' buffers, each in time order */
+    struct thread_hits *hits;
+    uint32_t *active;                      /* threads[] indices whose queue is not empty */
+    uint32_t n_active, cap_active;
+    uint32_t last_tid, last_index;         /* the thread of the previous queued hit (usually the next's too) */
+    bool have_last;
+};
+
+int task_tracker_init(struct task_tracker *t);
+void task_tracker_free(struct task_tracker *t);
+/* A marker fired on tid at time_ns with arg0; probe_addr is the probe's address in the target. */
+int task_tracker_marker(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enum marker_kind kind,
+                        uint64_t arg0, uint64_t probe_addr);
+/* Marker records were lost: every thread that has polled is in an unknown task until its next poll-start. */
+void task_tracker_lost(struct task_tracker *t);
+/* Rounds: marker records are queued as they are read (from any buffer), then applied per thread in time
+ * order as that thread's samples are handled, so a sample is attributed by the markers before it even when
+ * marker and sample records came through different ring buffers. */
+int task_tracker_queue(struct task_tracker *t, const struct marker_hit *hit);
+int task_tracker_round_begin(struct task_tracker *t);
+/* What tid was polling at time_ns: the state after its last queued hit at or before time_ns (or its state
+ * before the round). Samples of a thread come from several CPUs' buffers, so they may be asked about out of
+ * time order; the answer does not depend on the order of the questions. */
+void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enum sampler_task_state *state,
+                     uint64_t *task_id, uint64_t *probe_addr);
+/* Apply every queued hit up to time_ns in time order (statistics, state); later ones wait for the next
+ * round. */
+void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns);
+/* Hits queued and not applied yet. */
+size_t task_tracker_pending(const struct task_tracker *t);
+
+/* What tid is polling now. */
+void task_tracker_current(const struct task_tracker *t, uint32_t tid, enum sampler_task_state *state,
+                          uint64_t *task_id, uint64_t *probe_addr);
+/* Sort the task table busiest first (total poll time) for the summary. */
+void task_tracker_sort(struct task_tracker *t);
+
+#endif

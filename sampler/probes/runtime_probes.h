@@ -1,0 +1,37 @@
+/* runtime_probes.h: where to probe async runtimes that carry no USDT markers: the out-of-line functions that
+ * poll exactly one task (tokio's Harness<T,S>::poll copies, one per future type and scheduler), found by
+ * their mangled names in an object's symbol table (or its separate debug file), with the file offsets a
+ * uprobe needs and how to read the task's identity (a register holding a pointer stable for its life). */
+#ifndef TASKSPY_RUNTIME_PROBES_H
+#define TASKSPY_RUNTIME_PROBES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elf/elf_file.h"
+
+struct runtime_probe {
+    const char *runtime;       /* "tokio" (static string) */
+    uint64_t file_offset;      /* of the function's entry */
+    int id_register;           /* PERF_REG_X86_* holding the task id at entry */
+};
+
+struct runtime_probe_list {
+    struct runtime_probe *v;
+    size_t n, cap;
+};
+
+/* Find the runtime poll functions of ef (its .symtab, else .dynsym). Returns 0 (also when none), -1 on
+ * allocation failure. */
+int runtime_probes_find(const struct elf_file *ef, struct runtime_probe_list *out);
+/* The same, and when ef (opened from path, as this process sees it) has no .symtab (a stripped binary), in
+ * its separate debug file: by .gnu_debuglink (beside it, in .debug/ beside it, or under
+ * ROOT/usr/lib/debug/DIR/), else by build-id (ROOT/usr/lib/debug/.build-id/xx/rest.debug), with offsets from
+ * ef's own program headers. root is "" or "/proc/PID/root". */
+int runtime_probes_find_with_debug(const struct elf_file *ef, const char *path, const char *root,
+                                   struct runtime_probe_list *out);
+void runtime_probes_free(struct runtime_probe_list *l);
+/* Does a mangled symbol name denote a runtime poll function? Returns the runtime's name or NULL. */
+const char *runtime_probes_match(const char *mangled);
+
+#endif

@@ -1,0 +1,307 @@
+/* unwind.c: per-sample DWARF unwinding with libunwind's remote API. The accessors read registers from the
+ * sample, stack words from the sample's stack copy and everything else (.eh_frame_hdr, .eh_frame, code)
+ * from the mapped object files; unwind tables are found through each object's .eh_frame_hdr. */
+#include "sampler/unwind/unwind.h"
+
+#include <asm/perf_regs.h>
+#include <errno.h>
+#include <libunwind.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler/unwind/unwind_objects.h"
+
+/* Exported by libunwind-x86_64 but not declared by its headers. */
+extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
+                                              unw_proc_info_t *pi, int need_unwind_info, void *arg);
+
+#define UNWIND_CACHE_SIZE 4096 /* libunwind register-state cache entries (per address space) */
+
+/* What is known about one entry of maps->v, valid for one maps->generation. */
+struct map_slot {
+    bool resolved;
+    bool bias_ok;
+    struct unwind_object *obj; /* NULL: anonymous, special or unopenable */
+    uint64_t bias;
+};
+
+struct unwinder {
+    const struct proc_maps *maps;
+    unsigned generation;
+    bool generation_seen;
+    struct map_slot *slots;    /* parallel to maps->v */
+    size_t slots_cap;
+    struct unwind_objects objects;
+    unw_addr_space_t as;
+    /* Object of the last table lookup: serves reads of its data when that mapping is not in maps (the
+     * sampler may only learn of executable mappings from PERF_RECORD_MMAP2). */
+    struct unwind_object *last_obj;
+    uint64_t last_bias;
+};
+
+/* Per-sample state handed to the accessors as libunwind's `arg`. */
+struct unwind_sample {
+    struct unwinder *u;
+    const uint64_t *regs;
+    const uint8_t *stack;
+    size_t stack_len;
+    uint64_t sp;
+    bool no_info;              /* a table lookup failed during the current step */
+    bool mem_fault;            /* a memory read failed during the current step */
+};
+
+/* libunwind x86_64 register numbers to perf's PERF_REG_X86_* indices. */
+static const int8_t perf_reg_of_unw[] = {
+    [UNW_X86_64_RAX] = PERF_REG_X86_AX, [UNW_X86_64_RDX] = PERF_REG_X86_DX,
+    [UNW_X86_64_RCX] = PERF_REG_X86_CX, [UNW_X86_64_RBX] = PERF_REG_X86_BX,
+    [UNW_X86_64_RSI] = PERF_REG_X86_SI, [UNW_X86_64_RDI] = PERF_REG_X86_DI,
+    [UNW_X86_64_RBP] = PERF_REG_X86_BP, [UNW_X86_64_RSP] = PERF_REG_X86_SP,
+    [UNW_X86_64_R8] = PERF_REG_X86_R8,  [UNW_X86_64_R9] = PERF_REG_X86_R9,
+    [UNW_X86_64_R10] = PERF_REG_X86_R10, [UNW_X86_64_R11] = PERF_REG_X86_R11,
+    [UNW_X86_64_R12] = PERF_REG_X86_R12, [UNW_X86_64_R13] = PERF_REG_X86_R13,
+    [UNW_X86_64_R14] = PERF_REG_X86_R14, [UNW_X86_64_R15] = PERF_REG_X86_R15,
+    [UNW_X86_64_RIP] = PERF_REG_X86_IP,
+};
+
+/* Drop everything keyed on the old mappings when the caller's maps changed. Allocates only then. */
+static void sync_generation(struct unwinder *u)
+{
+    if (u->generation_seen && u->generation == u->maps->generation)
+        return;
+    if (u->maps->n > u->slots_cap) {
+        size_t cap = u->maps->cap > u->maps->n ? u->maps->cap : u->maps->n;
+        struct map_slot *s = realloc(u->slots, cap * sizeof(*s));
+        if (s) {
+            u->slots = s;
+            u->slots_cap = cap;
+        }
+    }
+    if (u->slots)
+        memset(u->slots, 0, u->slots_cap * sizeof(*u->slots));
+    unw_flush_cache(u->as, 0, 0);
+    u->last_obj = NULL;
+    u->generation = u->maps->generation;
+    u->generation_seen = true;
+}
+
+static void resolve_slot(struct unwinder *u, const struct proc_map *m, struct map_slot *slot)
+{
+    slot->obj = unwind_objects_get(&u->objects, m);
+    slot->bias_ok = slot->obj && unwind_object_bias(slot->obj, m, &slot->bias);
+    slot->resolved = true;
+}
+
+/* The slot for mapping m (cached per generation), or the scratch slot when the cache has no room. */
+static const struct map_slot *slot_for(struct unwinder *u, const struct proc_map *m, struct map_slot *scratch)
+{
+    size_t i = (size_t)(m - u->maps->v);
+    struct map_slot *slot = i < u->slots_cap ? &u->slots[i] : scratch;
+    if (!slot->resolved)
+        resolve_slot(u, m, slot);
+    return slot;
+}
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need_unwind_info,
+                          void *arg)
+{
+    struct unwind_sample *s = arg;
+    struct unwinder *u = s->u;
+    const struct proc_map *m = proc_maps_find(u->maps, ip);
+    struct map_slot scratch = {0};
+    const struct map_slot *slot = m ? slot_for(u, m, &scratch) : NULL;
+    if (!slot || !slot->obj || !slot->bias_ok || !slot->obj->has_table) {
+        s->no_info = true;
+        return -UNW_ENOINFO;
+    }
+    const struct unwind_object *o = slot->obj;
+    unw_dyn_info_t di;
+    memset(&di, 0, sizeof(di));
+    di.start_ip = m->start;
+    di.end_ip = m->end;
+    di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+    di.u.rti.segbase = slot->bias + o->hdr_vaddr;
+    di.u.rti.table_data = di.u.rti.segbase + o->table_offset;
+    di.u.rti.table_len = o->fde_count * 8 / sizeof(unw_word_t);
+    u->last_obj = slot->obj;
+    u->last_bias = slot->bias;
+    int ret = _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+    if (ret < 0)
+        s->no_info = true;
+    return ret;
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+    (void)as, (void)pi, (void)arg; /* the tables live in the object cache: nothing to release */
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *arg)
+{
+    (void)as, (void)addr, (void)arg;
+    return -UNW_ENOINFO;
+}
+
+static bool read_object_memory(struct unwinder *u, uint64_t addr, unw_word_t *valp)
+{
+    const struct proc_map *m = proc_maps_find(u->maps, addr);
+    if (m) {
+        struct map_slot scratch = {0};
+        const struct map_slot *slot = slot_for(u, m, &scratch);
+        return slot->obj && unwind_object_read(slot->obj, addr - m->start + m->pgoff, valp, sizeof(*valp));
+    }
+    if (u->last_obj && u->last_obj->usable) {
+        int64_t off = elf_file_vaddr_to_offset(&u->last_obj->elf, addr - u->last_bias);
+        return off >= 0 && unwind_object_read(u->last_obj, (uint64_t)off, valp, sizeof(*valp));
+    }
+    return false;
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write, void *arg)
+{
+    (void)as;
+    struct unwind_sample *s = arg;
+    if (write) {
+        s->mem_fault = true;
+        return -UNW_EINVAL;
+    }
+    if (addr >= s->sp && s->stack_len >= sizeof(*valp) && addr - s->sp <= s->stack_len - sizeof(*valp)) {
+        memcpy(valp, s->stack + (addr - s->sp), sizeof(*valp));
+        return 0;
+    }
+    if (read_object_memory(s->u, addr, valp))
+        return 0;
+    s->mem_fault = true;
+    return -UNW_EINVAL;
+}
+
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, int write, void *arg)
+{
+    (void)as;
+    struct unwind_sample *s = arg;
+    if (write)
+        return -UNW_EREADONLYREG;
+    if (reg < 0 || (size_t)reg >= sizeof(perf_reg_of_unw) / sizeof(perf_reg_of_unw[0]))
+        return -UNW_EBADREG;
+    *valp = s->regs[perf_reg_of_unw[reg]];
+    return 0;
+}
+
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write, void *arg)
+{
+    (void)as, (void)reg, (void)val, (void)write, (void)arg;
+    return -UNW_EBADREG;
+}
+
+static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
+{
+    (void)as, (void)c, (void)arg;
+    return -UNW_EINVAL;
+}
+
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len, unw_word_t *offp,
+                         void *arg)
+{
+    (void)as, (void)addr, (void)buf, (void)len, (void)offp, (void)arg;
+    return -UNW_EINVAL;
+}
+
+/* libunwind copies the accessor table into the address space. */
+static const unw_accessors_t unwind_accessors = {
+    .find_proc_info = find_proc_info,
+    .put_unwind_info = put_unwind_info,
+    .get_dyn_info_list_addr = get_dyn_info_list_addr,
+    .access_mem = access_mem,
+    .access_reg = access_reg,
+    .access_fpreg = access_fpreg,
+    .resume = resume,
+    .get_proc_name = get_proc_name,
+};
+
+struct unwinder *unwinder_new(const struct proc_maps *maps, const char *root)
+{
+    struct unwinder *u = calloc(1, sizeof(*u));
+    if (!u)
+        return NULL;
+    u->maps = maps;
+    if (unwind_objects_init(&u->objects, root) != 0) {
+        free(u);
+        errno = ENOMEM;
+        return NULL;
+    }
+    unw_accessors_t acc = unwind_accessors;
+    u->as = unw_create_addr_space(&acc, 0);
+    if (!u->as) {
+        unwind_objects_free(&u->objects);
+        free(u);
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL) != 0 ||
+        unw_set_cache_size(u->as, UNWIND_CACHE_SIZE, 0) != 0) {
+        unwinder_free(u);
+        errno = EINVAL;
+        return NULL;
+    }
+    return u;
+}
+
+void unwinder_free(struct unwinder *u)
+{
+    if (!u)
+        return;
+    if (u->as)
+        unw_destroy_addr_space(u->as);
+    unwind_objects_free(&u->objects);
+    free(u->slots);
+    free(u);
+}
+
+/* One step outwards. Returns 1 with the caller's ip/sp, 0 at the outermost frame, -1 when the unwind
+ * cannot go on (no unwind info, memory outside the copy, a step that does not move up the stack). */
+static int step(unw_cursor_t *c, struct unwind_sample *s, uint64_t prev_sp, uint64_t *ip, uint64_t *sp)
+{
+    s->no_info = false;
+    s->mem_fault = false;
+    int r = unw_step(c);
+    /* On a failed table lookup libunwind guesses with the frame-pointer chain; do not trust that. */
+    if (r < 0 || s->no_info || s->mem_fault)
+        return -1;
+    if (r == 0)
+        return 0;
+    unw_word_t nip, nsp;
+    if (unw_get_reg(c, UNW_REG_IP, &nip) < 0 || unw_get_reg(c, UNW_REG_SP, &nsp) < 0)
+        return -1;
+    if (nip == 0 || nsp <= prev_sp)
+        return -1;
+    *ip = nip;
+    *sp = nsp;
+    return 1;
+}
+
+size_t unwinder_unwind(struct unwinder *u, const uint64_t *regs, const uint8_t *stack, size_t stack_len,
+                       uint64_t *ips, size_t max_ips, bool *truncated)
+{
+    *truncated = true;
+    if (max_ips == 0 || regs[PERF_REG_X86_IP] == 0)
+        return 0;
+    ips[0] = regs[PERF_REG_X86_IP];
+    size_t n = 1;
+    sync_generation(u);
+    struct unwind_sample s = {
+        .u = u, .regs = regs, .stack = stack, .stack_len = stack ? stack_len : 0,
+        .sp = regs[PERF_REG_X86_SP],
+    };
+    unw_cursor_t cursor;
+    if (unw_init_remote(&cursor, u->as, &s) < 0)
+        return n;
+    uint64_t sp = s.sp, ip;
+    for (;;) {
+        int r = step(&cursor, &s, sp, &ip, &sp);
+        if (r == 0)
+            *truncated = false;
+        if (r <= 0 || n == max_ips) /* at max_ips the extra step only tells whether that was the end */
+            break;
+        ips[n++] = ip;
+    }
+    return n;
+}

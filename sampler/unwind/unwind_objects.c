@@ -1,0 +1,236 @@
+/* unwind_objects.c: per-object cache for the unwinder: opening mapped files once, locating their
+ * .eh_frame_hdr search table, computing load biases and reading file bytes by offset. */
+#include "sampler/unwind/unwind_objects.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+/* DWARF pointer encodings used by .eh_frame_hdr. */
+#define EH_PE_OMIT 0xff
+#define EH_PE_FORMAT_MASK 0x0f
+#define EH_PE_ABSPTR 0x00
+#define EH_PE_UDATA2 0x02
+#define EH_PE_UDATA4 0x03
+#define EH_PE_UDATA8 0x04
+#define EH_PE_SDATA2 0x0a
+#define EH_PE_SDATA4 0x0b
+#define EH_PE_SDATA8 0x0c
+#define EH_PE_DATAREL 0x30
+/* The only table encoding libunwind's remote binary search understands: pairs of int32 offsets. */
+#define EH_PE_TABLE_ENC (EH_PE_DATAREL | EH_PE_SDATA4)
+
+int unwind_objects_init(struct unwind_objects *objs, const char *root)
+{
+    memset(objs, 0, sizeof(*objs));
+    objs->root = strdup(root ? root : "");
+    return objs->root ? 0 : -1;
+}
+
+void unwind_objects_free(struct unwind_objects *objs)
+{
+    for (size_t b = 0; b < UNWIND_OBJECTS_BUCKETS; b++) {
+        struct unwind_object *o = objs->buckets[b];
+        while (o) {
+            struct unwind_object *next = o->next;
+            elf_file_close(&o->elf);
+            free(o->path);
+            free(o);
+            o = next;
+        }
+    }
+    free(objs->root);
+    memset(objs, 0, sizeof(*objs));
+}
+
+static unsigned hash_key(const char *path, uint64_t inode)
+{
+    uint64_t h = 1469598103934665603ull ^ inode;
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return (unsigned)(h ^ (h >> 32)) % UNWIND_OBJECTS_BUCKETS;
+}
+
+/* Size in bytes of a fixed-size encoded value, or 0 for encodings the table reader does not accept. */
+static size_t encoded_size(uint8_t enc)
+{
+    switch (enc & EH_PE_FORMAT_MASK) {
+    case EH_PE_ABSPTR:
+    case EH_PE_UDATA8:
+    case EH_PE_SDATA8:
+        return 8;
+    case EH_PE_UDATA4:
+    case EH_PE_SDATA4:
+        return 4;
+    case EH_PE_UDATA2:
+    case EH_PE_SDATA2:
+        return 2;
+    default:
+        return 0;
+    }
+}
+
+static uint64_t read_unsigned(const uint8_t *p, size_t size)
+{
+    uint64_t v = 0;
+    memcpy(&v, p, size); /* little-endian host and target */
+    return v;
+}
+
+/* Find .eh_frame_hdr (through PT_GNU_EH_FRAME, else by section name) and check its table is usable. */
+static void locate_eh_frame_hdr(struct unwind_object *o)
+{
+    const struct elf_file *ef = &o->elf;
+    uint64_t vaddr = 0, off = 0, size = 0;
+    bool found = false;
+    for (size_t i = 0; i < ef->n_phdrs; i++) {
+        if (ef->phdrs[i].p_type == PT_GNU_EH_FRAME) {
+            vaddr = ef->phdrs[i].p_vaddr;
+            off = ef->phdrs[i].p_offset;
+            size = ef->phdrs[i].p_filesz;
+            found = true;
+            break;
+        }
+    }
+    if (!found) {
+        const Elf64_Shdr *sh = elf_file_section(ef, ".eh_frame_hdr");
+        if (!sh || sh->sh_type == SHT_NOBITS)
+            return;
+        vaddr = sh->sh_addr;
+        off = sh->sh_offset;
+        size = sh->sh_size;
+    }
+    if (off > ef->size || size > ef->size - off || size < 4)
+        return;
+    const uint8_t *h = ef->data + off;
+    uint8_t version = h[0], ptr_enc = h[1], count_enc = h[2], table_enc = h[3];
+    if (version != 1 || count_enc == EH_PE_OMIT || table_enc != EH_PE_TABLE_ENC)
+        return;
+    size_t ptr_size = ptr_enc == EH_PE_OMIT ? 0 : encoded_size(ptr_enc);
+    size_t count_size = encoded_size(count_enc);
+    if ((ptr_enc != EH_PE_OMIT && ptr_size == 0) || count_size == 0 || (count_enc & 0x70) != 0)
+        return;
+    uint64_t table_offset = 4 + ptr_size + count_size;
+    if (table_offset > size)
+        return;
+    uint64_t count = read_unsigned(h + 4 + ptr_size, count_size);
+    if (count == 0 || count > (size - table_offset) / 8)
+        return;
+    o->hdr_vaddr = vaddr;
+    o->table_offset = table_offset;
+    o->fde_count = count;
+    o->has_table = true;
+}
+
+/* The vDSO is not a file: use this process's copy, which is the same kernel image as the target's. */
+static int open_vdso(struct elf_file *ef)
+{
+    const uint8_t *base = (const uint8_t *)(uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    if (!base) {
+        errno = ENOENT;
+        return -1;
+    }
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_phentsize != sizeof(Elf64_Phdr)) {
+        errno = ENOEXEC;
+        return -1;
+    }
+    /* The image is exactly as large as what its headers describe; never read past its mapping. */
+    uint64_t size = (uint64_t)eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+    const Elf64_Phdr *ph = (const Elf64_Phdr *)(base + eh->e_phoff);
+    for (size_t i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && ph[i].p_offset + ph[i].p_filesz > size)
+            size = ph[i].p_offset + ph[i].p_filesz;
+    return elf_file_from_memory(ef, base, (size_t)size);
+}
+
+static void open_object(struct unwind_objects *objs, struct unwind_object *o)
+{
+    int rc;
+    if (strcmp(o->path, "[vdso]") == 0) {
+        rc = open_vdso(&o->elf);
+    } else {
+        /* /proc/PID/map_files/... (a deleted file, see proc_maps_load) is opened as it is, not under root */
+        const char *root = strncmp(o->path, "/proc/", 6) == 0 && strstr(o->path, "/map_files/") ? "" : objs->root;
+        size_t n = strlen(root) + strlen(o->path) + 1;
+        char *full = malloc(n);
+        if (!full)
+            return;
+        snprintf(full, n, "%s%s", root, o->path);
+        rc = elf_file_open(&o->elf, full);
+        free(full);
+    }
+    if (rc != 0)
+        return;
+    o->usable = true;
+    locate_eh_frame_hdr(o);
+}
+
+struct unwind_object *unwind_objects_get(struct unwind_objects *objs, const struct proc_map *map)
+{
+    const char *path = map->path ? map->path : "";
+    if (path[0] == '\0' || (path[0] == '[' && strcmp(path, "[vdso]") != 0))
+        return NULL;
+    unsigned b = hash_key(path, map->inode);
+    for (struct unwind_object *o = objs->buckets[b]; o; o = o->next)
+        if (o->inode == map->inode && strcmp(o->path, path) == 0)
+            return o;
+    struct unwind_object *o = calloc(1, sizeof(*o));
+    if (!o)
+        return NULL;
+    o->path = strdup(path);
+    if (!o->path) {
+        free(o);
+        return NULL;
+    }
+    o->inode = map->inode;
+    open_object(objs, o);
+    o->next = objs->buckets[b];
+    objs->buckets[b] = o;
+    return o;
+}
+
+bool unwind_object_bias(const struct unwind_object *obj, const struct proc_map *map, uint64_t *bias)
+{
+    if (!obj->usable)
+        return false;
+    long ps = sysconf(_SC_PAGESIZE);
+    uint64_t page_mask = (uint64_t)(ps > 0 ? ps : 4096) - 1;
+    const Elf64_Phdr *best = NULL;
+    int best_score = -1;
+    for (size_t i = 0; i < obj->elf.n_phdrs; i++) {
+        const Elf64_Phdr *ph = &obj->elf.phdrs[i];
+        if (ph->p_type != PT_LOAD || ph->p_filesz == 0)
+            continue;
+        /* The kernel maps a segment from its page-aligned file offset: several segments can share a
+         * page (LLD), so prefer the one whose permissions and first page match the mapping. */
+        uint64_t lo = ph->p_offset & ~page_mask, hi = ph->p_offset + ph->p_filesz;
+        if (map->pgoff < lo || map->pgoff >= hi)
+            continue;
+        int score = (((ph->p_flags & PF_X) != 0) == map->executable ? 2 : 0) + (lo == map->pgoff ? 1 : 0);
+        if (score > best_score) {
+            best = ph;
+            best_score = score;
+        }
+    }
+    if (!best)
+        return false;
+    /* runtime(offset) = map->start + (offset - pgoff); link(offset) = p_vaddr + (offset - p_offset). */
+    *bias = map->start - map->pgoff - (best->p_vaddr - best->p_offset);
+    return true;
+}
+
+bool unwind_object_read(const struct unwind_object *obj, uint64_t off, void *dst, size_t n)
+{
+    if (!obj->usable || off >= obj->elf.size)
+        return false;
+    size_t avail = obj->elf.size - (size_t)off;
+    size_t take = n < avail ? n : avail;
+    memcpy(dst, obj->elf.data + off, take);
+    memset((uint8_t *)dst + take, 0, n - take);
+    return true;
+}

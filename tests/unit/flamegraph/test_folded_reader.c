@@ -1,0 +1,364 @@
+/* test_folded_reader.c: unit tests of profile_read_folded: well-formed folded stacks and prefix merging,
+ * the formats of other tools (count first, CRLF, comments), malformed lines reported by line number, and
+ * inputs of many read chunks (read on two threads, from a stream or a file) giving the same profile as the
+ * stacks added one by one. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "flamegraph/flamegraph.h"
+#include "tests/unit/flamegraph/folded_text.h"
+
+/* Read text into a fresh profile; warnings go to *warnings (caller frees). */
+struct read_result {
+    struct profile *p;
+    int rc;
+    struct folded_read_report report;
+    char err[256];
+    char *warnings;
+};
+
+static struct read_result read_text(const char *text, size_t len)
+{
+    struct read_result r = { 0 };
+    r.p = profile_new();
+    assert_non_null(r.p);
+    FILE *in = fmemopen((void *)text, len, "r");
+    assert_non_null(in);
+    size_t warn_len = 0;
+    FILE *warn = open_memstream(&r.warnings, &warn_len);
+    assert_non_null(warn);
+    r.rc = profile_read_folded(r.p, in, "t.folded", warn, &r.report, r.err, sizeof(r.err));
+    fclose(warn);
+    fclose(in);
+    return r;
+}
+
+static void result_free(struct read_result *r)
+{
+    profile_free(r->p);
+    free(r->warnings);
+}
+
+/* The node reached from the root by the ';'-separated path, or NULL. */
+static const struct profile_node *find_path(const struct profile *p, const char *path)
+{
+    size_t n = 0;
+    const struct profile_node *nodes = profile_nodes(p, &n);
+    uint32_t at = 0;
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *save = NULL, *name = strtok_r(buf, ";", &save); name; name = strtok_r(NULL, ";", &save)) {
+        uint32_t c = nodes[at].first_child;
+        while (c != PROFILE_NO_NODE && strcmp(profile_frame_name(p, nodes[c].frame), name) != 0)
+            c = nodes[c].next_sibling;
+        if (c == PROFILE_NO_NODE)
+            return NULL;
+        at = c;
+    }
+    return &nodes[at];
+}
+
+static void test_merges_equal_prefixes(void **state)
+{
+    (void)state;
+    const char text[] = "main;foo;bar 3\nmain;foo;baz 2\nmain;foo;bar 4\nmain 1\n";
+    struct read_result r = read_text(text, sizeof(text) - 1);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.report.lines, 4);
+    assert_int_equal(r.report.stacks, 4);
+    assert_int_equal(r.report.skipped, 0);
+    assert_int_equal(profile_total(r.p), 10);
+    assert_int_equal(profile_distinct_stacks(r.p), 3);
+    const struct profile_node *main_node = find_path(r.p, "main");
+    assert_non_null(main_node);
+    assert_int_equal(main_node->total, 10);
+    assert_int_equal(main_node->self, 1);
+    assert_int_equal(find_path(r.p, "main;foo")->total, 9);
+    assert_int_equal(find_path(r.p, "main;foo;bar")->total, 7);
+    assert_int_equal(find_path(r.p, "main;foo;baz")->self, 2);
+    size_t n = 0;
+    profile_nodes(r.p, &n);
+    assert_int_equal(n, 5);                       /* root, main, foo, bar, baz */
+    assert_string_equal(r.warnings, "");
+    result_free(&r);
+}
+
+static void test_crlf_comments_blank_and_spaces_in_names(void **state)
+{
+    (void)state;
+    const char text[] = "# perf header\r\n\r\ntask: app::serve;handle @ lib.rs:42 5\r\n"
+                        "tokio-runtime-worker;poll_[k]\t2\r\n   \nlast;line 1";
+    struct read_result r = read_text(text, sizeof(text) - 1);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.report.stacks, 3);
+    assert_int_equal(r.report.skipped, 0);
+    assert_int_equal(find_path(r.p, "task: app::serve;handle @ lib.rs:42")->total, 5);
+    assert_int_equal(find_path(r.p, "tokio-runtime-worker;poll_[k]")->total, 2);
+    assert_int_equal(find_path(r.p, "last;line")->total, 1);
+    result_free(&r);
+}
+
+static void test_count_first_and_whole_decimal(void **state)
+{
+    (void)state;
+    const char text[] = "  7 main;foo\nmain;bar 3.0\n";
+    struct read_result r = read_text(text, sizeof(text) - 1);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(find_path(r.p, "main;foo")->total, 7);
+    assert_int_equal(find_path(r.p, "main;bar")->total, 3);
+    result_free(&r);
+}
+
+static void test_malformed_lines_reported_and_skipped(void **state)
+{
+    (void)state;
+    const char text[] = "ok;one 1\n"       /* 1 */
+                        "no_count\n"       /* 2 */
+                        "neg;count -5\n"   /* 3 */
+                        "word;count abc\n" /* 4 */
+                        "a;;b 2\n"         /* 5 */
+                        ";lead 2\n"        /* 6 */
+                        "trail; 2\n"       /* 7 */
+                        "half;count 1.5\n" /* 8 */
+                        "big 99999999999999999999999\n" /* 9 */
+                        "ok;two 2\n";      /* 10 */
+    struct read_result r = read_text(text, sizeof(text) - 1);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.report.lines, 10);
+    assert_int_equal(r.report.stacks, 2);
+    assert_int_equal(r.report.skipped, 8);
+    assert_int_equal(profile_total(r.p), 3);
+    assert_non_null(strstr(r.warnings, "t.folded:2: no count"));
+    assert_non_null(strstr(r.warnings, "t.folded:3: negative count"));
+    assert_non_null(strstr(r.warnings, "t.folded:4: count is not a number"));
+    assert_non_null(strstr(r.warnings, "t.folded:5: empty frame name"));
+    assert_non_null(strstr(r.warnings, "t.folded:6: empty frame name"));
+    assert_non_null(strstr(r.warnings, "t.folded:7: empty frame name"));
+    assert_non_null(strstr(r.warnings, "t.folded:8: count is not a whole number"));
+    assert_non_null(strstr(r.warnings, "t.folded:9: count too large"));
+    assert_null(strstr(r.warnings, "t.folded:1:"));
+    assert_null(strstr(r.warnings, "t.folded:10:"));
+    result_free(&r);
+}
+
+static void test_nul_byte_line_skipped(void **state)
+{
+    (void)state;
+    const char text[] = "a;b\0c 1\nd 2\n";
+    struct read_result r = read_text(text, sizeof(text) - 1);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.report.skipped, 1);
+    assert_non_null(strstr(r.warnings, "t.folded:1: NUL byte"));
+    assert_int_equal(profile_total(r.p), 2);
+    result_free(&r);
+}
+
+static void test_huge_line_skipped_with_line_number(void **state)
+{
+    (void)state;
+    size_t huge = 9u << 20;                      /* over the 8 MiB line limit */
+    char *text = malloc(huge + 64);
+    assert_non_null(text);
+    size_t len = (size_t)sprintf(text, "first 1\n");
+    memset(text + len, 'x', huge);
+    len += huge;
+    len += (size_t)sprintf(text + len, " 5\nafter;huge 3\n");
+    struct read_result r = read_text(text, len);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.report.lines, 3);
+    assert_int_equal(r.report.skipped, 1);
+    assert_non_null(strstr(r.warnings, "t.folded:2: line longer than"));
+    assert_int_equal(find_path(r.p, "after;huge")->total, 3);
+    assert_int_equal(profile_total(r.p), 4);
+    result_free(&r);
+    free(text);
+}
+
+static void test_long_line_under_limit_accepted(void **state)
+{
+    (void)state;
+    /* 2000 frames of 200 bytes: 400 KB, more than the reader's first buffer */
+    size_t frames = 2000, frame_len = 200;
+    char *text = malloc(frames * (frame_len + 1) + 16);
+    assert_non_null(text);
+    size_t len = 0;
+    for (size_t i = 0; i < frames; i++) {
+        len += (size_t)sprintf(text + len, "%s%05zu", i ? ";" : "", i);
+        memset(text + len, 'f', frame_len - 5);
+        len += frame_len - 5;
+    }
+    len += (size_t)sprintf(text + len, " 9\n");
+    struct read_result r = read_text(text, len);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.report.skipped, 0);
+    assert_int_equal(profile_total(r.p), 9);
+    size_t n = 0;
+    profile_nodes(r.p, &n);
+    assert_int_equal(n, frames + 1);
+    result_free(&r);
+    free(text);
+}
+
+static void test_no_valid_line_is_an_error(void **state)
+{
+    (void)state;
+    const char text[] = "garbage\nmore garbage\n";
+    struct read_result r = read_text(text, sizeof(text) - 1);
+    assert_int_equal(r.rc, -1);
+    assert_non_null(strstr(r.err, "t.folded: no valid folded stack lines"));
+    assert_int_equal(r.report.skipped, 2);
+    result_free(&r);
+
+    struct read_result empty = read_text("", 0);
+    assert_int_equal(empty.rc, -1);
+    assert_int_equal(empty.report.lines, 0);
+    result_free(&empty);
+}
+
+static void test_read_error_is_fatal(void **state)
+{
+    (void)state;
+    struct profile *p = profile_new();
+    FILE *in = fopen("/dev/null", "w");         /* reading a write-only stream fails */
+    assert_non_null(in);
+    char err[256] = "";
+    struct folded_read_report report;
+    assert_int_equal(profile_read_folded(p, in, "wo", NULL, &report, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "wo: read error"));
+    fclose(in);
+    profile_free(p);
+}
+
+/* Consecutive lines share byte prefixes that end inside a frame, at a ';' or at the end of the stack: only
+ * whole frames followed by ';' in both lines may be reused. */
+static void test_shared_prefixes_between_lines(void **state)
+{
+    (void)state;
+    const char text[] = "a;bc;d 1\na;bc;e 2\na;bd 4\na;b 8\nab;c 16\nab 32\na;;x 1\na;bc;d 64\n";
+    struct read_result r = read_text(text, sizeof(text) - 1);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.report.skipped, 1);
+    assert_int_equal(find_path(r.p, "a;bc;d")->total, 65);
+    assert_int_equal(find_path(r.p, "a;bc;e")->total, 2);
+    assert_int_equal(find_path(r.p, "a;bc")->total, 67);
+    assert_int_equal(find_path(r.p, "a;bd")->total, 4);
+    assert_int_equal(find_path(r.p, "a;b")->total, 8);
+    assert_int_equal(find_path(r.p, "a")->total, 79);
+    assert_int_equal(find_path(r.p, "ab;c")->total, 16);
+    assert_int_equal(find_path(r.p, "ab")->total, 48);
+    assert_int_equal(profile_frame_count(r.p), 8);      /* a bc d e bd b ab c */
+    result_free(&r);
+}
+
+static void test_merges_into_existing_profile(void **state)
+{
+    (void)state;
+    struct read_result r = read_text("a;b 1\n", 6);
+    assert_int_equal(r.rc, 0);
+    FILE *in = fmemopen((void *)"a;b 2\na;c 4\n", 12, "r");
+    char err[128];
+    assert_int_equal(profile_read_folded(r.p, in, "second", NULL, NULL, err, sizeof(err)), 0);
+    fclose(in);
+    assert_int_equal(find_path(r.p, "a;b")->total, 3);
+    assert_int_equal(find_path(r.p, "a")->total, 7);
+    result_free(&r);
+}
+
+/* Folded text of many random stacks (well over one read chunk), some lines malformed or with count 0;
+ * expected holds the same stacks added one by one with profile_add. */
+static char *many_stacks(size_t lines, struct profile *expected, size_t *len)
+{
+    char *text = NULL;
+    FILE *out = open_memstream(&text, len);
+    assert_non_null(out);
+    uint32_t x = 12345;
+    const char *names[40];
+    char frames[40][32];
+    for (size_t i = 0; i < lines; i++) {
+        size_t depth = 0;
+        x = x * 1103515245u + 12345u;
+        size_t n = 1 + (x >> 16) % 30;
+        for (size_t d = 0; d < n; d++) {
+            x = x * 1103515245u + 12345u;
+            /* few roots, more names deeper: shared prefixes and a tree of many nodes */
+            snprintf(frames[d], sizeof(frames[d]), "f%u_%u", (unsigned)d, (unsigned)((x >> 16) % (d < 3 ? 3 : 200)));
+            names[depth++] = frames[d];
+        }
+        unsigned count = (unsigned)(x >> 8) % 5;        /* 0: names interned, nothing counted */
+        for (size_t d = 0; d < depth; d++)
+            fprintf(out, "%s%s", d ? ";" : "", names[d]);
+        fprintf(out, " %u\n", count);
+        if (i % 97 == 0)
+            fputs("bad;line\n", out);                  /* no count: skipped */
+        if (count > 0)
+            assert_int_equal(profile_add(expected, names, depth, count), 0);
+    }
+    assert_int_equal(fclose(out), 0);
+    return text;
+}
+
+static void test_many_chunks_match_stacks_added_one_by_one(void **state)
+{
+    (void)state;
+    struct profile *expected = profile_new();
+    assert_non_null(expected);
+    size_t len = 0;
+    char *text = many_stacks(20000, expected, &len);
+    assert_true(len > 8 * 64 * 1024);                   /* many read chunks: the tree is built on a thread */
+    char *want = folded_text(expected);
+
+    struct read_result r = read_text(text, len);        /* a memory stream */
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.report.skipped, (20000 + 96) / 97);
+    assert_int_equal(profile_total(r.p), profile_total(expected));
+    assert_int_equal(profile_distinct_stacks(r.p), profile_distinct_stacks(expected));
+    char *got = folded_text(r.p);
+    assert_string_equal(got, want);
+    free(got);
+    result_free(&r);
+
+    FILE *file = tmpfile();                             /* a file: its size guesses the tables' size */
+    assert_non_null(file);
+    assert_int_equal(fwrite(text, 1, len, file), len);
+    rewind(file);
+    struct profile *p = profile_new();
+    assert_non_null(p);
+    char err[128];
+    assert_int_equal(profile_read_folded(p, file, "file", NULL, NULL, err, sizeof(err)), 0);
+    fclose(file);
+    got = folded_text(p);
+    assert_string_equal(got, want);
+    assert_non_null(find_path(p, "f0_0"));
+    free(got);
+    profile_free(p);
+
+    free(want);
+    free(text);
+    profile_free(expected);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_merges_equal_prefixes),
+        cmocka_unit_test(test_crlf_comments_blank_and_spaces_in_names),
+        cmocka_unit_test(test_count_first_and_whole_decimal),
+        cmocka_unit_test(test_malformed_lines_reported_and_skipped),
+        cmocka_unit_test(test_nul_byte_line_skipped),
+        cmocka_unit_test(test_huge_line_skipped_with_line_number),
+        cmocka_unit_test(test_long_line_under_limit_accepted),
+        cmocka_unit_test(test_no_valid_line_is_an_error),
+        cmocka_unit_test(test_read_error_is_fatal),
+        cmocka_unit_test(test_shared_prefixes_between_lines),
+        cmocka_unit_test(test_merges_into_existing_profile),
+        cmocka_unit_test(test_many_chunks_match_stacks_added_one_by_one),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,505 @@
+/* test_task_tracker.c: unit tests of sampler/task_tracker: poll-start/poll-end attribution per thread, poll
+ * statistics (polls, total and longest poll time, long polls strictly over 10 ms), spawn/terminate/park counts,
+ * mismatched or orphan poll-ends, task_tracker_lost making only threads that saw markers UNKNOWN until their next
+ * poll-start, the round API (queue / round_begin / at / round_end) applying hits queued out of order across threads
+ * and buffers per thread in time order (equal times in arrival order), hits after round_end's time surviving into
+ * the next round, a randomized comparison with a per-thread reference, and task_tracker_sort (busiest first, ties
+ * by id) with lookups still correct afterwards. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sampler/markers/task_tracker.h"
+
+#define MS 1000000ull
+
+static void expect_state(const struct task_tracker *t, uint32_t tid, enum sampler_task_state st, uint64_t task,
+                         uint64_t probe)
+{
+    enum sampler_task_state s;
+    uint64_t id, pa;
+    task_tracker_current(t, tid, &s, &id, &pa);
+    if (s != st || (st == SAMPLER_IN_TASK && id != task) || pa != probe)
+        fail_msg("tid %u: state %d task %llu probe %#llx, want %d %llu %#llx", tid, s, (unsigned long long)id,
+                 (unsigned long long)pa, st, (unsigned long long)task, (unsigned long long)probe);
+}
+
+static void expect_at(struct task_tracker *t, uint32_t tid, uint64_t time, enum sampler_task_state st,
+                      uint64_t task)
+{
+    enum sampler_task_state s;
+    uint64_t id, pa;
+    task_tracker_at(t, tid, time, &s, &id, &pa);
+    if (s != st || (st == SAMPLER_IN_TASK && id != task))
+        fail_msg("tid %u at %llu: state %d task %llu, want %d %llu", tid, (unsigned long long)time, s,
+                 (unsigned long long)id, st, (unsigned long long)task);
+}
+
+static const struct sampler_task_stat *stat_of(const struct task_tracker *t, uint64_t id)
+{
+    const struct sampler_task_stat *found = NULL;
+    for (uint32_t i = 0; i < t->n_tasks; i++)
+        if (t->tasks[i].task_id == id) {
+            assert_null(found);   /* one entry per task */
+            found = &t->tasks[i];
+        }
+    return found;
+}
+
+static void test_poll_attribution(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    expect_state(&t, 1, SAMPLER_NOT_IN_TASK, 0, 0);
+    assert_int_equal(task_tracker_marker(&t, 1, 100 * MS, MARKER_POLL_START, 7, 0xabc), 0);
+    expect_state(&t, 1, SAMPLER_IN_TASK, 7, 0xabc);
+    expect_state(&t, 2, SAMPLER_NOT_IN_TASK, 0, 0);   /* other threads unaffected */
+    assert_int_equal(task_tracker_marker(&t, 2, 101 * MS, MARKER_POLL_START, 8, 0xdef), 0);
+    expect_state(&t, 2, SAMPLER_IN_TASK, 8, 0xdef);
+    expect_state(&t, 1, SAMPLER_IN_TASK, 7, 0xabc);
+    assert_int_equal(task_tracker_marker(&t, 1, 105 * MS, MARKER_POLL_END, 7, 0xabd), 0);
+    expect_state(&t, 1, SAMPLER_NOT_IN_TASK, 0, 0);
+    expect_state(&t, 2, SAMPLER_IN_TASK, 8, 0xdef);
+    /* a new start on a thread mid-poll switches to the new task */
+    assert_int_equal(task_tracker_marker(&t, 2, 102 * MS, MARKER_POLL_START, 9, 0xdef), 0);
+    expect_state(&t, 2, SAMPLER_IN_TASK, 9, 0xdef);
+    task_tracker_free(&t);
+}
+
+static void test_poll_statistics(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    /* task 7: 5 ms, then 20 ms (long), then exactly 10 ms (not long) */
+    task_tracker_marker(&t, 1, 100 * MS, MARKER_POLL_START, 7, 1);
+    task_tracker_marker(&t, 1, 105 * MS, MARKER_POLL_END, 7, 2);
+    task_tracker_marker(&t, 1, 200 * MS, MARKER_POLL_START, 7, 1);
+    task_tracker_marker(&t, 1, 220 * MS, MARKER_POLL_END, 7, 2);
+    task_tracker_marker(&t, 3, 300 * MS, MARKER_POLL_START, 7, 1);
+    task_tracker_marker(&t, 3, 310 * MS, MARKER_POLL_END, 7, 2);
+    /* task 9 on thread 2, 10 ms + 1 ns: long */
+    task_tracker_marker(&t, 2, 1000, MARKER_POLL_START, 9, 1);
+    task_tracker_marker(&t, 2, 1000 + 10 * MS + 1, MARKER_POLL_END, 9, 2);
+    const struct sampler_task_stat *s7 = stat_of(&t, 7), *s9 = stat_of(&t, 9);
+    assert_non_null(s7);
+    assert_non_null(s9);
+    assert_int_equal(s7->polls, 3);
+    assert_int_equal(s7->total_poll_ns, 35 * MS);
+    assert_int_equal(s7->longest_poll_ns, 20 * MS);
+    assert_int_equal(s9->polls, 1);
+    assert_int_equal(s9->total_poll_ns, 10 * MS + 1);
+    assert_int_equal(s9->longest_poll_ns, 10 * MS + 1);
+    assert_int_equal(t.polls, 4);
+    assert_int_equal(t.long_polls, 2);
+    assert_int_equal(t.n_tasks, 2);
+    task_tracker_free(&t);
+}
+
+static void test_mismatched_and_orphan_ends(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    /* an end without a start (recording began mid-poll): closes, counts nothing */
+    task_tracker_marker(&t, 1, 50, MARKER_POLL_END, 7, 2);
+    expect_state(&t, 1, SAMPLER_NOT_IN_TASK, 0, 0);
+    assert_int_equal(t.polls, 0);
+    /* an end for another task: closes the poll, counts nothing */
+    task_tracker_marker(&t, 1, 100, MARKER_POLL_START, 7, 1);
+    task_tracker_marker(&t, 1, 200, MARKER_POLL_END, 8, 2);
+    expect_state(&t, 1, SAMPLER_NOT_IN_TASK, 0, 0);
+    assert_int_equal(t.polls, 1);          /* polls are counted when they start */
+    assert_int_equal(t.timed_polls, 0);    /* but this one has no duration */
+    const struct sampler_task_stat *s7 = stat_of(&t, 7);
+    assert_non_null(s7);   /* seen at its start */
+    assert_int_equal(s7->polls, 1);
+    assert_int_equal(s7->total_poll_ns, 0);
+    /* an end on another thread does not close this thread's poll */
+    task_tracker_marker(&t, 1, 300, MARKER_POLL_START, 7, 1);
+    task_tracker_marker(&t, 2, 350, MARKER_POLL_END, 7, 2);
+    expect_state(&t, 1, SAMPLER_IN_TASK, 7, 1);
+    assert_int_equal(t.polls, 2);
+    assert_int_equal(t.timed_polls, 0);
+    /* an end earlier than its start (clock skew between CPUs) counts as 0 ns, not 2^64 - x */
+    task_tracker_marker(&t, 1, 290, MARKER_POLL_END, 7, 2);
+    assert_int_equal(t.timed_polls, 1);
+    assert_int_equal(stat_of(&t, 7)->total_poll_ns, 0);
+    assert_int_equal(t.long_polls, 0);
+    task_tracker_free(&t);
+}
+
+static void test_spawn_terminate_park(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    for (uint64_t id = 1; id <= 5; id++)
+        assert_int_equal(task_tracker_marker(&t, 1, id, MARKER_SPAWN, id, 0), 0);
+    task_tracker_marker(&t, 1, 10, MARKER_SPAWN, 3, 0);   /* the same id again: counted, one task entry */
+    task_tracker_marker(&t, 2, 11, MARKER_TERMINATE, 1, 0);
+    task_tracker_marker(&t, 2, 12, MARKER_TERMINATE, 2, 0);
+    task_tracker_marker(&t, 2, 13, MARKER_PARK, 0, 0);
+    task_tracker_marker(&t, 2, 14, MARKER_UNPARK, 0, 0);
+    task_tracker_marker(&t, 2, 15, MARKER_PARK, 0, 0);
+    assert_int_equal(t.spawns, 6);
+    assert_int_equal(t.terminates, 2);
+    assert_int_equal(t.parks, 2);
+    assert_int_equal(t.unparks, 1);
+    assert_int_equal(t.n_tasks, 5);
+    assert_int_equal(t.polls, 0);
+    for (uint64_t id = 1; id <= 5; id++)
+        assert_non_null(stat_of(&t, id));
+    /* none of these change what a thread is polling */
+    expect_state(&t, 1, SAMPLER_NOT_IN_TASK, 0, 0);
+    expect_state(&t, 2, SAMPLER_NOT_IN_TASK, 0, 0);
+    task_tracker_free(&t);
+}
+
+static void test_lost(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    task_tracker_marker(&t, 1, 100, MARKER_POLL_START, 7, 0xa);   /* in a poll */
+    task_tracker_marker(&t, 2, 100, MARKER_POLL_START, 8, 0xa);
+    task_tracker_marker(&t, 2, 200, MARKER_POLL_END, 8, 0xb);     /* between polls */
+    task_tracker_marker(&t, 4, 150, MARKER_SPAWN, 9, 0xc);        /* spawn only: not a poll marker */
+    task_tracker_lost(&t);
+    expect_state(&t, 1, SAMPLER_UNKNOWN_TASK, 0, 0);
+    expect_state(&t, 2, SAMPLER_UNKNOWN_TASK, 0, 0);
+    expect_state(&t, 3, SAMPLER_NOT_IN_TASK, 0, 0);   /* never saw a marker */
+    expect_state(&t, 4, SAMPLER_NOT_IN_TASK, 0, 0);
+    /* still unknown until this thread's own next poll-start */
+    task_tracker_marker(&t, 1, 300, MARKER_POLL_START, 10, 0xa);
+    expect_state(&t, 1, SAMPLER_IN_TASK, 10, 0xa);
+    expect_state(&t, 2, SAMPLER_UNKNOWN_TASK, 0, 0);
+    task_tracker_marker(&t, 2, 400, MARKER_POLL_START, 11, 0xa);
+    expect_state(&t, 2, SAMPLER_IN_TASK, 11, 0xa);
+    /* a second loss later hits them again */
+    task_tracker_lost(&t);
+    expect_state(&t, 1, SAMPLER_UNKNOWN_TASK, 0, 0);
+    task_tracker_free(&t);
+}
+
+/* ---- rounds ----------------------------------------------------------------------------------------------- */
+
+static void queue(struct task_tracker *t, uint32_t tid, uint64_t time, enum marker_kind kind, uint64_t arg0)
+{
+    struct marker_hit h = { .tid = tid, .kind = kind, .time_ns = time, .arg0 = arg0, .probe_addr = 0x1000 + kind };
+    assert_int_equal(task_tracker_queue(t, &h), 0);
+}
+
+static void test_round_out_of_order(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    /* "buffer A" (CPU 0) then "buffer B" (CPU 1): each in time order, the two interleaved in time */
+    queue(&t, 1, 300, MARKER_POLL_START, 11);
+    queue(&t, 2, 150, MARKER_POLL_START, 20);
+    queue(&t, 1, 400, MARKER_POLL_END, 11);
+    queue(&t, 1, 100, MARKER_POLL_START, 10);   /* buffer B */
+    queue(&t, 2, 250, MARKER_POLL_END, 20);
+    queue(&t, 1, 200, MARKER_POLL_END, 10);
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    /* nothing is applied until a sample asks */
+    expect_state(&t, 1, SAMPLER_NOT_IN_TASK, 0, 0);
+    expect_at(&t, 1, 50, SAMPLER_NOT_IN_TASK, 0);
+    expect_at(&t, 2, 160, SAMPLER_IN_TASK, 20);
+    expect_at(&t, 1, 100, SAMPLER_IN_TASK, 10);   /* a marker at the sample's own time counts */
+    expect_at(&t, 1, 150, SAMPLER_IN_TASK, 10);
+    expect_at(&t, 1, 250, SAMPLER_NOT_IN_TASK, 0);
+    expect_at(&t, 2, 249, SAMPLER_IN_TASK, 20);
+    expect_at(&t, 2, 260, SAMPLER_NOT_IN_TASK, 0);
+    expect_at(&t, 1, 310, SAMPLER_IN_TASK, 11);
+    expect_at(&t, 3, 310, SAMPLER_NOT_IN_TASK, 0);   /* a thread without hits */
+    task_tracker_round_end(&t, 1000);
+    expect_state(&t, 1, SAMPLER_NOT_IN_TASK, 0, 0);   /* round_end applied the rest */
+    assert_int_equal(task_tracker_pending(&t), 0);
+    /* durations come from the hits' own times, not from when they were applied */
+    assert_int_equal(stat_of(&t, 10)->total_poll_ns, 100);
+    assert_int_equal(stat_of(&t, 11)->total_poll_ns, 100);
+    assert_int_equal(stat_of(&t, 20)->total_poll_ns, 100);
+    assert_int_equal(t.polls, 3);
+    task_tracker_free(&t);
+}
+
+static void test_round_keeps_later_hits(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    queue(&t, 1, 500, MARKER_POLL_END, 5);
+    queue(&t, 2, 120, MARKER_POLL_START, 6);
+    queue(&t, 1, 100, MARKER_POLL_START, 5);
+    queue(&t, 2, 900, MARKER_POLL_END, 6);
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    expect_at(&t, 1, 200, SAMPLER_IN_TASK, 5);
+    task_tracker_round_end(&t, 300);   /* thread 2's start at 120 applied; both ends wait */
+    expect_state(&t, 1, SAMPLER_IN_TASK, 5, 0x1000 + MARKER_POLL_START);
+    expect_state(&t, 2, SAMPLER_IN_TASK, 6, 0x1000 + MARKER_POLL_START);
+    assert_int_equal(task_tracker_pending(&t), 2);
+    assert_int_equal(t.polls, 2);          /* both starts applied, counted when they start */
+    assert_int_equal(t.timed_polls, 0);
+    /* next round: new hits join the kept ones */
+    queue(&t, 1, 600, MARKER_POLL_START, 12);
+    queue(&t, 2, 400, MARKER_POLL_START, 13);   /* earlier than the kept end at 900 */
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    expect_at(&t, 1, 550, SAMPLER_NOT_IN_TASK, 0);   /* the kept end at 500 */
+    expect_at(&t, 1, 700, SAMPLER_IN_TASK, 12);
+    expect_at(&t, 2, 450, SAMPLER_IN_TASK, 13);
+    expect_at(&t, 2, 950, SAMPLER_NOT_IN_TASK, 0);   /* end 6 at 900 closes the thread's poll */
+    task_tracker_round_end(&t, 1000);
+    assert_int_equal(task_tracker_pending(&t), 0);
+    assert_int_equal(stat_of(&t, 5)->polls, 1);
+    assert_int_equal(stat_of(&t, 5)->total_poll_ns, 400);
+    assert_int_equal(stat_of(&t, 6)->polls, 1);            /* it started once... */
+    assert_int_equal(stat_of(&t, 6)->total_poll_ns, 0);    /* ...but its end came after another start */
+    assert_int_equal(t.timed_polls, 1);
+    /* an empty round is harmless */
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    expect_at(&t, 1, 2000, SAMPLER_IN_TASK, 12);
+    task_tracker_round_end(&t, 3000);
+    task_tracker_free(&t);
+}
+
+/* Hits with equal times are applied in the order they were queued (an end and the next start at one instant). */
+static void test_round_equal_times_keep_arrival_order(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    /* many hits of other threads around them, so the sort has real merging to do */
+    for (uint32_t i = 0; i < 50; i++)
+        queue(&t, 100 + i % 5, 1000 - i, MARKER_PARK, 0);
+    queue(&t, 1, 50, MARKER_POLL_START, 1);
+    queue(&t, 1, 100, MARKER_POLL_END, 1);
+    queue(&t, 1, 100, MARKER_POLL_START, 2);
+    queue(&t, 2, 100, MARKER_POLL_START, 3);
+    queue(&t, 2, 100, MARKER_POLL_END, 3);
+    for (uint32_t i = 0; i < 50; i++)
+        queue(&t, 100 + i % 5, 10 + i, MARKER_UNPARK, 0);
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    expect_at(&t, 1, 100, SAMPLER_IN_TASK, 2);
+    expect_at(&t, 2, 100, SAMPLER_NOT_IN_TASK, 0);
+    task_tracker_round_end(&t, 5000);   /* statistics are applied in time order when the round ends */
+    assert_int_equal(stat_of(&t, 1)->polls, 1);
+    assert_int_equal(stat_of(&t, 3)->polls, 1);
+    assert_int_equal(t.parks, 50);
+    assert_int_equal(t.unparks, 50);
+    task_tracker_free(&t);
+}
+
+/* Random hits over several threads and rounds, queued in a scrambled order, against a reference that applies each
+ * thread's hits in (time, arrival) order. */
+struct ref_hit {
+    uint32_t tid;
+    uint64_t time;
+    enum marker_kind kind;
+    uint64_t task;
+    size_t seq;
+};
+
+static int ref_order(const void *a, const void *b)
+{
+    const struct ref_hit *x = a, *y = b;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Mostly poll starts and ends, with hits that leave the state alone (spawn) or end only a poll in progress
+ * (a poll function's return): attribution replays those from the last start or end. */
+static enum marker_kind random_kind(void)
+{
+    switch (rand() % 8) {
+    case 0:
+    case 1: return MARKER_POLL_END;
+    case 2: return MARKER_SPAWN;
+    case 3: return MARKER_POLL_RETURN;
+    default: return MARKER_POLL_START;
+    }
+}
+
+static void ref_apply(const struct ref_hit *h, bool *ref_in, uint64_t *ref_task)
+{
+    if (h->kind == MARKER_POLL_START) {
+        ref_in[h->tid] = true;
+        ref_task[h->tid] = h->task;
+    } else if (h->kind == MARKER_POLL_END || h->kind == MARKER_POLL_RETURN) {
+        ref_in[h->tid] = false;
+    }
+}
+
+static void test_round_random_against_reference(void **state)
+{
+    (void)state;
+    enum { THREADS = 8, PER_ROUND = 600, ROUNDS = 6 };
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    struct ref_hit *all = calloc(PER_ROUND * ROUNDS, sizeof(*all));
+    assert_non_null(all);
+    size_t n_all = 0, seq = 0;
+    srand(777);
+    /* reference per thread state */
+    uint64_t ref_task[THREADS + 1] = { 0 };
+    bool ref_in[THREADS + 1] = { false };
+    size_t applied = 0;   /* all[] sorted by time; hits before this index are applied in the reference */
+    uint64_t round_end = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        uint64_t lo = round_end > 300 ? round_end - 300 : 0;   /* some hits predate the previous cut */
+        uint64_t hi = round_end + 2000;
+        size_t first_new = n_all;
+        for (int i = 0; i < PER_ROUND; i++) {
+            struct ref_hit h = {
+                .tid = 1 + (uint32_t)(rand() % THREADS),
+                .time = lo + (uint64_t)(rand() % (int)(hi - lo)),
+                .kind = random_kind(),
+                .task = 1 + (uint64_t)(rand() % 20),
+                .seq = seq++,
+            };
+            /* keep hits after the previous cut so the reference's order is well defined */
+            if (h.time <= round_end)
+                h.time = round_end + 1 + h.time % 7;
+            all[n_all++] = h;
+        }
+        /* queue this round's hits in a scrambled order, but each thread's hits of equal time in seq order
+         * (arrival order is what breaks ties): queue in reverse-time order by thread parity, stable per time */
+        size_t cnt = n_all - first_new;
+        struct ref_hit *scr = malloc(cnt * sizeof(*scr));
+        assert_non_null(scr);
+        memcpy(scr, all + first_new, cnt * sizeof(*scr));
+        /* shuffle, then restore seq order among hits of the same tid and time (a stable relation) */
+        for (size_t i = cnt; i > 1; i--) {
+            size_t j = (size_t)rand() % i;
+            struct ref_hit tmp = scr[i - 1];
+            scr[i - 1] = scr[j];
+            scr[j] = tmp;
+        }
+        for (size_t i = 0; i < cnt; i++)
+            for (size_t j = i + 1; j < cnt; j++)
+                if (scr[i].tid == scr[j].tid && scr[i].time == scr[j].time && scr[i].seq > scr[j].seq) {
+                    struct ref_hit tmp = scr[i];
+                    scr[i] = scr[j];
+                    scr[j] = tmp;
+                }
+        for (size_t i = 0; i < cnt; i++)
+            queue(&t, scr[i].tid, scr[i].time, scr[i].kind, scr[i].task);
+        free(scr);
+        assert_int_equal(task_tracker_round_begin(&t), 0);
+        qsort(all, n_all, sizeof(*all), ref_order);
+        /* samples at increasing times on random threads */
+        uint64_t cut = round_end + 1500;
+        for (uint64_t now = round_end; now <= cut; now += 1 + (uint64_t)(rand() % 40)) {
+            while (applied < n_all && all[applied].time <= now) {
+                const struct ref_hit *h = &all[applied++];
+                ref_apply(h, ref_in, ref_task);
+            }
+            uint32_t tid = 1 + (uint32_t)(rand() % THREADS);
+            enum sampler_task_state st;
+            uint64_t id, pa;
+            task_tracker_at(&t, tid, now, &st, &id, &pa);
+            if (st != (ref_in[tid] ? SAMPLER_IN_TASK : SAMPLER_NOT_IN_TASK) || (ref_in[tid] && id != ref_task[tid]))
+                fail_msg("round %d tid %u at %llu: state %d task %llu, reference %d %llu", round, tid,
+                         (unsigned long long)now, st, (unsigned long long)id, ref_in[tid],
+                         (unsigned long long)ref_task[tid]);
+        }
+        task_tracker_round_end(&t, cut);
+        while (applied < n_all && all[applied].time <= cut) {
+            const struct ref_hit *h = &all[applied++];
+            ref_apply(h, ref_in, ref_task);
+        }
+        for (uint32_t tid = 1; tid <= THREADS; tid++) {
+            enum sampler_task_state st;
+            uint64_t id, pa;
+            task_tracker_current(&t, tid, &st, &id, &pa);
+            assert_int_equal(st, ref_in[tid] ? SAMPLER_IN_TASK : SAMPLER_NOT_IN_TASK);
+            if (ref_in[tid])
+                assert_int_equal(id, ref_task[tid]);
+        }
+        assert_int_equal(task_tracker_pending(&t), n_all - applied);
+        round_end = cut;
+    }
+    free(all);
+    task_tracker_free(&t);
+}
+
+/* ---- sorting ---------------------------------------------------------------------------------------------- */
+
+static void poll_for(struct task_tracker *t, uint32_t tid, uint64_t task, uint64_t start, uint64_t ns)
+{
+    task_tracker_marker(t, tid, start, MARKER_POLL_START, task, 0);
+    task_tracker_marker(t, tid, start + ns, MARKER_POLL_END, task, 0);
+}
+
+static void test_sort_busiest_first(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    poll_for(&t, 1, 1, 0, 5);
+    poll_for(&t, 1, 3, 100, 30);
+    poll_for(&t, 1, 2, 200, 30);
+    task_tracker_marker(&t, 1, 300, MARKER_SPAWN, 4, 0);   /* never polled */
+    poll_for(&t, 2, 5, 0, 12 * MS);
+    task_tracker_sort(&t);
+    assert_int_equal(t.n_tasks, 5);
+    static const uint64_t order[] = { 5, 2, 3, 1, 4 };   /* by total time, ties by id */
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(t.tasks[i].task_id, order[i]);
+    /* lookups by id still reach the right entries after the move */
+    poll_for(&t, 1, 1, 1000, 100);
+    poll_for(&t, 1, 4, 2000, 7);
+    task_tracker_marker(&t, 1, 3000, MARKER_SPAWN, 2, 0);
+    assert_int_equal(t.n_tasks, 5);   /* no duplicate entries */
+    assert_int_equal(stat_of(&t, 1)->total_poll_ns, 105);
+    assert_int_equal(stat_of(&t, 1)->polls, 2);
+    assert_int_equal(stat_of(&t, 4)->total_poll_ns, 7);
+    assert_int_equal(stat_of(&t, 2)->total_poll_ns, 30);
+    assert_int_equal(stat_of(&t, 5)->longest_poll_ns, 12 * MS);
+    task_tracker_sort(&t);
+    static const uint64_t order2[] = { 5, 1, 2, 3, 4 };
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(t.tasks[i].task_id, order2[i]);
+    /* many tasks: the rebuilt index still finds each */
+    for (uint64_t id = 100; id < 3100; id++)
+        poll_for(&t, 3, id, id * 10, id % 97);
+    task_tracker_sort(&t);
+    for (uint32_t i = 1; i < t.n_tasks; i++)
+        assert_true(t.tasks[i - 1].total_poll_ns >= t.tasks[i].total_poll_ns);
+    for (uint64_t id = 100; id < 3100; id++)
+        poll_for(&t, 3, id, id * 10, 1);
+    assert_int_equal(t.n_tasks, 3005);
+    for (uint64_t id = 100; id < 3100; id += 37) {
+        const struct sampler_task_stat *s = stat_of(&t, id);
+        assert_non_null(s);
+        assert_int_equal(s->polls, 2);
+        assert_int_equal(s->total_poll_ns, id % 97 + 1);
+    }
+    task_tracker_free(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_poll_attribution),
+        cmocka_unit_test(test_poll_statistics),
+        cmocka_unit_test(test_mismatched_and_orphan_ends),
+        cmocka_unit_test(test_spawn_terminate_park),
+        cmocka_unit_test(test_lost),
+        cmocka_unit_test(test_round_out_of_order),
+        cmocka_unit_test(test_round_keeps_later_hits),
+        cmocka_unit_test(test_round_equal_times_keep_arrival_order),
+        cmocka_unit_test(test_round_random_against_reference),
+        cmocka_unit_test(test_sort_busiest_first),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
