@@ -1,34 +1,17 @@
 /* symbolize_internal.h: the pieces the symbolize layer is built from, shared between its files only:
- * an arena and string pool (interned names and files), the address cache, the mapping table, the small
+ * the address cache, the mapping table, the small
  * ELF layout reader (PT_LOAD segments, build-id), separate debug file lookup, one libbfd object, and the
  * kernel symbol table. Nothing outside symbolize/ includes this. */
 #ifndef TASKSPY_SYMBOLIZE_INTERNAL_H
 #define TASKSPY_SYMBOLIZE_INTERNAL_H
 
+#include "base/arena.h"
+#include "base/string_pool.h"
 #include "symbolize/symbolize.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* ---- arena.c: bump allocator; everything it hands out lives until arena_free ------------------------ */
-struct arena_chunk;
-struct arena {
-    struct arena_chunk *head;
-};
-void *arena_alloc(struct arena *a, size_t size);   /* zeroed, 16-byte aligned; NULL on allocation failure */
-void arena_free(struct arena *a);
-
-/* ---- string_pool.c: one copy of each distinct string; equal strings give the same pointer ----------- */
-struct string_pool {
-    struct arena storage;
-    const char **slots;   /* open addressing, power-of-two size */
-    size_t n_slots;
-    size_t n_used;
-};
-const char *string_pool_intern(struct string_pool *p, const char *s);
-const char *string_pool_intern_len(struct string_pool *p, const char *s, size_t len);
-void string_pool_free(struct string_pool *p);
 
 /* ---- addr_cache.c: address (and kind) -> resolved result --------------------------------------------- */
 enum addr_kind { ADDR_USER = 0, ADDR_USER_RETURN = 1, ADDR_KERNEL = 2 };

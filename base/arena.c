@@ -1,6 +1,6 @@
-/* arena.c: a bump allocator for the symbolize layer's long-lived data (interned strings, results, frames).
+/* arena.c: a bump allocator for long-lived data (interned strings, results, frames).
  * Nothing is freed one by one; arena_free releases every chunk at once. */
-#include "symbolize/symbolize_internal.h"
+#include "base/arena.h"
 
 #include <stdlib.h>
 #include <string.h>

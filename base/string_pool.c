@@ -1,7 +1,8 @@
 /* string_pool.c: interning of names and file names, so each distinct string is stored once and results
  * can be compared and hashed by pointer. Open addressing over an FNV-1a hash. */
-#include "symbolize/symbolize_internal.h"
+#include "base/string_pool.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
