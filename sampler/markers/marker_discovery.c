@@ -1,0 +1,135 @@
+/* marker_discovery.c: finding what to probe in an object the target maps: its USDT poll markers (all
+ * decodable, or none of the object's), else the poll functions of a runtime taskspy knows. */
+#include "sampler/markers/markers_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "elf/elf_file.h"
+#include "sampler/probes/runtime_probes.h"
+#include "sampler/probes/usdt_notes.h"
+
+static enum marker_kind kind_of(enum usdt_marker m)
+{
+    switch (m) {
+    case USDT_MARKER_POLL_START: return MARKER_POLL_START;
+    case USDT_MARKER_POLL_END: return MARKER_POLL_END;
+    case USDT_MARKER_SPAWN: return MARKER_SPAWN;
+    case USDT_MARKER_TERMINATE: return MARKER_TERMINATE;
+    case USDT_MARKER_PARK: return MARKER_PARK;
+    case USDT_MARKER_UNPARK: return MARKER_UNPARK;
+    default: return MARKER_KIND_COUNT;
+    }
+}
+
+static bool needs_arg(enum marker_kind k)
+{
+    return k == MARKER_POLL_START || k == MARKER_POLL_END || k == MARKER_SPAWN || k == MARKER_TERMINATE;
+}
+static bool already_scanned(struct markers *m, const char *path)
+{
+    for (size_t i = 0; i < m->n_scanned; i++)
+        if (strcmp(m->scanned[i], path) == 0)
+            return true;
+    if (m->n_scanned == m->cap_scanned) {
+        size_t cap = m->cap_scanned ? m->cap_scanned * 2 : 32;
+        char **v = realloc(m->scanned, cap * sizeof(*v));
+        if (!v)
+            return true;   /* cannot remember it: do not attach twice */
+        m->scanned = v;
+        m->cap_scanned = cap;
+    }
+    char *copy = strdup(path);
+    if (!copy)
+        return true;
+    m->scanned[m->n_scanned++] = copy;
+    return false;
+}
+static void attach_runtime_functions(struct markers *m, const struct elf_file *ef, const char *path)
+{
+    struct runtime_probe_list found;
+    if (runtime_probes_find_with_debug(ef, path, m->root, &found) != 0)
+        return;
+    for (size_t i = 0; i < found.n; i++) {
+        const struct runtime_probe *r = &found.v[i];
+        struct usdt_arg id = { .kind = USDT_ARG_REG, .size = 8, .reg = r->id_register, .reg_bytes = 8 };
+        struct probe_location entry = { r->runtime, "poll (function entry)", r->file_offset, 0, false };
+        attach_location(m, path, &entry, MARKER_POLL_START, &id);
+        if (m->poll_times) {
+            struct probe_location ret = { r->runtime, "poll (return)", r->file_offset, 0, true };
+            attach_location(m, path, &ret, MARKER_POLL_RETURN, NULL);
+        }
+    }
+    m->runtime_functions += found.n;
+    runtime_probes_free(&found);
+}
+
+void markers_scan_object(struct markers *m, const char *path)
+{
+    if (!m || !path || path[0] != '/' || already_scanned(m, path))
+        return;
+    char full[4200];
+    snprintf(full, sizeof(full), "%s%s", m->root, path);
+    struct elf_file ef;
+    if (elf_file_open(&ef, full) != 0 && elf_file_open(&ef, path) != 0)
+        return;
+    struct usdt_note_list notes;
+    if (usdt_notes_read(&ef, &notes) != 0) {
+        elf_file_close(&ef);
+        return;
+    }
+    size_t poll_markers = 0;
+    /* First check every marker of the object can be decoded: a half-attached set (poll-start without
+     * poll-end) would attribute wrongly, so an undecodable marker leaves the whole object out. */
+    bool usable = true;
+    for (size_t i = 0; i < notes.n && usable; i++) {
+        const struct usdt_note *n = &notes.v[i];
+        enum marker_kind k = kind_of(n->marker);
+        if (k == MARKER_KIND_COUNT || !usdt_provider_selected(m->spec, n->provider) || !needs_arg(k))
+            continue;
+        struct usdt_arg a;
+        struct uprobe_arg_plan plan;
+        if (usdt_arg_parse(n->args, 0, &a) != USDT_ARG_OK || uprobe_arg_plan_for(&a, &plan) != 0) {
+            fprintf(stderr, "taskspy: marker %s:%s in %s has an argument taskspy cannot decode ('%s'); "
+                            "no markers from %s\n", n->provider, n->name, path, n->args, path);
+            usable = false;
+        }
+    }
+    /* Optional markers (spawn, terminate, park, unpark) only feed counts in the summary, but every location
+     * costs an event per CPU and each event's teardown waits in the kernel: skip a kind with many sites
+     * (tokio inlines spawn at every call site). */
+    size_t sites[MARKER_KIND_COUNT] = { 0 };
+    for (size_t i = 0; i < notes.n; i++) {
+        enum marker_kind k = kind_of(notes.v[i].marker);
+        if (k != MARKER_KIND_COUNT && usdt_provider_selected(m->spec, notes.v[i].provider))
+            sites[k]++;
+    }
+    for (int k = 0; k < MARKER_KIND_COUNT; k++)
+        if (k != MARKER_POLL_START && k != MARKER_POLL_END && sites[k] > MAX_OPTIONAL_SITES)
+            fprintf(stderr, "taskspy: not attaching %zu %s markers in %s (optional; more than %d sites)\n",
+                    sites[k], k == MARKER_SPAWN ? "task-spawn" : k == MARKER_TERMINATE ? "task-terminate" : "park",
+                    path, MAX_OPTIONAL_SITES);
+    for (size_t i = 0; i < notes.n && usable; i++) {
+        const struct usdt_note *n = &notes.v[i];
+        enum marker_kind k = kind_of(n->marker);
+        if (k == MARKER_KIND_COUNT || !usdt_provider_selected(m->spec, n->provider))
+            continue;
+        if (k != MARKER_POLL_START && k != MARKER_POLL_END && sites[k] > MAX_OPTIONAL_SITES)
+            continue;
+        struct usdt_arg a;
+        bool with_arg = needs_arg(k) && usdt_arg_parse(n->args, 0, &a) == USDT_ARG_OK;
+        struct probe_location loc = { n->provider, n->name, n->pc_offset, n->semaphore_offset, false };
+        if (attach_location(m, full, &loc, k, with_arg ? &a : NULL) == 0 && k == MARKER_POLL_START)
+            poll_markers++;
+    }
+    /* No poll markers here: probe the poll functions of the runtimes taskspy knows (tokio's
+     * Harness<T,S>::poll), the task's identity read from a register at entry. */
+    if (usable && poll_markers == 0 && strcmp(m->spec, "auto") == 0)
+        attach_runtime_functions(m, &ef, full);
+    usdt_notes_free(&notes);
+    elf_file_close(&ef);
+}

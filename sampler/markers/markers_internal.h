@@ -1,0 +1,78 @@
+/* markers_internal.h: the state of the marker layer and the steps its files share: discovery
+ * (marker_discovery.c) finds probe locations in objects, attaching (marker_attach.c) chooses the route for
+ * each, hits (marker_hits.c) decodes what the routes deliver. Never included from outside sampler/markers/. */
+#ifndef TASKSPY_MARKERS_INTERNAL_H
+#define TASKSPY_MARKERS_INTERNAL_H
+
+#include "sampler/markers/markers.h"
+#include "sampler/markers/bpf_route.h"
+#include "sampler/perf/ring_buffer.h"
+#include "base/u64_map.h"
+#include "sampler/markers/uprobe_pmu.h"
+#include "sampler/markers/uprobe_tracefs.h"
+#include "sampler/probes/usdt_args.h"
+
+/* Where one probe goes. */
+struct probe_location {
+    const char *provider, *name;
+    uint64_t offset;                   /* file offset */
+    uint64_t semaphore_offset;         /* 0 = none */
+    bool retprobe;
+};
+
+#define MAX_OPTIONAL_SITES 8
+
+struct marker_probe {
+    char provider[64];
+    char name[64];
+    enum marker_kind kind;
+    bool has_arg;
+    struct usdt_arg arg0;
+    struct uprobe_arg_plan plan;
+    bool tracefs;
+    struct uprobe_tracefs_event tracefs_event;
+    bool bpf;                          /* hits through BPF (else perf samples) */
+};
+
+/* A CPU's marker ring buffer: every marker event opened on the CPU writes into it; the first one owns it. */
+struct marker_buffer {
+    int cpu;
+    int fd;                            /* the owner; -1 until an event maps it */
+    struct ring_buffer rb;
+};
+
+struct markers {
+    pid_t pid;
+    char root[64];
+    struct marker_buffer *buffers;     /* one per CPU */
+    size_t n_cpus;
+    size_t buffer_pages;
+    const char *spec;
+    bool poll_times;                   /* runtime functions: also probe their returns */
+    size_t runtime_functions;          /* runtime poll functions probed */
+    struct uprobe_pmu pmu;
+    bool have_pmu;
+    struct marker_bpf *bpf;            /* hits through BPF slots (NULL: not set up yet, or unavailable) */
+    int bpf_state;                     /* 0 untried, 1 ready, -1 unavailable (TASKSPY_MARKER_RECORDS=perf) */
+    bool bpf_links;                    /* programs on uprobe_multi links (else on perf uprobe events) */
+    struct uprobe_tracefs tracefs;
+    int tracefs_state;                 /* 0 untried (or not mounted), 1 ready, -1 unavailable */
+    bool prefer_tracefs;               /* tracefs events where possible (TASKSPY_UPROBES=pmu: never) */
+    bool per_process;                  /* system-wide uprobes refused: follow the target process instead */
+    struct marker_probe *probes;
+    size_t n_probes, cap_probes;
+    int *fds;                          /* perf events and uprobe_multi links: closed together, concurrently */
+    size_t n_fds, cap_fds;
+    struct u64_map probe_of_id;        /* event id -> probes[] */
+    char **scanned;                    /* object paths already scanned */
+    size_t n_scanned, cap_scanned;
+    struct sampler_probe_stat *stats;
+    size_t n_stats;
+};
+
+/* marker_attach.c: attach one location of a marker (kind, arg0 NULL when it has none) the first way that
+ * works. Returns 0, or -1 (reported once). */
+int attach_location(struct markers *m, const char *path, const struct probe_location *n,
+                    enum marker_kind kind, const struct usdt_arg *arg0);
+
+#endif

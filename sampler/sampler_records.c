@@ -1,0 +1,244 @@
+/* sampler_records.c: what the ring buffers deliver: samples (unwound and attributed to the task their
+ * thread polls), mappings, thread names, lost counts; and the round that reads marker records before the
+ * samples of the same time span. */
+#include "sampler/sampler_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void set_thread_name(struct sampler *s, pid_t tid, const char *name)
+{
+    uint32_t idx;
+    if (!u64_map_get(&s->thread_names, (uint64_t)tid, &idx)) {
+        if (s->n_names == s->cap_names) {
+            uint32_t cap = s->cap_names ? s->cap_names * 2 : 64;
+            struct thread_name *v = realloc(s->names, cap * sizeof(*v));
+            if (!v)
+                return;
+            s->names = v;
+            s->cap_names = cap;
+        }
+        idx = s->n_names;
+        if (u64_map_put(&s->thread_names, (uint64_t)tid, idx) != 0)
+            return;
+        s->n_names++;
+        s->stats.threads++;
+    }
+    snprintf(s->names[idx].name, THREAD_NAME_LEN, "%s", name);
+    if (s->sink && s->sink->on_thread_name)
+        s->sink->on_thread_name(s->sink->ctx, tid, s->names[idx].name);
+}
+
+const char *thread_name(const struct sampler *s, pid_t tid)
+{
+    uint32_t idx;
+    return u64_map_get(&s->thread_names, (uint64_t)tid, &idx) ? s->names[idx].name : NULL;
+}
+
+void emit_mapping(struct sampler *s, const struct proc_map *m)
+{
+    /* files, and the vDSO (named "[vdso]" in frames it has no symbols for); not [stack], [heap] etc. */
+    if (!s->sink || !s->sink->on_mapping || !m->path[0] || (m->path[0] == '[' && strcmp(m->path, "[vdso]") != 0))
+        return;
+    bool map_file = strncmp(m->path, "/proc/", 6) == 0 && strstr(m->path, "/map_files/");
+    struct sampler_mapping out = {
+        .start = m->start, .end = m->end, .pgoff = m->pgoff, .path = m->path,
+        .root = map_file ? "" : s->root,     /* a deleted file, opened through /proc/PID/map_files */
+        .executable = m->executable,
+    };
+    s->sink->on_mapping(s->sink->ctx, &out);
+}
+
+static void reload_maps(struct sampler *s)
+{
+    uint64_t t = now_ns();
+    if (t - s->last_maps_reload_ns < 100000000ull)
+        return;
+    s->last_maps_reload_ns = t;
+    if (proc_maps_load(&s->maps, s->target.pid) != 0)
+        return;
+    for (size_t i = 0; i < s->maps.n; i++) {
+        emit_mapping(s, &s->maps.v[i]);
+        if (s->markers && s->maps.v[i].executable && s->maps.v[i].path[0] == '/')
+            markers_scan_object(s->markers, s->maps.v[i].path);
+    }
+}
+
+
+/* ---- record handling ------------------------------------------------------------------------------ */
+
+static void handle_sample(struct sampler *s, const struct decoded_sample *d)
+{
+    if ((pid_t)d->pid != s->target.pid) {
+        /* inherited events follow forked children too: they are not threads of the target */
+        s->stats.other_processes++;
+        return;
+    }
+    struct sampler_sample out;
+    memset(&out, 0, sizeof(out));
+    out.pid = (pid_t)d->pid;
+    out.tid = (pid_t)d->tid;
+    out.time_ns = d->time;
+    size_t n_kernel = 0, n_chain_user = 0;
+    if (d->callchain)
+        perf_split_callchain(d->callchain, d->callchain_nr, s->kernel_ips, &n_kernel, s->chain_user,
+                             &n_chain_user, SAMPLER_MAX_FRAMES);
+    if (s->cfg.kernel) {
+        out.kernel_ips = s->kernel_ips;
+        out.n_kernel = n_kernel;
+    }
+    if (s->cfg.call_graph == SAMPLER_CALL_GRAPH_DWARF) {
+        if (d->regs_abi != PERF_SAMPLE_REGS_ABI_NONE && d->regs) {
+            perf_unpack_regs(d, s->layout.regs_user_mask, s->regs, PERF_REG_X86_64_MAX);
+            if (!proc_maps_find(&s->maps, s->regs[PERF_REG_X86_IP]))
+                reload_maps(s);      /* code mapped since the last mmap record we read */
+            bool truncated = false;
+            out.n_user = unwinder_unwind(s->unwinder, s->regs, d->stack, d->stack ? d->stack_size : 0,
+                                         s->user_ips, SAMPLER_MAX_FRAMES, &truncated);
+            out.truncated = truncated;
+        }
+        out.user_ips = s->user_ips;
+    } else {
+        out.user_ips = s->chain_user;
+        out.n_user = n_chain_user;
+        out.truncated = n_chain_user >= SAMPLER_MAX_FRAMES - 2;
+        if (n_chain_user > 0 && !proc_maps_find(&s->maps, s->chain_user[0]))
+            reload_maps(s);
+    }
+    if (out.n_user == 0 && out.n_kernel == 0)
+        return;     /* a kernel thread, or kernel-only time with kernel frames not asked for */
+    if (out.truncated)
+        s->stats.unwind_truncated++;
+    task_tracker_at(&s->tasks, d->tid, d->time, &out.task_state, &out.task_id, &out.poll_probe_addr);
+    if (!thread_name(s, out.tid)) {
+        char name[THREAD_NAME_LEN + 8];
+        if (target_thread_name(s->target.pid, out.tid, name, sizeof(name)))
+            set_thread_name(s, out.tid, name);
+    }
+    s->stats.samples++;
+    if (s->sink && s->sink->on_sample)
+        s->sink->on_sample(s->sink->ctx, &out);
+}
+
+/* The time of a record: samples carry it after IDENTIFIER, IP and TID; other records in their sample_id
+ * trailer (TID, TIME, IDENTIFIER at the end). 0 when absent. */
+static uint64_t record_time(const struct perf_event_header *rec)
+{
+    uint64_t t = 0;
+    if (rec->type == PERF_RECORD_SAMPLE) {
+        if (rec->size >= sizeof(*rec) + 32)
+            memcpy(&t, (const uint8_t *)(rec + 1) + 24, 8);
+    } else if (rec->size >= sizeof(*rec) + 24) {
+        memcpy(&t, (const uint8_t *)rec + rec->size - 16, 8);
+    }
+    return t;
+}
+
+static enum ring_buffer_next handle_record(void *ctx, const struct perf_event_header *rec)
+{
+    struct sampler *s = ctx;
+    if (record_time(rec) > s->round_end_ns)
+        return RING_BUFFER_KEEP;   /* markers up to its time may not have been read yet */
+    switch (rec->type) {
+    case PERF_RECORD_SAMPLE: {           /* only the sampling events write here (markers: markers.c) */
+        struct decoded_sample d;
+        if (perf_decode_sample(rec, &s->layout, &d) == 0)
+            handle_sample(s, &d);
+        return RING_BUFFER_CONTINUE;
+    }
+    case PERF_RECORD_MMAP2: {
+        struct decoded_mmap2 m;
+        if (perf_decode_mmap2(rec, &m) != 0 || (pid_t)m.pid != s->target.pid)
+            return 0;
+        struct proc_map pm = {
+            .start = m.addr, .end = m.addr + m.len, .pgoff = m.pgoff, .readable = (m.prot & 1) != 0,
+            .executable = (m.prot & 4) != 0, .path = (char *)m.filename,
+        };
+        if (strcmp(pm.path, "//anon") == 0)
+            pm.path = (char *)"";
+        if (proc_maps_insert(&s->maps, &pm) == 0) {
+            const struct proc_map *inserted = proc_maps_find(&s->maps, m.addr);
+            if (inserted) {
+                emit_mapping(s, inserted);
+                if (s->markers && inserted->executable && inserted->path[0] == '/')
+                    markers_scan_object(s->markers, inserted->path);
+            }
+        }
+        return RING_BUFFER_CONTINUE;
+    }
+    case PERF_RECORD_COMM: {
+        struct decoded_comm c;
+        if (perf_decode_comm(rec, &c) == 0 && (pid_t)c.pid == s->target.pid)
+            set_thread_name(s, (pid_t)c.tid, c.comm);
+        return RING_BUFFER_CONTINUE;
+    }
+    case PERF_RECORD_FORK: {
+        struct decoded_task t;
+        if (perf_decode_task(rec, &t) == 0 && (pid_t)t.pid == s->target.pid && t.tid != t.ptid) {
+            const char *parent = thread_name(s, (pid_t)t.ptid);
+            char name[THREAD_NAME_LEN];
+            snprintf(name, sizeof(name), "%s", parent ? parent : "");
+            if (!target_thread_name(s->target.pid, (pid_t)t.tid, name, sizeof(name)) && !parent)
+                snprintf(name, sizeof(name), "[thread]");
+            set_thread_name(s, (pid_t)t.tid, name);
+        }
+        return RING_BUFFER_CONTINUE;
+    }
+    case PERF_RECORD_EXIT:
+        return RING_BUFFER_CONTINUE;
+    case PERF_RECORD_LOST: {
+        uint64_t lost;
+        if (perf_decode_lost(rec, &lost) == 0)
+            s->stats.lost += lost;
+        return RING_BUFFER_CONTINUE;
+    }
+    default:
+        return RING_BUFFER_CONTINUE;
+    }
+}
+
+/* Peek pass: learn thread names first (a thread's name record may be in another CPU's buffer than its
+ * samples, and a short-lived thread is gone from /proc by the time its samples are read). */
+static enum ring_buffer_next peek_record(void *ctx, const struct perf_event_header *rec)
+{
+    struct sampler *s = ctx;
+    if (record_time(rec) > s->round_end_ns)
+        return RING_BUFFER_KEEP;
+    if (rec->type == PERF_RECORD_COMM || rec->type == PERF_RECORD_FORK)
+        return handle_record(ctx, rec);      /* naming twice (again in the drain pass) is harmless */
+    return RING_BUFFER_CONTINUE;
+}
+
+/* One round: learn thread names, take every marker record up to the cut-off from the marker buffers, then
+ * consume every sample up to it, so each sample sees all markers before it whichever CPU they came
+ * through. The cut-off is a little in the past so records stamped before it but still being written are
+ * not missed. */
+void drain_all(struct sampler *s, bool final)
+{
+    uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    s->round_end_ns = final ? UINT64_MAX : now_ns() - 2000000ull;
+    for (size_t c = 0; c < s->n_cpus; c++)
+        if (s->cpus[c].fd >= 0)
+            ring_buffer_peek(&s->cpus[c].rb, peek_record, s);
+    uint64_t cpu1 = clock_ns(CLOCK_THREAD_CPUTIME_ID), cpu2 = cpu1;
+    if (s->markers) {
+        struct markers_read_counts got = { 0 };
+        markers_read(s->markers, s->round_end_ns, &s->tasks, &got);
+        s->stats.marker_records += got.records;
+        s->stats.lost_markers += got.lost;
+        s->stats.throttled_markers += got.throttled;
+        task_tracker_round_begin(&s->tasks);
+        cpu2 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    }
+    for (size_t c = 0; c < s->n_cpus; c++)
+        if (s->cpus[c].fd >= 0)
+            ring_buffer_drain(&s->cpus[c].rb, handle_record, s);
+    uint64_t cpu3 = clock_ns(CLOCK_THREAD_CPUTIME_ID), cpu4 = cpu3;
+    if (s->markers) {
+        task_tracker_round_end(&s->tasks, s->round_end_ns);
+        cpu4 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    }
+    s->stats.marker_cpu_ns += (cpu2 - cpu1) + (cpu4 - cpu3);
+    s->stats.processing_cpu_ns += cpu4 - cpu0;
+}
