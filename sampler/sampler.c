@@ -1,9 +1,9 @@
-/* sampler.c: the recording loop. One sampling event per (thread, CPU) of the target with inherit=1, so the
- * threads it creates are followed; all events of a CPU write into one ring buffer per CPU (as perf record
- * does; the kernel refuses to map inherited per-task buffers). Marker uprobes write into marker buffers of
- * their own (markers.c). A thread migrates between CPUs, so each round first takes the marker records of
- * every CPU up to the round's cut-off time, then consumes samples up to that time: each sample sees all
- * markers before it. */
+/* sampler.c: opening, the recording loop, closing. One sampling event per (thread, CPU) of the target with
+ * inherit=1, so the threads it creates are followed; all events of a CPU write into one ring buffer per CPU
+ * (as perf record does; the kernel refuses to map inherited per-task buffers; sampler_events.c). Marker
+ * uprobes write into marker buffers of their own (sampler/markers/). A thread migrates between CPUs, so each
+ * round first takes the marker records of every CPU up to the round's cut-off time, then consumes samples up
+ * to that time: each sample sees all markers before it (sampler_records.c). */
 #include "sampler/sampler_internal.h"
 
 #include <errno.h>
@@ -12,6 +12,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* ---- opening ------------------------------------------------------------------------------------ */
+
+static struct sampler *sampler_new(const struct sampler_config *cfg)
+{
+    struct sampler *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->cfg = *cfg;
+    s->target.go_fd = s->target.exec_error_fd = s->target.pidfd = -1;
+    if (u64_map_init(&s->attached, 64) != 0 || thread_names_init(&s->names) != 0 ||
+        task_tracker_init(&s->tasks) != 0) {
+        sampler_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+static int open_target(struct sampler *s, char *err, size_t errlen)
+{
+    int rc = s->cfg.pid > 0 ? target_attach(&s->target, s->cfg.pid, err, errlen)
+                            : target_launch(&s->target, s->cfg.argv, err, errlen);
+    snprintf(s->root, sizeof(s->root), "/proc/%d/root", (int)s->target.pid);
+    return rc;
+}
 
 static size_t choose_buffer_pages(size_t n_cpus)
 {
@@ -23,198 +48,232 @@ static size_t choose_buffer_pages(size_t n_cpus)
     return pages;
 }
 
+/* The per-CPU sample buffers (not mapped yet) and the unwinder. */
+static int set_up_buffers(struct sampler *s, char *err, size_t errlen)
+{
+    long n_cpus = sysconf(_SC_NPROCESSORS_CONF);
+    if (n_cpus < 1)
+        n_cpus = 1;
+    /* Two buffers per CPU (samples, markers) within the locked memory perf grants a process without
+     * CAP_IPC_LOCK: sized up front, so the marker buffers are not left without room. */
+    size_t pages = ring_buffer_pages_within(choose_buffer_pages((size_t)n_cpus), 2 * (size_t)n_cpus,
+                                            ring_buffer_lock_budget());
+    if (cpu_buffers_init(&s->cpus, NULL, (size_t)n_cpus, pages) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    s->unwinder = unwinder_new(&s->maps, s->root);
+    if (!s->unwinder) {
+        snprintf(err, errlen, "cannot set up the unwinder");
+        return -1;
+    }
+    return 0;
+}
+
+/* The sampling events: of the launched command (held before exec), or of every thread of the process. */
+static int open_events(struct sampler *s, char *err, size_t errlen)
+{
+    if (s->target.launched) {
+        if (sampler_open_first_event(s, s->target.pid, err, errlen) != 0)
+            return -1;
+        char name[THREAD_NAME_LEN];
+        const char *base = strrchr(s->cfg.argv[0], '/');
+        snprintf(name, sizeof(name), "%s", base ? base + 1 : s->cfg.argv[0]);
+        sampler_name_thread(s, s->target.pid, name);
+        return 0;
+    }
+    if (sampler_attach_new_threads(s, true, err, errlen) != 0)
+        return -1;
+    if (proc_maps_load(&s->maps, s->target.pid) != 0) {
+        snprintf(err, errlen, "cannot read /proc/%d/maps: %s", (int)s->target.pid, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* The marker layer, on the CPUs that have sample buffers, and the objects known so far scanned for
+ * markers: the command about to be exec'd, or what the process maps. */
+static int open_markers(struct sampler *s, char *err, size_t errlen)
+{
+    int cpu_ids[1024];
+    struct markers_config mc = {
+        .spec = s->cfg.markers, .poll_times = s->cfg.poll_times, .pid = s->target.pid, .root = s->root,
+        .cpus = cpu_ids, .n_cpus = cpu_buffers_mapped_cpus(&s->cpus, cpu_ids, 1024), .buffer_pages = s->cpus.pages,
+        .records = s->cfg.marker_records, .uprobes = s->cfg.uprobe_events, .on_warning = s->cfg.on_warning,
+        .warning_ctx = s->cfg.warning_ctx,
+    };
+    if (markers_open(&s->markers, &mc, err, errlen) != 0)
+        return -1;
+    if (!s->markers)
+        return 0;
+    if (s->target.launched) {
+        char exe[4096];
+        if (target_resolve_command(s->cfg.argv[0], s->cfg.search_path, exe, sizeof(exe)))
+            markers_scan_object(s->markers, exe);
+        return 0;
+    }
+    for (size_t i = 0; i < s->maps.n; i++)
+        if (s->maps.v[i].executable && s->maps.v[i].path[0] == '/')
+            markers_scan_object(s->markers, s->maps.v[i].path);
+    return 0;
+}
+
 int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *err, size_t errlen)
 {
     *out = NULL;
-    struct sampler *s = calloc(1, sizeof(*s));
+    struct sampler *s = sampler_new(cfg);
     if (!s) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    s->cfg = *cfg;
-    s->target.go_fd = s->target.exec_error_fd = s->target.pidfd = -1;
-    if (u64_map_init(&s->attached, 64) != 0 ||
-        u64_map_init(&s->thread_names, 64) != 0 || task_tracker_init(&s->tasks) != 0) {
-        snprintf(err, errlen, "out of memory");
+    if (open_target(s, err, errlen) != 0 || set_up_buffers(s, err, errlen) != 0 ||
+        open_events(s, err, errlen) != 0 || open_markers(s, err, errlen) != 0) {
         sampler_close(s);
         return -1;
-    }
-    int rc;
-    if (cfg->pid > 0) {
-        rc = target_attach(&s->target, cfg->pid, err, errlen);
-    } else {
-        rc = target_launch(&s->target, cfg->argv, err, errlen);
-    }
-    if (rc != 0) {
-        sampler_close(s);
-        return -1;
-    }
-    snprintf(s->root, sizeof(s->root), "/proc/%d/root", (int)s->target.pid);
-    long n_cpus = sysconf(_SC_NPROCESSORS_CONF);
-    if (n_cpus < 1)
-        n_cpus = 1;
-    s->cpus = calloc((size_t)n_cpus, sizeof(*s->cpus));
-    if (!s->cpus) {
-        snprintf(err, errlen, "out of memory");
-        sampler_close(s);
-        return -1;
-    }
-    for (long c = 0; c < n_cpus; c++) {
-        s->cpus[c].cpu = (int)c;
-        s->cpus[c].fd = -1;
-    }
-    s->n_cpus = (size_t)n_cpus;
-    /* Two buffers per CPU (samples, markers) within the locked memory perf grants a process without
-     * CAP_IPC_LOCK: sized up front, so the marker buffers are not left without room. */
-    s->buffer_pages = ring_buffer_pages_within(choose_buffer_pages(s->n_cpus), 2 * s->n_cpus,
-                                               ring_buffer_lock_budget());
-    s->unwinder = unwinder_new(&s->maps, s->root);
-    if (!s->unwinder) {
-        snprintf(err, errlen, "cannot set up the unwinder");
-        sampler_close(s);
-        return -1;
-    }
-    if (s->target.launched) {
-        if (open_first_event(s, s->target.pid, err, errlen) != 0) {
-            sampler_close(s);
-            return -1;
-        }
-        char name[THREAD_NAME_LEN];
-        const char *base = strrchr(cfg->argv[0], '/');
-        snprintf(name, sizeof(name), "%s", base ? base + 1 : cfg->argv[0]);
-        set_thread_name(s, s->target.pid, name);
-    } else {
-        if (attach_new_threads(s, true, err, errlen) != 0) {
-            sampler_close(s);
-            return -1;
-        }
-        if (proc_maps_load(&s->maps, s->target.pid) != 0) {
-            snprintf(err, errlen, "cannot read /proc/%d/maps: %s", (int)s->target.pid, strerror(errno));
-            sampler_close(s);
-            return -1;
-        }
-    }
-    int cpu_ids[1024];
-    size_t n_buffers = 0;
-    for (size_t c = 0; c < s->n_cpus && n_buffers < 1024; c++)
-        if (s->cpus[c].fd >= 0)
-            cpu_ids[n_buffers++] = s->cpus[c].cpu;
-    if (markers_open(&s->markers, cfg->markers, cfg->poll_times, s->target.pid, s->root, cpu_ids, n_buffers,
-                     s->buffer_pages, err, errlen) != 0) {
-        sampler_close(s);
-        return -1;
-    }
-    if (s->markers) {
-        if (s->target.launched) {
-            char exe[4096];
-            if (target_resolve_command(cfg->argv[0], exe, sizeof(exe)))
-                markers_scan_object(s->markers, exe);
-        } else {
-            for (size_t i = 0; i < s->maps.n; i++)
-                if (s->maps.v[i].executable && s->maps.v[i].path[0] == '/')
-                    markers_scan_object(s->markers, s->maps.v[i].path);
-        }
     }
     *out = s;
     return 0;
 }
-int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, size_t errlen)
+
+/* ---- recording ---------------------------------------------------------------------------------- */
+
+/* Tell the sink what is already known: thread names and mappings found while opening. */
+static void announce_known(struct sampler *s)
 {
-    s->sink = sink;
-    s->err = err;
-    s->errlen = errlen;
-    /* Announce what is already known. */
-    for (uint32_t i = 0; i < s->n_names; i++) {
-        uint64_t *keys = s->thread_names.keys;
-        for (size_t j = 0; j <= s->thread_names.mask; j++)
-            if (s->thread_names.values[j] == i + 1 && sink->on_thread_name)
-                sink->on_thread_name(sink->ctx, (pid_t)keys[j], s->names[i].name);
-    }
+    for (size_t i = 0; i < s->names.n && s->sink->on_thread_name; i++)
+        s->sink->on_thread_name(s->sink->ctx, s->names.v[i].tid, s->names.v[i].name);
     for (size_t i = 0; i < s->maps.n; i++)
-        emit_mapping(s, &s->maps.v[i]);
+        sampler_emit_mapping(s, &s->maps.v[i]);
+}
+
+/* Let the launched command exec (its events enable on exec), or enable the events of the running process. */
+static int start_recording(struct sampler *s, char *err, size_t errlen)
+{
     s->start_ns = now_ns();
-    if (s->target.launched) {
-        if (target_release(&s->target, s->cfg.argv[0], err, errlen) != 0)
-            return -1;
-    } else {
-        enable_all(s, PERF_EVENT_IOC_ENABLE);
-        /* Threads born between listing and enabling: catch them now. */
-        if (attach_new_threads(s, false, err, errlen) != 0)
-            return -1;
+    s->next_progress_ns = s->start_ns + SAMPLER_PROGRESS_INTERVAL_NS;
+    if (s->target.launched)
+        return target_release(&s->target, s->cfg.argv[0], err, errlen);
+    sampler_enable(s, true);
+    /* Threads born between listing and enabling: catch them now. */
+    return sampler_attach_new_threads(s, false, err, errlen);
+}
+
+/* Wait until a buffer has records, the target exits or the poll interval (at most 100 ms, less before the
+ * deadline) passes. Returns 0, or -1 with a message in err. */
+static int wait_for_records(struct sampler *s, struct pollfd *pfds, int *fds, size_t max_fds, uint64_t deadline,
+                            char *err, size_t errlen)
+{
+    size_t n_fds = cpu_buffers_fds(&s->cpus, fds, max_fds - 1);
+    n_fds += markers_buffer_fds(s->markers, fds + n_fds, max_fds - 1 - n_fds);
+    if (s->target.pidfd >= 0)
+        fds[n_fds++] = s->target.pidfd;
+    for (size_t i = 0; i < n_fds; i++)
+        pfds[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+    uint64_t t = now_ns();
+    int timeout_ms = 100;
+    if (deadline != UINT64_MAX && deadline > t && (deadline - t) / 1000000 < (uint64_t)timeout_ms)
+        timeout_ms = (int)((deadline - t) / 1000000) + 1;
+    if (poll(pfds, n_fds, timeout_ms) < 0 && errno != EINTR) {
+        snprintf(err, errlen, "poll failed: %s", strerror(errno));
+        return -1;
     }
+    return 0;
+}
+
+/* How the recording goes, to the sink, every SAMPLER_PROGRESS_INTERVAL_NS. */
+static void report_progress(struct sampler *s, uint64_t t)
+{
+    if (t < s->next_progress_ns || !s->sink->on_progress)
+        return;
+    s->next_progress_ns = t + SAMPLER_PROGRESS_INTERVAL_NS;
+    struct sampler_progress p = {
+        .elapsed_s = (double)(t - s->start_ns) / 1e9, .duration_s = s->cfg.duration, .samples = s->stats.samples,
+        .lost = s->stats.lost, .polls = s->tasks.polls, .tasks_seen = s->tasks.tasks.n,
+    };
+    s->sink->on_progress(s->sink->ctx, &p);
+}
+
+/* Whether the recording is over: stop asked for, the deadline passed, or the target exited. */
+static bool recording_done(struct sampler *s, uint64_t t, uint64_t deadline)
+{
+    if ((s->cfg.stop && *s->cfg.stop) || t >= deadline)
+        return true;
+    if (!target_poll_exit(&s->target))
+        return false;
+    s->stats.target_exited = true;
+    s->stats.target_status = s->target.status;
+    return true;
+}
+
+/* Read rounds of records until the recording is over; a running process's new threads are attached about
+ * every second (those born under an event inherit it). Returns 0, or -1 with a message in err. */
+static int record_rounds(struct sampler *s, char *err, size_t errlen)
+{
     uint64_t deadline = s->cfg.duration > 0 ? s->start_ns + (uint64_t)(s->cfg.duration * 1e9) : UINT64_MAX;
     uint64_t next_rescan = s->start_ns + 200000000ull;
-    size_t max_fds = 2 * s->n_cpus + 2;   /* samples, markers (per CPU, and the BPF ring), target */
+    size_t max_fds = 2 * s->cpus.n + 2;   /* samples, markers (per CPU, and the BPF ring), target */
     struct pollfd *pfds = calloc(max_fds, sizeof(*pfds));
-    int *marker_fds = calloc(s->n_cpus + 1, sizeof(*marker_fds));
-    if (!pfds || !marker_fds) {
+    int *fds = calloc(max_fds, sizeof(*fds));
+    if (!pfds || !fds) {
         free(pfds);
-        free(marker_fds);
+        free(fds);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     int rc = 0;
-    for (;;) {
-        size_t n = 0;
-        for (size_t c = 0; c < s->n_cpus; c++)
-            if (s->cpus[c].fd >= 0)
-                pfds[n++] = (struct pollfd){ .fd = s->cpus[c].fd, .events = POLLIN };
-        size_t n_marker_fds = markers_buffer_fds(s->markers, marker_fds, s->n_cpus + 1);
-        for (size_t i = 0; i < n_marker_fds; i++)
-            pfds[n++] = (struct pollfd){ .fd = marker_fds[i], .events = POLLIN };
-        if (s->target.pidfd >= 0)
-            pfds[n++] = (struct pollfd){ .fd = s->target.pidfd, .events = POLLIN };
+    while (rc == 0) {
+        if ((rc = wait_for_records(s, pfds, fds, max_fds, deadline, err, errlen)) != 0)
+            break;
+        sampler_read_round(s, false);
         uint64_t t = now_ns();
-        int timeout_ms = 100;
-        if (deadline != UINT64_MAX && deadline > t && (deadline - t) / 1000000 < (uint64_t)timeout_ms)
-            timeout_ms = (int)((deadline - t) / 1000000) + 1;
-        if (poll(pfds, n, timeout_ms) < 0 && errno != EINTR) {
-            snprintf(err, errlen, "poll failed: %s", strerror(errno));
-            rc = -1;
+        if (recording_done(s, t, deadline))
             break;
-        }
-        drain_all(s, false);
-        t = now_ns();
-        if (s->cfg.stop && *s->cfg.stop)
-            break;
-        if (t >= deadline)
-            break;
-        if (target_poll_exit(&s->target)) {
-            s->stats.target_exited = true;
-            s->stats.target_status = s->target.status;
-            break;
-        }
+        report_progress(s, t);
         if (!s->target.launched && t >= next_rescan) {
             next_rescan = t + 1000000000ull;
-            if (attach_new_threads(s, false, err, errlen) != 0) {
-                rc = -1;
-                break;
-            }
+            rc = sampler_attach_new_threads(s, false, err, errlen);
         }
     }
     free(pfds);
-    free(marker_fds);
-    enable_all(s, PERF_EVENT_IOC_DISABLE);
-    drain_all(s, true);
+    free(fds);
+    return rc;
+}
+
+/* Disable the events, read what is left, end a launched command still running, and fill the statistics. */
+static void finish_recording(struct sampler *s)
+{
+    sampler_enable(s, false);
+    sampler_read_round(s, true);
     s->stats.duration_s = (double)(now_ns() - s->start_ns) / 1e9;
-    if (!s->stats.target_exited && s->target.launched) {
+    if (!s->stats.target_exited && s->target.launched)
         target_terminate(&s->target, 1000);
-    }
     task_tracker_sort(&s->tasks);
     s->stats.polls = s->tasks.polls;
     s->stats.timed_polls = s->tasks.timed_polls;
     s->stats.spawns = s->tasks.spawns;
     s->stats.terminates = s->tasks.terminates;
     s->stats.long_polls = s->tasks.long_polls;
-    s->stats.tasks = s->tasks.tasks;
-    s->stats.n_tasks = s->tasks.n_tasks;
-    s->stats.tasks_seen = s->tasks.n_tasks;
+    s->stats.tasks = s->tasks.tasks.v;
+    s->stats.n_tasks = s->tasks.tasks.n;
+    s->stats.tasks_seen = s->tasks.tasks.n;
     if (s->markers) {
         markers_stats(s->markers, &s->stats.probes, &s->stats.n_probes);
         markers_routes(s->markers, &s->stats.marker_locations_bpf, &s->stats.marker_locations_perf);
     }
+}
+
+int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, size_t errlen)
+{
+    s->sink = sink;
+    announce_known(s);
+    if (start_recording(s, err, errlen) != 0)
+        return -1;
+    int rc = record_rounds(s, err, errlen);
+    finish_recording(s);
     return rc;
 }
+
+/* ---- questions and closing ---------------------------------------------------------------------- */
 
 const struct sampler_stats *sampler_stats(const struct sampler *s)
 {
@@ -237,13 +296,8 @@ void sampler_close(struct sampler *s)
         return;
     if (s->markers)
         markers_close(s->markers);
-    for (size_t c = 0; c < s->n_cpus; c++)
-        if (s->cpus[c].fd >= 0)
-            ring_buffer_unmap(&s->cpus[c].rb);
-    for (size_t i = 0; i < s->n_fds; i++)
-        close(s->fds[i]);
-    free(s->fds);
-    free(s->cpus);
+    cpu_buffers_free(&s->cpus);
+    event_fds_close(&s->events);
     if (s->target.launched && !s->target.exited && s->target.go_fd < 0)
         target_terminate(&s->target, 1000);
     target_close(&s->target);
@@ -252,7 +306,6 @@ void sampler_close(struct sampler *s)
     proc_maps_free(&s->maps);
     task_tracker_free(&s->tasks);
     u64_map_free(&s->attached);
-    u64_map_free(&s->thread_names);
-    free(s->names);
+    thread_names_free(&s->names);
     free(s);
 }

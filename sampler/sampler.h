@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "sampler/sampler_types.h"
+
 enum sampler_call_graph { SAMPLER_CALL_GRAPH_DWARF, SAMPLER_CALL_GRAPH_FP };
 
 #define SAMPLER_MAX_STACK_SIZE 65528u
@@ -27,6 +29,13 @@ struct sampler_config {
     const char *markers;             /* "auto", "none", or a comma list of provider names */
     bool poll_times;                 /* runtimes without markers: also probe poll returns (poll durations) */
     volatile sig_atomic_t *stop;     /* becomes non-zero when the user asks to stop (SIGINT/SIGTERM) */
+    const char *search_path;         /* PATH to find the launched command in (as execvp does); NULL: a default */
+    enum sampler_marker_records marker_records;  /* debugging: how marker hits come (default: best route) */
+    enum sampler_uprobe_events uprobe_events;    /* debugging: which uprobe events (default: tracefs first) */
+    /* A problem that does not stop the recording (a marker left out, a slower route taken): one line
+     * without a prefix or newline. May be called from sampler_open and sampler_run. NULL: not reported. */
+    void (*on_warning)(void *ctx, const char *message);
+    void *warning_ctx;
 };
 
 /* One mapped file of the target, as /proc/PID/maps or a PERF_RECORD_MMAP2 describes it. */
@@ -35,12 +44,6 @@ struct sampler_mapping {
     const char *path;                /* as the target sees it; "" for anonymous */
     const char *root;                /* prefix to open it from this side, e.g. "/proc/PID/root", or "" */
     bool executable;
-};
-
-enum sampler_task_state {
-    SAMPLER_NOT_IN_TASK = 0,         /* no poll open on this thread */
-    SAMPLER_IN_TASK,                 /* polling task_id */
-    SAMPLER_UNKNOWN_TASK,            /* a marker record was lost: which task is not known */
 };
 
 /* One on-CPU sample, unwound. Addresses are innermost first; user_ips[0] is the sampled instruction,
@@ -58,26 +61,26 @@ struct sampler_sample {
     uint64_t poll_probe_addr;        /* address of the poll-start probe that opened the poll, or 0 */
 };
 
+/* How the recording is going, for a live status line. */
+struct sampler_progress {
+    double elapsed_s;                /* since the events were enabled */
+    double duration_s;               /* as configured; 0 = until stopped or the target exits */
+    uint64_t samples;                /* samples delivered so far */
+    uint64_t lost;                   /* sample records the kernel dropped so far */
+    uint64_t polls;                  /* task polls seen so far (poll markers) */
+    uint64_t tasks_seen;             /* distinct tasks seen so far */
+};
+
+/* How often sampler_run calls on_progress. */
+#define SAMPLER_PROGRESS_INTERVAL_NS 250000000ull
+
 struct sampler_sink {
     void *ctx;
     void (*on_mapping)(void *ctx, const struct sampler_mapping *m);
     void (*on_thread_name)(void *ctx, pid_t tid, const char *name);
     void (*on_sample)(void *ctx, const struct sampler_sample *s);
-};
-
-/* One attached marker probe name, for the summary. */
-struct sampler_probe_stat {
-    char provider[64];
-    char name[64];
-    unsigned locations;
-};
-
-/* Per-task accounting from poll markers. */
-struct sampler_task_stat {
-    uint64_t task_id;
-    uint64_t polls;
-    uint64_t total_poll_ns;
-    uint64_t longest_poll_ns;
+    /* About every SAMPLER_PROGRESS_INTERVAL_NS while recording, from the recording loop; NULL: not called. */
+    void (*on_progress)(void *ctx, const struct sampler_progress *p);
 };
 
 struct sampler_stats {

@@ -70,48 +70,23 @@ static void init_sampling_attr(struct sampler *s, bool hardware, bool exclude_ke
     s->layout.regs_user_mask = a->sample_regs_user;
 }
 
-static int remember_fd(struct sampler *s, int fd)
-{
-    if (s->n_fds == s->cap_fds) {
-        size_t cap = s->cap_fds ? s->cap_fds * 2 : 64;
-        int *v = realloc(s->fds, cap * sizeof(*v));
-        if (!v)
-            return -1;
-        s->fds = v;
-        s->cap_fds = cap;
-    }
-    s->fds[s->n_fds++] = fd;
-    return 0;
-}
-
 /* Open the sampling events of one thread, one per CPU, each writing into its CPU's buffer (mapping the
  * buffer with the first event of that CPU). Returns 0, or -1 with errno (ESRCH: the thread is gone). */
 static int open_thread_events(struct sampler *s, pid_t tid)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    s->attr.wakeup_watermark = (uint32_t)(s->buffer_pages * page / 4);
+    s->attr.wakeup_watermark = (uint32_t)(s->cpus.pages * page / 4);
     size_t opened = 0;
-    for (size_t c = 0; c < s->n_cpus; c++) {
-        struct cpu_buffer *cb = &s->cpus[c];
-        int fd = (int)perf_event_open(&s->attr, tid, cb->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    for (size_t c = 0; c < s->cpus.n; c++) {
+        int fd = (int)perf_event_open(&s->attr, tid, s->cpus.v[c].cpu, -1, PERF_FLAG_FD_CLOEXEC);
         if (fd < 0) {
             if (errno == ENODEV)
                 continue;       /* CPU offline */
             return -1;
         }
-        int rc = 0;
-        if (cb->fd < 0) {
-            if ((rc = ring_buffer_map_fitting(&cb->rb, fd, s->buffer_pages)) == 0)
-                cb->fd = fd;
-        } else {
-            rc = ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, cb->fd);
-        }
-        if (rc != 0 || remember_fd(s, fd) != 0) {
+        if (cpu_buffers_route(&s->cpus, c, fd) != 0 || event_fds_add(&s->events, fd) != 0) {
             int e = errno;
-            if (cb->fd == fd) {
-                ring_buffer_unmap(&cb->rb);
-                cb->fd = -1;
-            }
+            cpu_buffers_forget(&s->cpus, c, fd);
             close(fd);
             errno = e;
             return -1;
@@ -126,7 +101,7 @@ static int open_thread_events(struct sampler *s, pid_t tid)
 }
 
 /* Open the first event, choosing the event (cycles, else cpu-clock) and whether kernel samples are allowed. */
-int open_first_event(struct sampler *s, pid_t tid, char *err, size_t errlen)
+int sampler_open_first_event(struct sampler *s, pid_t tid, char *err, size_t errlen)
 {
     const bool try_hw[2] = { true, false };
     int last_errno = 0;
@@ -156,8 +131,33 @@ int open_first_event(struct sampler *s, pid_t tid, char *err, size_t errlen)
     return -1;
 }
 
+/* Give thread tid (named name) events of its own; after the first attach they are enabled at once.
+ * Returns 0 (also when the thread is gone), or -1 with a message in err. */
+static int attach_thread(struct sampler *s, pid_t tid, const char *name, bool first, char *err, size_t errlen)
+{
+    size_t events_before = s->events.n;
+    if (events_before == 0) {
+        if (sampler_open_first_event(s, tid, err, errlen) != 0)
+            return -1;
+        sampler_name_thread(s, tid, name);
+        return 0;
+    }
+    if (open_thread_events(s, tid) != 0) {
+        if (errno == ESRCH)
+            return 0;
+        snprintf(err, errlen, "perf_event_open failed for thread %d: %s", (int)tid, strerror(errno));
+        return -1;
+    }
+    sampler_name_thread(s, tid, name);
+    if (!first && event_fds_enable_from(&s->events, events_before, true) != 0) {
+        snprintf(err, errlen, "cannot enable the event of thread %d: %s", (int)tid, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* Attach to threads of the target that have no event of their own and were not born under one. */
-int attach_new_threads(struct sampler *s, bool first, char *err, size_t errlen)
+int sampler_attach_new_threads(struct sampler *s, bool first, char *err, size_t errlen)
 {
     pid_t *tids = malloc(MAX_THREADS * sizeof(*tids));
     if (!tids) {
@@ -174,45 +174,22 @@ int attach_new_threads(struct sampler *s, bool first, char *err, size_t errlen)
         return 0;
     }
     int rc = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && rc == 0; i++) {
         uint32_t idx;
-        if (u64_map_get(&s->attached, (uint64_t)tids[i], &idx) ||
-            u64_map_get(&s->thread_names, (uint64_t)tids[i], &idx))
+        if (u64_map_get(&s->attached, (uint64_t)tids[i], &idx) || thread_names_get(&s->names, tids[i]))
             continue;           /* has an event, or a FORK record showed it inherited one */
         char name[THREAD_NAME_LEN + 8];
         if (!target_thread_name(s->target.pid, tids[i], name, sizeof(name)))
             continue;           /* gone already */
-        size_t fds_before = s->n_fds;
-        int ok = (s->n_fds == 0) ? open_first_event(s, tids[i], err, errlen) : open_thread_events(s, tids[i]);
-        if (ok < 0) {
-            if (s->n_fds == 0) {
-                rc = -1;
-                break;
-            }
-            if (errno == ESRCH)
-                continue;
-            snprintf(err, errlen, "perf_event_open failed for thread %d: %s", (int)tids[i], strerror(errno));
-            rc = -1;
-            break;
-        }
-        set_thread_name(s, tids[i], name);
-        for (size_t f = fds_before; !first && f < s->n_fds; f++)
-            if (ioctl(s->fds[f], PERF_EVENT_IOC_ENABLE, 0) != 0) {
-                snprintf(err, errlen, "cannot enable the event of thread %d: %s", (int)tids[i], strerror(errno));
-                rc = -1;
-                break;
-            }
-        if (rc != 0)
-            break;
+        rc = attach_thread(s, tids[i], name, first, err, errlen);
     }
     free(tids);
     return rc;
 }
 
-void enable_all(struct sampler *s, unsigned long request)
+void sampler_enable(struct sampler *s, bool on)
 {
-    for (size_t i = 0; i < s->n_fds; i++)
-        ioctl(s->fds[i], request, 0);
+    event_fds_enable_from(&s->events, 0, on);
     if (s->markers)
-        markers_enable(s->markers, request == PERF_EVENT_IOC_ENABLE);
+        markers_enable(s->markers, on);
 }

@@ -13,14 +13,15 @@
 #include "sampler/markers/markers.h"
 #include "sampler/perf/perf_records.h"
 #include "sampler/target/proc_maps.h"
-#include "sampler/perf/ring_buffer.h"
+#include "sampler/perf/cpu_buffers.h"
+#include "sampler/perf/event_fds.h"
 #include "sampler/target/target.h"
+#include "sampler/target/thread_names.h"
 #include "sampler/markers/task_tracker.h"
 #include "base/u64_map.h"
 #include "sampler/unwind/unwind.h"
 
 #define MAX_THREADS 65536
-#define THREAD_NAME_LEN 16
 #define TOTAL_BUFFER_BYTES (64u << 20)
 
 /* All general-purpose registers: what DWARF CFI may refer to, and what marker arguments live in. */
@@ -30,16 +31,6 @@
                         (1ULL << PERF_REG_X86_R8) | (1ULL << PERF_REG_X86_R9) | (1ULL << PERF_REG_X86_R10) | \
                         (1ULL << PERF_REG_X86_R11) | (1ULL << PERF_REG_X86_R12) | (1ULL << PERF_REG_X86_R13) | \
                         (1ULL << PERF_REG_X86_R14) | (1ULL << PERF_REG_X86_R15))
-
-struct cpu_buffer {
-    int cpu;
-    int fd;                              /* the event that owns the buffer; -1 until the first opens */
-    struct ring_buffer rb;
-};
-
-struct thread_name {
-    char name[THREAD_NAME_LEN];
-};
 
 struct sampler {
     struct sampler_config cfg;
@@ -51,23 +42,16 @@ struct sampler {
     struct markers *markers;
     struct sample_layout layout;
     struct perf_event_attr attr;         /* of the sampling events */
-    struct cpu_buffer *cpus;
-    size_t n_cpus;
-    int *fds;                            /* every sampling event, for enable/disable/close */
-    size_t n_fds, cap_fds;
-    size_t buffer_pages;
+    struct cpu_buffers cpus;             /* the samples' ring buffer of each CPU */
+    struct event_fds events;             /* every sampling event, for enable/disable/close */
     struct u64_map attached;             /* tids with their own sampling event */
-    struct u64_map thread_names;         /* tid -> names[] */
-    struct thread_name *names;
-    uint32_t n_names, cap_names;
+    struct thread_names names;
     const struct sampler_sink *sink;
     struct sampler_stats stats;
     uint64_t start_ns;
     uint64_t last_maps_reload_ns;
     uint64_t round_end_ns;               /* records after this time wait for the next round */
-    bool stopping;
-    char *err;                           /* where the run loop reports a fatal error */
-    size_t errlen;
+    uint64_t next_progress_ns;           /* when the sink hears how the recording goes next */
     /* per-sample scratch */
     uint64_t regs[PERF_REG_X86_64_MAX];
     uint64_t user_ips[SAMPLER_MAX_FRAMES];
@@ -88,15 +72,17 @@ static inline uint64_t now_ns(void)
     return clock_ns(CLOCK_MONOTONIC);
 }
 
-/* sampler_records.c */
-void set_thread_name(struct sampler *s, pid_t tid, const char *name);
-const char *thread_name(const struct sampler *s, pid_t tid);
-void emit_mapping(struct sampler *s, const struct proc_map *m);
-void drain_all(struct sampler *s, bool final);
+/* sampler_records.c: name a thread (counting it, telling the sink); announce a mapping to the sink; read one
+ * round of records (final: everything left, after the events are disabled). */
+void sampler_name_thread(struct sampler *s, pid_t tid, const char *name);
+void sampler_emit_mapping(struct sampler *s, const struct proc_map *m);
+void sampler_read_round(struct sampler *s, bool final);
 
-/* sampler_events.c */
-int open_first_event(struct sampler *s, pid_t tid, char *err, size_t errlen);
-int attach_new_threads(struct sampler *s, bool first, char *err, size_t errlen);
-void enable_all(struct sampler *s, unsigned long request);
+/* sampler_events.c: open the events of the launched target's first thread (choosing the event type); attach
+ * every thread of a running target without an event (first: the initial attach, whose failure is fatal);
+ * enable or disable every event, markers' too. Return 0, or -1 with a message in err. */
+int sampler_open_first_event(struct sampler *s, pid_t tid, char *err, size_t errlen);
+int sampler_attach_new_threads(struct sampler *s, bool first, char *err, size_t errlen);
+void sampler_enable(struct sampler *s, bool on);
 
 #endif

@@ -7,36 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-void set_thread_name(struct sampler *s, pid_t tid, const char *name)
+void sampler_name_thread(struct sampler *s, pid_t tid, const char *name)
 {
-    uint32_t idx;
-    if (!u64_map_get(&s->thread_names, (uint64_t)tid, &idx)) {
-        if (s->n_names == s->cap_names) {
-            uint32_t cap = s->cap_names ? s->cap_names * 2 : 64;
-            struct thread_name *v = realloc(s->names, cap * sizeof(*v));
-            if (!v)
-                return;
-            s->names = v;
-            s->cap_names = cap;
-        }
-        idx = s->n_names;
-        if (u64_map_put(&s->thread_names, (uint64_t)tid, idx) != 0)
-            return;
-        s->n_names++;
+    bool added;
+    const char *stored = thread_names_set(&s->names, tid, name, &added);
+    if (!stored)
+        return;
+    if (added)
         s->stats.threads++;
-    }
-    snprintf(s->names[idx].name, THREAD_NAME_LEN, "%s", name);
     if (s->sink && s->sink->on_thread_name)
-        s->sink->on_thread_name(s->sink->ctx, tid, s->names[idx].name);
+        s->sink->on_thread_name(s->sink->ctx, tid, stored);
 }
 
-const char *thread_name(const struct sampler *s, pid_t tid)
-{
-    uint32_t idx;
-    return u64_map_get(&s->thread_names, (uint64_t)tid, &idx) ? s->names[idx].name : NULL;
-}
-
-void emit_mapping(struct sampler *s, const struct proc_map *m)
+void sampler_emit_mapping(struct sampler *s, const struct proc_map *m)
 {
     /* files, and the vDSO (named "[vdso]" in frames it has no symbols for); not [stack], [heap] etc. */
     if (!s->sink || !s->sink->on_mapping || !m->path[0] || (m->path[0] == '[' && strcmp(m->path, "[vdso]") != 0))
@@ -59,14 +42,36 @@ static void reload_maps(struct sampler *s)
     if (proc_maps_load(&s->maps, s->target.pid) != 0)
         return;
     for (size_t i = 0; i < s->maps.n; i++) {
-        emit_mapping(s, &s->maps.v[i]);
+        sampler_emit_mapping(s, &s->maps.v[i]);
         if (s->markers && s->maps.v[i].executable && s->maps.v[i].path[0] == '/')
             markers_scan_object(s->markers, s->maps.v[i].path);
     }
 }
 
-
-/* ---- record handling ------------------------------------------------------------------------------ */
+/* The user frames of a sample: unwound from its copied stack (dwarf), or its callchain's user part (fp).
+ * An address outside every known mapping means code mapped since the last mmap record: reload the maps. */
+static void user_frames(struct sampler *s, const struct decoded_sample *d, size_t n_chain_user,
+                        struct sampler_sample *out)
+{
+    if (s->cfg.call_graph == SAMPLER_CALL_GRAPH_FP) {
+        out->user_ips = s->chain_user;
+        out->n_user = n_chain_user;
+        out->truncated = n_chain_user >= SAMPLER_MAX_FRAMES - 2;
+        if (n_chain_user > 0 && !proc_maps_find(&s->maps, s->chain_user[0]))
+            reload_maps(s);
+        return;
+    }
+    out->user_ips = s->user_ips;
+    if (d->regs_abi == PERF_SAMPLE_REGS_ABI_NONE || !d->regs)
+        return;
+    perf_unpack_regs(d, s->layout.regs_user_mask, s->regs, PERF_REG_X86_64_MAX);
+    if (!proc_maps_find(&s->maps, s->regs[PERF_REG_X86_IP]))
+        reload_maps(s);
+    bool truncated = false;
+    out->n_user = unwinder_unwind(s->unwinder, s->regs, d->stack, d->stack ? d->stack_size : 0, s->user_ips,
+                                  SAMPLER_MAX_FRAMES, &truncated);
+    out->truncated = truncated;
+}
 
 static void handle_sample(struct sampler *s, const struct decoded_sample *d)
 {
@@ -88,33 +93,16 @@ static void handle_sample(struct sampler *s, const struct decoded_sample *d)
         out.kernel_ips = s->kernel_ips;
         out.n_kernel = n_kernel;
     }
-    if (s->cfg.call_graph == SAMPLER_CALL_GRAPH_DWARF) {
-        if (d->regs_abi != PERF_SAMPLE_REGS_ABI_NONE && d->regs) {
-            perf_unpack_regs(d, s->layout.regs_user_mask, s->regs, PERF_REG_X86_64_MAX);
-            if (!proc_maps_find(&s->maps, s->regs[PERF_REG_X86_IP]))
-                reload_maps(s);      /* code mapped since the last mmap record we read */
-            bool truncated = false;
-            out.n_user = unwinder_unwind(s->unwinder, s->regs, d->stack, d->stack ? d->stack_size : 0,
-                                         s->user_ips, SAMPLER_MAX_FRAMES, &truncated);
-            out.truncated = truncated;
-        }
-        out.user_ips = s->user_ips;
-    } else {
-        out.user_ips = s->chain_user;
-        out.n_user = n_chain_user;
-        out.truncated = n_chain_user >= SAMPLER_MAX_FRAMES - 2;
-        if (n_chain_user > 0 && !proc_maps_find(&s->maps, s->chain_user[0]))
-            reload_maps(s);
-    }
+    user_frames(s, d, n_chain_user, &out);
     if (out.n_user == 0 && out.n_kernel == 0)
         return;     /* a kernel thread, or kernel-only time with kernel frames not asked for */
     if (out.truncated)
         s->stats.unwind_truncated++;
     task_tracker_at(&s->tasks, d->tid, d->time, &out.task_state, &out.task_id, &out.poll_probe_addr);
-    if (!thread_name(s, out.tid)) {
+    if (!thread_names_get(&s->names, out.tid)) {
         char name[THREAD_NAME_LEN + 8];
         if (target_thread_name(s->target.pid, out.tid, name, sizeof(name)))
-            set_thread_name(s, out.tid, name);
+            sampler_name_thread(s, out.tid, name);
     }
     s->stats.samples++;
     if (s->sink && s->sink->on_sample)
@@ -135,67 +123,76 @@ static uint64_t record_time(const struct perf_event_header *rec)
     return t;
 }
 
+/* A mapping the target made: known from now on, told to the sink, scanned for markers. */
+static void handle_mmap2(struct sampler *s, const struct perf_event_header *rec)
+{
+    struct decoded_mmap2 m;
+    if (perf_decode_mmap2(rec, &m) != 0 || (pid_t)m.pid != s->target.pid)
+        return;
+    struct proc_map pm = {
+        .start = m.addr, .end = m.addr + m.len, .pgoff = m.pgoff, .readable = (m.prot & 1) != 0,
+        .executable = (m.prot & 4) != 0, .path = (char *)m.filename,
+    };
+    if (strcmp(pm.path, "//anon") == 0)
+        pm.path = (char *)"";
+    if (proc_maps_insert(&s->maps, &pm) != 0)
+        return;
+    const struct proc_map *inserted = proc_maps_find(&s->maps, m.addr);
+    if (!inserted)
+        return;
+    sampler_emit_mapping(s, inserted);
+    if (s->markers && inserted->executable && inserted->path[0] == '/')
+        markers_scan_object(s->markers, inserted->path);
+}
+
+/* A new thread of the target: named after /proc, else after its parent. */
+static void handle_fork(struct sampler *s, const struct perf_event_header *rec)
+{
+    struct decoded_task t;
+    if (perf_decode_task(rec, &t) != 0 || (pid_t)t.pid != s->target.pid || t.tid == t.ptid)
+        return;
+    const char *parent = thread_names_get(&s->names, (pid_t)t.ptid);
+    char name[THREAD_NAME_LEN];
+    snprintf(name, sizeof(name), "%s", parent ? parent : "");
+    if (!target_thread_name(s->target.pid, (pid_t)t.tid, name, sizeof(name)) && !parent)
+        snprintf(name, sizeof(name), "[thread]");
+    sampler_name_thread(s, (pid_t)t.tid, name);
+}
+
 static enum ring_buffer_next handle_record(void *ctx, const struct perf_event_header *rec)
 {
     struct sampler *s = ctx;
     if (record_time(rec) > s->round_end_ns)
         return RING_BUFFER_KEEP;   /* markers up to its time may not have been read yet */
     switch (rec->type) {
-    case PERF_RECORD_SAMPLE: {           /* only the sampling events write here (markers: markers.c) */
+    case PERF_RECORD_SAMPLE: {           /* only the sampling events write here (markers: sampler/markers/) */
         struct decoded_sample d;
         if (perf_decode_sample(rec, &s->layout, &d) == 0)
             handle_sample(s, &d);
-        return RING_BUFFER_CONTINUE;
+        break;
     }
-    case PERF_RECORD_MMAP2: {
-        struct decoded_mmap2 m;
-        if (perf_decode_mmap2(rec, &m) != 0 || (pid_t)m.pid != s->target.pid)
-            return 0;
-        struct proc_map pm = {
-            .start = m.addr, .end = m.addr + m.len, .pgoff = m.pgoff, .readable = (m.prot & 1) != 0,
-            .executable = (m.prot & 4) != 0, .path = (char *)m.filename,
-        };
-        if (strcmp(pm.path, "//anon") == 0)
-            pm.path = (char *)"";
-        if (proc_maps_insert(&s->maps, &pm) == 0) {
-            const struct proc_map *inserted = proc_maps_find(&s->maps, m.addr);
-            if (inserted) {
-                emit_mapping(s, inserted);
-                if (s->markers && inserted->executable && inserted->path[0] == '/')
-                    markers_scan_object(s->markers, inserted->path);
-            }
-        }
-        return RING_BUFFER_CONTINUE;
-    }
+    case PERF_RECORD_MMAP2:
+        handle_mmap2(s, rec);
+        break;
     case PERF_RECORD_COMM: {
         struct decoded_comm c;
         if (perf_decode_comm(rec, &c) == 0 && (pid_t)c.pid == s->target.pid)
-            set_thread_name(s, (pid_t)c.tid, c.comm);
-        return RING_BUFFER_CONTINUE;
+            sampler_name_thread(s, (pid_t)c.tid, c.comm);
+        break;
     }
-    case PERF_RECORD_FORK: {
-        struct decoded_task t;
-        if (perf_decode_task(rec, &t) == 0 && (pid_t)t.pid == s->target.pid && t.tid != t.ptid) {
-            const char *parent = thread_name(s, (pid_t)t.ptid);
-            char name[THREAD_NAME_LEN];
-            snprintf(name, sizeof(name), "%s", parent ? parent : "");
-            if (!target_thread_name(s->target.pid, (pid_t)t.tid, name, sizeof(name)) && !parent)
-                snprintf(name, sizeof(name), "[thread]");
-            set_thread_name(s, (pid_t)t.tid, name);
-        }
-        return RING_BUFFER_CONTINUE;
-    }
-    case PERF_RECORD_EXIT:
-        return RING_BUFFER_CONTINUE;
+    case PERF_RECORD_FORK:
+        handle_fork(s, rec);
+        break;
     case PERF_RECORD_LOST: {
         uint64_t lost;
         if (perf_decode_lost(rec, &lost) == 0)
             s->stats.lost += lost;
-        return RING_BUFFER_CONTINUE;
+        break;
     }
     default:
-        return RING_BUFFER_CONTINUE;
+        break;
     }
+    return RING_BUFFER_CONTINUE;
 }
 
 /* Peek pass: learn thread names first (a thread's name record may be in another CPU's buffer than its
@@ -214,13 +211,11 @@ static enum ring_buffer_next peek_record(void *ctx, const struct perf_event_head
  * consume every sample up to it, so each sample sees all markers before it whichever CPU they came
  * through. The cut-off is a little in the past so records stamped before it but still being written are
  * not missed. */
-void drain_all(struct sampler *s, bool final)
+void sampler_read_round(struct sampler *s, bool final)
 {
     uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     s->round_end_ns = final ? UINT64_MAX : now_ns() - 2000000ull;
-    for (size_t c = 0; c < s->n_cpus; c++)
-        if (s->cpus[c].fd >= 0)
-            ring_buffer_peek(&s->cpus[c].rb, peek_record, s);
+    cpu_buffers_peek(&s->cpus, peek_record, s);
     uint64_t cpu1 = clock_ns(CLOCK_THREAD_CPUTIME_ID), cpu2 = cpu1;
     if (s->markers) {
         struct markers_read_counts got = { 0 };
@@ -231,9 +226,7 @@ void drain_all(struct sampler *s, bool final)
         task_tracker_round_begin(&s->tasks);
         cpu2 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     }
-    for (size_t c = 0; c < s->n_cpus; c++)
-        if (s->cpus[c].fd >= 0)
-            ring_buffer_drain(&s->cpus[c].rb, handle_record, s);
+    cpu_buffers_drain(&s->cpus, handle_record, s);
     uint64_t cpu3 = clock_ns(CLOCK_THREAD_CPUTIME_ID), cpu4 = cpu3;
     if (s->markers) {
         task_tracker_round_end(&s->tasks, s->round_end_ns);

@@ -5,24 +5,9 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
-
-static int remember_fd(struct markers *m, int fd)
-{
-    if (m->n_fds == m->cap_fds) {
-        size_t cap = m->cap_fds ? m->cap_fds * 2 : 64;
-        int *v = realloc(m->fds, cap * sizeof(*v));
-        if (!v)
-            return -1;
-        m->fds = v;
-        m->cap_fds = cap;
-    }
-    m->fds[m->n_fds++] = fd;
-    return 0;
-}
 
 /* Open one probe location on one CPU. System-wide first (filtered by pid when decoding); when that is not
  * permitted, per process with inherit (covers the target's main thread and threads created afterwards). */
@@ -46,8 +31,8 @@ static int open_on_cpu(struct markers *m, struct marker_probe *p, const char *pa
         if (fd >= 0) {
             if (per_process && !m->per_process) {
                 m->per_process = true;
-                fprintf(stderr, "taskspy: system-wide uprobes not permitted; markers follow threads the target "
-                                "creates from now on only\n");
+                markers_warn(m, "system-wide uprobes not permitted; markers follow threads the target "
+                                "creates from now on only");
             }
             return fd;
         }
@@ -59,17 +44,14 @@ static int open_on_cpu(struct markers *m, struct marker_probe *p, const char *pa
 
 static void count_probe_stat(struct markers *m, const struct marker_probe *p)
 {
-    for (size_t i = 0; i < m->n_stats; i++)
-        if (strcmp(m->stats[i].provider, p->provider) == 0 && strcmp(m->stats[i].name, p->name) == 0) {
-            m->stats[i].locations++;
+    for (size_t i = 0; i < m->stats.n; i++)
+        if (strcmp(m->stats.v[i].provider, p->provider) == 0 && strcmp(m->stats.v[i].name, p->name) == 0) {
+            m->stats.v[i].locations++;
             return;
         }
-    struct sampler_probe_stat *v = realloc(m->stats, (m->n_stats + 1) * sizeof(*v));
-    if (!v)
+    struct sampler_probe_stat *st = vec_push(&m->stats);
+    if (!st)
         return;
-    m->stats = v;
-    struct sampler_probe_stat *st = &m->stats[m->n_stats++];
-    memset(st, 0, sizeof(*st));
     snprintf(st->provider, sizeof(st->provider), "%s", p->provider);
     snprintf(st->name, sizeof(st->name), "%s", p->name);
     st->locations = 1;
@@ -86,7 +68,7 @@ static bool tracefs_ready(struct markers *m, bool mount_if_needed)
         } else if (mount_if_needed) {
             m->tracefs_state = uprobe_tracefs_init(&m->tracefs, err, sizeof(err)) == 0 ? 1 : -1;
             if (m->tracefs_state != 1)
-                fprintf(stderr, "taskspy: %s\n", err);
+                markers_warn(m, "%s", err);
         }
         if (m->tracefs_state == 1)
             uprobe_tracefs_remove_stale(&m->tracefs);
@@ -120,7 +102,7 @@ static bool bpf_ready(struct markers *m)
         m->bpf_state = marker_bpf_open(&m->bpf, m->pid, err, sizeof(err)) == 0 ? 1 : -1;
         /* Not permitted: uprobes are not either (both need CAP_SYS_ADMIN here), and attaching says so. */
         if (m->bpf_state != 1 && !bpf_not_permitted(m, errno))
-            fprintf(stderr, "taskspy: markers write perf samples (%s)\n", err);
+            markers_warn(m, "markers write perf samples (%s)", err);
     }
     return m->bpf_state == 1;
 }
@@ -133,7 +115,7 @@ static int attach_via_bpf_link(struct markers *m, const char *path, const struct
     char err[512];
     int link = marker_bpf_attach_uprobe(m->bpf, path, n->offset, n->semaphore_offset, n->retprobe, location, arg0,
                                         err, sizeof(err));
-    if (link >= 0 && remember_fd(m, link) == 0)      /* closed with the events, concurrently */
+    if (link >= 0 && event_fds_add(&m->events, link) == 0)      /* closed with the events, concurrently */
         return 0;
     int saved = link >= 0 ? ENOMEM : errno;
     if (link >= 0) {
@@ -141,8 +123,8 @@ static int attach_via_bpf_link(struct markers *m, const char *path, const struct
         snprintf(err, sizeof(err), "out of memory");
     }
     m->bpf_links = false;
-    fprintf(stderr, "taskspy: %s (%s)\n",
-            bpf_not_permitted(m, saved) ? "markers write perf samples" : "marker programs run on uprobe events", err);
+    markers_warn(m, "%s (%s)",
+                 bpf_not_permitted(m, saved) ? "markers write perf samples" : "marker programs run on uprobe events", err);
     return -1;
 }
 
@@ -152,42 +134,37 @@ static int attach_via_bpf_link(struct markers *m, const char *path, const struct
 static int attach_via_bpf(struct markers *m, struct marker_probe *p, const char *path, const struct probe_location *n,
                           uint32_t location)
 {
-    int fd = open_on_cpu(m, p, path, n, m->n_cpus ? m->buffers[0].cpu : 0);
+    int fd = open_on_cpu(m, p, path, n, m->buffers.n ? m->buffers.v[0].cpu : 0);
     if (fd < 0)
         return -1;
     char err[512];
     if (marker_bpf_attach_event(m->bpf, fd, location, p->has_arg ? &p->arg0 : NULL, err, sizeof(err)) != 0 ||
-        remember_fd(m, fd) != 0) {
+        event_fds_add(&m->events, fd) != 0) {
         int saved = errno;
         close(fd);
-        fprintf(stderr, "taskspy: marker %s:%s in %s writes perf samples: %s\n", n->provider, n->name, path, err);
+        markers_warn(m, "marker %s:%s in %s writes perf samples: %s", n->provider, n->name, path, err);
         bpf_not_permitted(m, saved);
         return -1;
     }
     return 0;
 }
 
-/* probes[m->n_probes] (p) is attached: keep it. */
+/* probes.v[probes.n] (p) is attached: keep it. */
 static int probe_attached(struct markers *m, struct marker_probe *p, bool bpf)
 {
     p->bpf = bpf;
-    m->n_probes++;
+    m->probes.n++;
     count_probe_stat(m, p);
     return 0;
 }
 
-int attach_location(struct markers *m, const char *path, const struct probe_location *n,
-                           enum marker_kind kind, const struct usdt_arg *arg0)
+/* The next probe, not counted until attached: probes.v[probes.n], or NULL when out of memory. */
+static struct marker_probe *new_probe(struct markers *m, const struct probe_location *n, enum marker_kind kind,
+                                      const struct usdt_arg *arg0)
 {
-    if (m->n_probes == m->cap_probes) {
-        size_t cap = m->cap_probes ? m->cap_probes * 2 : 16;
-        struct marker_probe *v = realloc(m->probes, cap * sizeof(*v));
-        if (!v)
-            return -1;
-        m->probes = v;
-        m->cap_probes = cap;
-    }
-    struct marker_probe *p = &m->probes[m->n_probes];
+    if (vec_reserve(&m->probes, m->probes.n + 1) != 0)
+        return NULL;
+    struct marker_probe *p = &m->probes.v[m->probes.n];
     memset(p, 0, sizeof(*p));
     snprintf(p->provider, sizeof(p->provider), "%s", n->provider);
     snprintf(p->name, sizeof(p->name), "%s", n->name);
@@ -195,11 +172,15 @@ int attach_location(struct markers *m, const char *path, const struct probe_loca
     p->has_arg = arg0 != NULL;
     if (arg0)
         p->arg0 = *arg0;
-    if (m->bpf_links && bpf_ready(m) && attach_via_bpf_link(m, path, n, arg0, (uint32_t)m->n_probes) == 0)
-        return probe_attached(m, p, true);
-    /* One tracefs event per location when tracefs is at hand (one probe consumer however many CPUs); else,
-     * or when tracefs cannot express the argument, uprobe PMU events. A heap memory operand only tracefs
-     * can fetch: for it tracefs is mounted if need be. */
+    return p;
+}
+
+/* Choose the location's uprobe event: one tracefs event when tracefs is at hand (one probe consumer however
+ * many CPUs); else, or when tracefs cannot express the argument, uprobe PMU events. A heap memory operand
+ * only tracefs can fetch: for it tracefs is mounted if need be. Returns 0, or -1 when there is no way. */
+static int choose_uprobe_event(struct markers *m, struct marker_probe *p, const char *path,
+                               const struct probe_location *n, const struct usdt_arg *arg0)
+{
     char err[256];
     if (m->prefer_tracefs && uprobe_arg_plan_tracefs(arg0, &p->plan) == 0 && tracefs_ready(m, false))
         p->tracefs = define_tracefs_event(m, p, path, n, arg0, err, sizeof(err)) == 0;
@@ -210,7 +191,7 @@ int attach_location(struct markers *m, const char *path, const struct probe_loca
             if (!tracefs_ready(m, true))
                 return -1;
             if (define_tracefs_event(m, p, path, n, arg0, err, sizeof(err)) != 0) {
-                fprintf(stderr, "taskspy: marker %s:%s in %s: %s\n", n->provider, n->name, path, err);
+                markers_warn(m, "marker %s:%s in %s: %s", n->provider, n->name, path, err);
                 return -1;
             }
             p->tracefs = true;
@@ -219,39 +200,52 @@ int attach_location(struct markers *m, const char *path, const struct probe_loca
         }
     }
     p->plan.sample_type |= PERF_SAMPLE_IP;
-    size_t probe_index = m->n_probes;
-    if (bpf_ready(m) && attach_via_bpf(m, p, path, n, (uint32_t)probe_index) == 0)
-        return probe_attached(m, p, true);
+    return 0;
+}
+
+/* Attach a location the perf way: its event on every CPU, each writing a perf sample per hit into the CPU's
+ * marker buffer. Returns 0, or -1 when no CPU's event could be opened (reported). */
+static int attach_perf_samples(struct markers *m, struct marker_probe *p, const char *path,
+                               const struct probe_location *n, uint32_t probe_index)
+{
     size_t opened = 0;
-    for (size_t c = 0; c < m->n_cpus; c++) {
-        int fd = open_on_cpu(m, p, path, n, m->buffers[c].cpu);
+    for (size_t c = 0; c < m->buffers.n; c++) {
+        int fd = open_on_cpu(m, p, path, n, m->buffers.v[c].cpu);
         if (fd < 0)
             continue;
-        uint64_t id;
-        if (remember_fd(m, fd) != 0) {
+        if (event_fds_add(&m->events, fd) != 0) {
             close(fd);
             continue;
         }
-        struct marker_buffer *b = &m->buffers[c];
-        int routed;
-        if (b->fd < 0) {
-            if ((routed = ring_buffer_map_fitting(&b->rb, fd, m->buffer_pages)) == 0)
-                b->fd = fd;
-        } else {
-            routed = ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, b->fd);
-        }
-        if (routed != 0 || ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 ||
-            u64_map_put(&m->probe_of_id, id, (uint32_t)probe_index) != 0) {
-            fprintf(stderr, "taskspy: marker %s:%s: cannot route its records: %s\n", n->provider, n->name,
-                    strerror(errno));
+        uint64_t id;
+        if (cpu_buffers_route(&m->buffers, c, fd) != 0 || ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 ||
+            u64_map_put(&m->probe_of_id, id, probe_index) != 0) {
+            markers_warn(m, "marker %s:%s: cannot route its records: %s", n->provider, n->name, strerror(errno));
             continue;
         }
         opened++;
     }
     if (opened == 0) {
-        fprintf(stderr, "taskspy: marker %s:%s in %s: cannot attach: %s\n", n->provider, n->name, path,
-                strerror(errno));
+        markers_warn(m, "marker %s:%s in %s: cannot attach: %s", n->provider, n->name, path, strerror(errno));
         return -1;
     }
+    return 0;
+}
+
+int attach_location(struct markers *m, const char *path, const struct probe_location *n, enum marker_kind kind,
+                    const struct usdt_arg *arg0)
+{
+    struct marker_probe *p = new_probe(m, n, kind, arg0);
+    if (!p)
+        return -1;
+    uint32_t probe_index = (uint32_t)m->probes.n;
+    if (m->bpf_links && bpf_ready(m) && attach_via_bpf_link(m, path, n, arg0, probe_index) == 0)
+        return probe_attached(m, p, true);
+    if (choose_uprobe_event(m, p, path, n, arg0) != 0)
+        return -1;
+    if (bpf_ready(m) && attach_via_bpf(m, p, path, n, probe_index) == 0)
+        return probe_attached(m, p, true);
+    if (attach_perf_samples(m, p, path, n, probe_index) != 0)
+        return -1;
     return probe_attached(m, p, false);
 }

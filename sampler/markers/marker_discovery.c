@@ -30,25 +30,22 @@ static bool needs_arg(enum marker_kind k)
 {
     return k == MARKER_POLL_START || k == MARKER_POLL_END || k == MARKER_SPAWN || k == MARKER_TERMINATE;
 }
+/* Whether path was scanned before (remembering it now when not). */
 static bool already_scanned(struct markers *m, const char *path)
 {
-    for (size_t i = 0; i < m->n_scanned; i++)
-        if (strcmp(m->scanned[i], path) == 0)
+    for (size_t i = 0; i < m->scanned.n; i++)
+        if (strcmp(m->scanned.v[i], path) == 0)
             return true;
-    if (m->n_scanned == m->cap_scanned) {
-        size_t cap = m->cap_scanned ? m->cap_scanned * 2 : 32;
-        char **v = realloc(m->scanned, cap * sizeof(*v));
-        if (!v)
-            return true;   /* cannot remember it: do not attach twice */
-        m->scanned = v;
-        m->cap_scanned = cap;
-    }
     char *copy = strdup(path);
-    if (!copy)
-        return true;
-    m->scanned[m->n_scanned++] = copy;
+    char **slot = copy ? vec_push(&m->scanned) : NULL;
+    if (!slot) {
+        free(copy);
+        return true;   /* cannot remember it: do not attach twice */
+    }
+    *slot = copy;
     return false;
 }
+
 static void attach_runtime_functions(struct markers *m, const struct elf_file *ef, const char *path)
 {
     struct runtime_probe_list found;
@@ -68,6 +65,68 @@ static void attach_runtime_functions(struct markers *m, const struct elf_file *e
     runtime_probes_free(&found);
 }
 
+/* Whether every marker of the object that carries an argument can be decoded: a half-attached set
+ * (poll-start without poll-end) would attribute wrongly, so an undecodable marker leaves the whole object out
+ * (reported). */
+static bool all_markers_decodable(struct markers *m, const struct usdt_note_list *notes, const char *path)
+{
+    for (size_t i = 0; i < notes->n; i++) {
+        const struct usdt_note *n = &notes->v[i];
+        enum marker_kind k = kind_of(n->marker);
+        if (k == MARKER_KIND_COUNT || !usdt_provider_selected(m->spec, n->provider) || !needs_arg(k))
+            continue;
+        struct usdt_arg a;
+        struct uprobe_arg_plan plan;
+        if (usdt_arg_parse(n->args, 0, &a) != USDT_ARG_OK || uprobe_arg_plan_for(&a, &plan) != 0) {
+            markers_warn(m, "marker %s:%s in %s has an argument taskspy cannot decode ('%s'); no markers from %s",
+                         n->provider, n->name, path, n->args, path);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Optional markers (spawn, terminate, park, unpark) only feed counts in the summary, but every location
+ * costs an event per CPU and each event's teardown waits in the kernel: a kind with many sites (tokio
+ * inlines spawn at every call site) is skipped (reported). Fills skip[kind]. */
+static void choose_optional_kinds(struct markers *m, const struct usdt_note_list *notes, const char *path,
+                                  bool skip[MARKER_KIND_COUNT])
+{
+    size_t sites[MARKER_KIND_COUNT] = { 0 };
+    for (size_t i = 0; i < notes->n; i++) {
+        enum marker_kind k = kind_of(notes->v[i].marker);
+        if (k != MARKER_KIND_COUNT && usdt_provider_selected(m->spec, notes->v[i].provider))
+            sites[k]++;
+    }
+    for (int k = 0; k < MARKER_KIND_COUNT; k++) {
+        skip[k] = k != MARKER_POLL_START && k != MARKER_POLL_END && sites[k] > MAX_OPTIONAL_SITES;
+        if (skip[k])
+            markers_warn(m, "not attaching %zu %s markers in %s (optional; more than %d sites)", sites[k],
+                         k == MARKER_SPAWN ? "task-spawn" : k == MARKER_TERMINATE ? "task-terminate" : "park", path,
+                         MAX_OPTIONAL_SITES);
+    }
+}
+
+/* Attach every selected marker of the object (full: its path from here). Returns the poll-start locations
+ * attached. */
+static size_t attach_markers(struct markers *m, const struct usdt_note_list *notes, const char *full,
+                             const bool skip[MARKER_KIND_COUNT])
+{
+    size_t poll_markers = 0;
+    for (size_t i = 0; i < notes->n; i++) {
+        const struct usdt_note *n = &notes->v[i];
+        enum marker_kind k = kind_of(n->marker);
+        if (k == MARKER_KIND_COUNT || !usdt_provider_selected(m->spec, n->provider) || skip[k])
+            continue;
+        struct usdt_arg a;
+        bool with_arg = needs_arg(k) && usdt_arg_parse(n->args, 0, &a) == USDT_ARG_OK;
+        struct probe_location loc = { n->provider, n->name, n->pc_offset, n->semaphore_offset, false };
+        if (attach_location(m, full, &loc, k, with_arg ? &a : NULL) == 0 && k == MARKER_POLL_START)
+            poll_markers++;
+    }
+    return poll_markers;
+}
+
 void markers_scan_object(struct markers *m, const char *path)
 {
     if (!m || !path || path[0] != '/' || already_scanned(m, path))
@@ -82,50 +141,10 @@ void markers_scan_object(struct markers *m, const char *path)
         elf_file_close(&ef);
         return;
     }
-    size_t poll_markers = 0;
-    /* First check every marker of the object can be decoded: a half-attached set (poll-start without
-     * poll-end) would attribute wrongly, so an undecodable marker leaves the whole object out. */
-    bool usable = true;
-    for (size_t i = 0; i < notes.n && usable; i++) {
-        const struct usdt_note *n = &notes.v[i];
-        enum marker_kind k = kind_of(n->marker);
-        if (k == MARKER_KIND_COUNT || !usdt_provider_selected(m->spec, n->provider) || !needs_arg(k))
-            continue;
-        struct usdt_arg a;
-        struct uprobe_arg_plan plan;
-        if (usdt_arg_parse(n->args, 0, &a) != USDT_ARG_OK || uprobe_arg_plan_for(&a, &plan) != 0) {
-            fprintf(stderr, "taskspy: marker %s:%s in %s has an argument taskspy cannot decode ('%s'); "
-                            "no markers from %s\n", n->provider, n->name, path, n->args, path);
-            usable = false;
-        }
-    }
-    /* Optional markers (spawn, terminate, park, unpark) only feed counts in the summary, but every location
-     * costs an event per CPU and each event's teardown waits in the kernel: skip a kind with many sites
-     * (tokio inlines spawn at every call site). */
-    size_t sites[MARKER_KIND_COUNT] = { 0 };
-    for (size_t i = 0; i < notes.n; i++) {
-        enum marker_kind k = kind_of(notes.v[i].marker);
-        if (k != MARKER_KIND_COUNT && usdt_provider_selected(m->spec, notes.v[i].provider))
-            sites[k]++;
-    }
-    for (int k = 0; k < MARKER_KIND_COUNT; k++)
-        if (k != MARKER_POLL_START && k != MARKER_POLL_END && sites[k] > MAX_OPTIONAL_SITES)
-            fprintf(stderr, "taskspy: not attaching %zu %s markers in %s (optional; more than %d sites)\n",
-                    sites[k], k == MARKER_SPAWN ? "task-spawn" : k == MARKER_TERMINATE ? "task-terminate" : "park",
-                    path, MAX_OPTIONAL_SITES);
-    for (size_t i = 0; i < notes.n && usable; i++) {
-        const struct usdt_note *n = &notes.v[i];
-        enum marker_kind k = kind_of(n->marker);
-        if (k == MARKER_KIND_COUNT || !usdt_provider_selected(m->spec, n->provider))
-            continue;
-        if (k != MARKER_POLL_START && k != MARKER_POLL_END && sites[k] > MAX_OPTIONAL_SITES)
-            continue;
-        struct usdt_arg a;
-        bool with_arg = needs_arg(k) && usdt_arg_parse(n->args, 0, &a) == USDT_ARG_OK;
-        struct probe_location loc = { n->provider, n->name, n->pc_offset, n->semaphore_offset, false };
-        if (attach_location(m, full, &loc, k, with_arg ? &a : NULL) == 0 && k == MARKER_POLL_START)
-            poll_markers++;
-    }
+    bool usable = all_markers_decodable(m, &notes, path);
+    bool skip[MARKER_KIND_COUNT];
+    choose_optional_kinds(m, &notes, path, skip);
+    size_t poll_markers = usable ? attach_markers(m, &notes, full, skip) : 0;
     /* No poll markers here: probe the poll functions of the runtimes taskspy knows (tokio's
      * Harness<T,S>::poll), the task's identity read from a register at entry. */
     if (usable && poll_markers == 0 && strcmp(m->spec, "auto") == 0)

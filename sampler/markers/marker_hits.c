@@ -23,7 +23,7 @@ static int decode_hit(const struct markers *m, const struct perf_event_header *r
     memcpy(&id, rec + 1, 8);
     if (!u64_map_get(&m->probe_of_id, id, &idx))
         return 0;
-    const struct marker_probe *p = &m->probes[idx];
+    const struct marker_probe *p = &m->probes.v[idx];
     struct uprobe_sample s;
     if (uprobe_sample_parse(&p->plan, rec + 1, rec->size - sizeof(*rec), &s) != 0)
         return -1;
@@ -80,10 +80,10 @@ static enum ring_buffer_next read_record(void *ctx, const struct perf_event_head
 static void queue_bpf_record(void *ctx, const struct bpf_slot *rec)
 {
     struct read_pass *r = ctx;
-    if (rec->location >= r->m->n_probes)
+    if (rec->location >= r->m->probes.n)
         return;
     struct marker_hit hit = {
-        .tid = rec->tid, .kind = r->m->probes[rec->location].kind, .time_ns = rec->time_ns, .arg0 = rec->arg0,
+        .tid = rec->tid, .kind = r->m->probes.v[rec->location].kind, .time_ns = rec->time_ns, .arg0 = rec->arg0,
         .probe_addr = rec->ip,
     };
     task_tracker_queue(r->tasks, &hit);
@@ -104,7 +104,6 @@ void markers_read(struct markers *m, uint64_t until_ns, struct task_tracker *tas
             task_tracker_lost(tasks);
         }
     }
-    for (size_t c = 0; m && c < m->n_cpus; c++)
-        if (m->buffers[c].fd >= 0)
-            ring_buffer_drain(&m->buffers[c].rb, read_record, &r);
+    if (m)
+        cpu_buffers_drain(&m->buffers, read_record, &r);
 }

@@ -12,24 +12,34 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <linux/perf_event.h>
-
-#include "sampler/target/proc_maps.h"
-#include "sampler/sampler.h"
+#include "sampler/sampler_types.h"
 #include "sampler/markers/task_tracker.h"
 
 struct markers;
 
-/* spec: "auto", "none" or a comma list of providers. With "auto", an object without poll markers that holds
- * a runtime's poll functions (tokio's Harness<T,S>::poll) gets entry probes on them (task id from a
- * register), and return probes too when poll_times. Without BPF, marker events are system-wide per CPU
- * (cpus), filtered to pid, each CPU's writing into a marker ring buffer of buffer_pages (a power of two) of
- * its own, apart from the samples. Either way the reader takes every marker hit in one pass, before the
- * samples of the same time span. Returns 0 (with *out NULL for "none"), or -1. */
-int markers_open(struct markers **out, const char *spec, bool poll_times, pid_t pid, const char *root,
-                 const int *cpus, size_t n_cpus, size_t buffer_pages, char *err, size_t errlen);
+struct markers_config {
+    const char *spec;                  /* "auto", "none" or a comma list of providers */
+    bool poll_times;                   /* runtime functions: also probe their returns (poll durations) */
+    pid_t pid;                         /* the target */
+    const char *root;                  /* "/proc/PID/root": where the target's files are seen from here */
+    const int *cpus;                   /* the CPUs marker events go on, each with a marker buffer */
+    size_t n_cpus;
+    size_t buffer_pages;               /* data pages per marker buffer (a power of two) */
+    enum sampler_marker_records records;   /* debugging: skip BPF routes */
+    enum sampler_uprobe_events uprobes;    /* debugging: uprobe PMU events, not tracefs */
+    void (*on_warning)(void *ctx, const char *message);   /* one line, no prefix; NULL: not reported */
+    void *warning_ctx;
+};
+
+/* cfg->spec: "auto", "none" or a comma list of providers. With "auto", an object without poll markers that
+ * holds a runtime's poll functions (tokio's Harness<T,S>::poll) gets entry probes on them (task id from a
+ * register), and return probes too when poll_times. Without BPF, marker events are system-wide per CPU,
+ * filtered to the pid, each CPU's writing into a marker ring buffer of its own, apart from the samples.
+ * Either way the reader takes every marker hit in one pass, before the samples of the same time span.
+ * Returns 0 (with *out NULL for "none"), or -1 with a message in err. */
+int markers_open(struct markers **out, const struct markers_config *cfg, char *err, size_t errlen);
 /* Look for probes in an object file the target maps (or will exec) and attach the new ones. Problems with
- * one object (an undecodable argument) are reported on stderr once, not fatal. */
+ * one object (an undecodable argument) are reported once through the warning callback, not fatal. */
 void markers_scan_object(struct markers *m, const char *path);
 void markers_enable(struct markers *m, bool on);
 /* What one read of the marker buffers found. */

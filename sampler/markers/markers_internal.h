@@ -6,7 +6,9 @@
 
 #include "sampler/markers/markers.h"
 #include "sampler/markers/bpf_route.h"
-#include "sampler/perf/ring_buffer.h"
+#include "sampler/perf/cpu_buffers.h"
+#include "sampler/perf/event_fds.h"
+#include "base/vec.h"
 #include "base/u64_map.h"
 #include "sampler/markers/uprobe_pmu.h"
 #include "sampler/markers/uprobe_tracefs.h"
@@ -34,41 +36,33 @@ struct marker_probe {
     bool bpf;                          /* hits through BPF (else perf samples) */
 };
 
-/* A CPU's marker ring buffer: every marker event opened on the CPU writes into it; the first one owns it. */
-struct marker_buffer {
-    int cpu;
-    int fd;                            /* the owner; -1 until an event maps it */
-    struct ring_buffer rb;
-};
-
 struct markers {
     pid_t pid;
     char root[64];
-    struct marker_buffer *buffers;     /* one per CPU */
-    size_t n_cpus;
-    size_t buffer_pages;
+    struct cpu_buffers buffers;        /* the marker buffer of each CPU, apart from the samples' */
     const char *spec;
     bool poll_times;                   /* runtime functions: also probe their returns */
     size_t runtime_functions;          /* runtime poll functions probed */
     struct uprobe_pmu pmu;
     bool have_pmu;
     struct marker_bpf *bpf;            /* hits through BPF slots (NULL: not set up yet, or unavailable) */
-    int bpf_state;                     /* 0 untried, 1 ready, -1 unavailable (TASKSPY_MARKER_RECORDS=perf) */
+    int bpf_state;                     /* 0 untried, 1 ready, -1 unavailable (or SAMPLER_MARKER_RECORDS_PERF) */
     bool bpf_links;                    /* programs on uprobe_multi links (else on perf uprobe events) */
     struct uprobe_tracefs tracefs;
     int tracefs_state;                 /* 0 untried (or not mounted), 1 ready, -1 unavailable */
-    bool prefer_tracefs;               /* tracefs events where possible (TASKSPY_UPROBES=pmu: never) */
+    bool prefer_tracefs;               /* tracefs events where possible (SAMPLER_UPROBES_PMU: never) */
     bool per_process;                  /* system-wide uprobes refused: follow the target process instead */
-    struct marker_probe *probes;
-    size_t n_probes, cap_probes;
-    int *fds;                          /* perf events and uprobe_multi links: closed together, concurrently */
-    size_t n_fds, cap_fds;
-    struct u64_map probe_of_id;        /* event id -> probes[] */
-    char **scanned;                    /* object paths already scanned */
-    size_t n_scanned, cap_scanned;
-    struct sampler_probe_stat *stats;
-    size_t n_stats;
+    VEC_OF(struct marker_probe) probes;
+    struct event_fds events;           /* perf events and uprobe_multi links: closed together, concurrently */
+    struct u64_map probe_of_id;        /* event id -> probes.v[] */
+    VEC_OF(char *) scanned;            /* object paths already scanned */
+    VEC_OF(struct sampler_probe_stat) stats;
+    void (*on_warning)(void *ctx, const char *message);
+    void *warning_ctx;
 };
+
+/* markers.c: report a problem that does not stop the recording through the warning callback. */
+void markers_warn(const struct markers *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* marker_attach.c: attach one location of a marker (kind, arg0 NULL when it has none) the first way that
  * works. Returns 0, or -1 (reported once). */

@@ -18,13 +18,12 @@ void task_tracker_free(struct task_tracker *t)
 {
     u64_map_free(&t->thread_index);
     u64_map_free(&t->task_index);
-    for (uint32_t i = 0; t->hits && i < t->n_threads; i++) {
-        free(t->hits[i].v);
-    }
-    free(t->hits);
-    free(t->active);
-    free(t->threads);
-    free(t->tasks);
+    for (size_t i = 0; i < t->hits.n; i++)
+        vec_free(&t->hits.v[i]);
+    vec_free(&t->hits);
+    vec_free(&t->active);
+    vec_free(&t->threads);
+    vec_free(&t->tasks);
     memset(t, 0, sizeof(*t));
 }
 
@@ -33,25 +32,15 @@ static bool thread_slot(struct task_tracker *t, uint32_t tid, uint32_t *idx)
 {
     if (u64_map_get(&t->thread_index, tid, idx))
         return true;
-    if (t->n_threads == t->cap_threads) {
-        uint32_t cap = t->cap_threads ? t->cap_threads * 2 : 16;
-        struct thread_poll_state *v = realloc(t->threads, cap * sizeof(*v));
-        if (!v)
-            return false;
-        t->threads = v;
-        struct thread_hits *h = realloc(t->hits, cap * sizeof(*h));
-        if (!h)
-            return false;
-        t->hits = h;
-        t->cap_threads = cap;
-    }
-    if (u64_map_put(&t->thread_index, tid, t->n_threads) != 0)
+    /* threads and hits grow together: hits.v[i] is the queue of threads.v[i] */
+    if (t->threads.n >= UINT32_MAX || vec_reserve(&t->threads, t->threads.n + 1) != 0 ||
+        vec_reserve(&t->hits, t->threads.n + 1) != 0 ||
+        u64_map_put(&t->thread_index, tid, (uint32_t)t->threads.n) != 0)
         return false;
-    *idx = t->n_threads++;
-    struct thread_poll_state *s = &t->threads[*idx];
-    memset(s, 0, sizeof(*s));
-    s->tid = tid;
-    memset(&t->hits[*idx], 0, sizeof(t->hits[*idx]));
+    *idx = (uint32_t)t->threads.n;
+    struct thread_poll_state *st = vec_push(&t->threads);    /* room reserved above: cannot fail */
+    st->tid = tid;
+    vec_push(&t->hits);
     return true;
 }
 
@@ -59,19 +48,11 @@ static struct sampler_task_stat *task_stat(struct task_tracker *t, uint64_t id)
 {
     uint32_t idx;
     if (u64_map_get(&t->task_index, id, &idx))
-        return &t->tasks[idx];
-    if (t->n_tasks == t->cap_tasks) {
-        uint32_t cap = t->cap_tasks ? t->cap_tasks * 2 : 256;
-        struct sampler_task_stat *v = realloc(t->tasks, cap * sizeof(*v));
-        if (!v)
-            return NULL;
-        t->tasks = v;
-        t->cap_tasks = cap;
-    }
-    if (u64_map_put(&t->task_index, id, t->n_tasks) != 0)
+        return &t->tasks.v[idx];
+    if (t->tasks.n >= UINT32_MAX || vec_reserve(&t->tasks, t->tasks.n + 1) != 0 ||
+        u64_map_put(&t->task_index, id, (uint32_t)t->tasks.n) != 0)
         return NULL;
-    struct sampler_task_stat *s = &t->tasks[t->n_tasks++];
-    memset(s, 0, sizeof(*s));
+    struct sampler_task_stat *s = vec_push(&t->tasks);
     s->task_id = id;
     return s;
 }
@@ -93,7 +74,7 @@ static void poll_state_after(struct thread_poll_state *st, enum marker_kind kind
 static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enum marker_kind kind, uint64_t arg0,
                      uint64_t probe_addr)
 {
-    struct thread_poll_state *th = &t->threads[idx];
+    struct thread_poll_state *th = &t->threads.v[idx];
     struct sampler_task_stat *task;
     switch (kind) {
     case MARKER_POLL_START:
@@ -101,7 +82,7 @@ static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enu
             return -1;
         task->polls++;
         t->polls++;
-        th->task_slot = (uint32_t)(task - t->tasks);   /* for its end: one task lookup per poll */
+        th->task_slot = (uint32_t)(task - t->tasks.v);   /* for its end: one task lookup per poll */
         th->saw_marker = true;
         th->poll_start_ns = time_ns;
         poll_state_after(th, kind, arg0, probe_addr);
@@ -109,7 +90,7 @@ static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enu
     case MARKER_POLL_END:
         th->saw_marker = true;
         if (th->state == SAMPLER_IN_TASK && th->task_id == arg0) {
-            task = &t->tasks[th->task_slot];
+            task = &t->tasks.v[th->task_slot];
             uint64_t d = time_ns > th->poll_start_ns ? time_ns - th->poll_start_ns : 0;
             task->total_poll_ns += d;
             if (d > task->longest_poll_ns)
@@ -154,10 +135,10 @@ int task_tracker_marker(struct task_tracker *t, uint32_t tid, uint64_t time_ns, 
 
 void task_tracker_lost(struct task_tracker *t)
 {
-    for (uint32_t i = 0; i < t->n_threads; i++) {
-        if (t->threads[i].saw_marker) {
-            t->threads[i].state = SAMPLER_UNKNOWN_TASK;
-            t->threads[i].probe_addr = 0;
+    for (size_t i = 0; i < t->threads.n; i++) {
+        if (t->threads.v[i].saw_marker) {
+            t->threads.v[i].state = SAMPLER_UNKNOWN_TASK;
+            t->threads.v[i].probe_addr = 0;
         }
     }
 }
@@ -172,7 +153,7 @@ void task_tracker_current(const struct task_tracker *t, uint32_t tid, enum sampl
         *probe_addr = 0;
         return;
     }
-    const struct thread_poll_state *s = &t->threads[idx];
+    const struct thread_poll_state *s = &t->threads.v[idx];
     *state = s->state;
     *task_id = s->task_id;
     *probe_addr = s->probe_addr;
@@ -190,13 +171,13 @@ static int busiest_first(const void *a, const void *b)
 
 void task_tracker_sort(struct task_tracker *t)
 {
-    if (t->n_tasks > 1)     /* (qsort's array must not be NULL, even for no elements) */
-        qsort(t->tasks, t->n_tasks, sizeof(*t->tasks), busiest_first);
+    if (t->tasks.n > 1)     /* (qsort's array must not be NULL, even for no elements) */
+        qsort(t->tasks.v, t->tasks.n, sizeof(*t->tasks.v), busiest_first);
     /* the index is stale after sorting: rebuild it */
     u64_map_free(&t->task_index);
-    if (u64_map_init(&t->task_index, t->n_tasks + 16) == 0)
-        for (uint32_t i = 0; i < t->n_tasks; i++)
-            u64_map_put(&t->task_index, t->tasks[i].task_id, i);
+    if (u64_map_init(&t->task_index, t->tasks.n + 16) == 0)
+        for (size_t i = 0; i < t->tasks.n; i++)
+            u64_map_put(&t->task_index, t->tasks.v[i].task_id, (uint32_t)i);
 }
 
 /* Stable merge sort of one thread's hits by time (qsort is not stable): equal times keep arrival order. */
@@ -237,25 +218,14 @@ int task_tracker_queue(struct task_tracker *t, const struct marker_hit *hit)
     t->have_last = true;
     t->last_tid = hit->tid;
     t->last_index = idx;
-    struct thread_hits *h = &t->hits[idx];
-    if (h->n == h->cap) {
-        uint32_t cap = h->cap ? h->cap * 2 : 256;
-        struct marker_hit *v = realloc(h->v, cap * sizeof(*v));
-        if (!v)
-            return -1;
-        h->v = v;
-        h->cap = cap;
-    }
+    struct thread_hits *h = &t->hits.v[idx];
+    if (vec_reserve(h, h->n + 1) != 0)
+        return -1;
     if (h->n == 0) {
-        if (t->n_active == t->cap_active) {
-            uint32_t cap = t->cap_active ? t->cap_active * 2 : 64;
-            uint32_t *a = realloc(t->active, cap * sizeof(*a));
-            if (!a)
-                return -1;
-            t->active = a;
-            t->cap_active = cap;
-        }
-        t->active[t->n_active++] = idx;
+        uint32_t *active = vec_push(&t->active);
+        if (!active)
+            return -1;
+        *active = idx;
     }
     if (h->n > 0 && hit->time_ns < h->v[h->n - 1].time_ns)
         h->unsorted = true;       /* the thread migrated and its buffers were read out of order */
@@ -266,8 +236,8 @@ int task_tracker_queue(struct task_tracker *t, const struct marker_hit *hit)
 int task_tracker_round_begin(struct task_tracker *t)
 {
     int rc = 0;
-    for (uint32_t a = 0; a < t->n_active; a++) {
-        struct thread_hits *h = &t->hits[t->active[a]];
+    for (size_t a = 0; a < t->active.n; a++) {
+        struct thread_hits *h = &t->hits.v[t->active.v[a]];
         if (h->unsorted) {
             if (sort_by_time(h->v, h->n) != 0)
                 rc = -1;
@@ -287,11 +257,11 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enu
         *probe_addr = 0;
         return;
     }
-    const struct thread_hits *h = &t->hits[idx];
+    const struct thread_hits *h = &t->hits.v[idx];
     /* the last hit at or before time_ns */
-    uint32_t lo = 0, hi = h->n;
+    size_t lo = 0, hi = h->n;
     while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
+        size_t mid = lo + (hi - lo) / 2;
         if (h->v[mid].time_ns <= time_ns)
             lo = mid + 1;
         else
@@ -300,11 +270,11 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enu
     /* The state after hits v[0..lo): replayed from the last poll start or end among them (which sets the
      * state by itself), or from the round's start (none: the thread's state now). Samples are rare next to hits, so this is cheaper than
      * keeping the state after every hit. */
-    uint32_t from = lo;
+    size_t from = lo;
     while (from > 0 && h->v[from - 1].kind != MARKER_POLL_START && h->v[from - 1].kind != MARKER_POLL_END)
         from--;
-    struct thread_poll_state st = t->threads[idx];
-    for (uint32_t k = from > 0 ? from - 1 : 0; k < lo; k++)
+    struct thread_poll_state st = t->threads.v[idx];
+    for (size_t k = from > 0 ? from - 1 : 0; k < lo; k++)
         poll_state_after(&st, h->v[k].kind, h->v[k].arg0, h->v[k].probe_addr);
     *state = st.state;
     *task_id = st.state == SAMPLER_IN_TASK ? st.task_id : 0;
@@ -313,11 +283,11 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enu
 
 void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)
 {
-    uint32_t still = 0;
-    for (uint32_t a = 0; a < t->n_active; a++) {
-        uint32_t idx = t->active[a];
-        struct thread_hits *h = &t->hits[idx];
-        uint32_t k = 0;
+    size_t still = 0;
+    for (size_t a = 0; a < t->active.n; a++) {
+        uint32_t idx = t->active.v[a];
+        struct thread_hits *h = &t->hits.v[idx];
+        size_t k = 0;
         for (; k < h->n && h->v[k].time_ns <= time_ns; k++) {
             const struct marker_hit *hit = &h->v[k];
             apply_hit(t, idx, hit->time_ns, hit->kind, hit->arg0, hit->probe_addr);
@@ -325,18 +295,18 @@ void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)
         if (k < h->n) {
             memmove(h->v, h->v + k, (h->n - k) * sizeof(*h->v));
             h->n -= k;
-            t->active[still++] = idx;
+            t->active.v[still++] = idx;
         } else {
             h->n = 0;
         }
     }
-    t->n_active = still;
+    t->active.n = still;
 }
 
 size_t task_tracker_pending(const struct task_tracker *t)
 {
     size_t n = 0;
-    for (uint32_t a = 0; a < t->n_active; a++)
-        n += t->hits[t->active[a]].n;
+    for (size_t a = 0; a < t->active.n; a++)
+        n += t->hits.v[t->active.v[a]].n;
     return n;
 }

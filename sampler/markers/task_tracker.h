@@ -8,8 +8,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sampler/sampler.h"
+#include "sampler/sampler_types.h"
 #include "base/u64_map.h"
+#include "base/vec.h"
 
 enum marker_kind {
     MARKER_POLL_START,
@@ -46,24 +47,21 @@ struct marker_hit {
 /* One thread's queued hits, in time order once the round has begun. */
 struct thread_hits {
     struct marker_hit *v;
-    uint32_t n, cap;
+    size_t n, cap;
     bool unsorted;                         /* a hit came in earlier than the one before it */
 };
 
 struct task_tracker {
-    struct u64_map thread_index;           /* tid -> threads[] */
-    struct thread_poll_state *threads;
-    uint32_t n_threads, cap_threads;
-    struct u64_map task_index;             /* task id -> tasks[] */
-    struct sampler_task_stat *tasks;
-    uint32_t n_tasks, cap_tasks;
+    struct u64_map thread_index;           /* tid -> threads.v[] */
+    VEC_OF(struct thread_poll_state) threads;
+    struct u64_map task_index;             /* task id -> tasks.v[] */
+    VEC_OF(struct sampler_task_stat) tasks;
     uint64_t polls, spawns, terminates, long_polls, parks, unparks;
     uint64_t timed_polls;                  /* polls whose end was seen too (durations known) */
     /* marker hits waiting to be applied, one queue per thread (parallel to threads[]), each sorted by time at
      * round start: a thread's hits come from several CPUs' buffers, each in time order */
-    struct thread_hits *hits;
-    uint32_t *active;                      /* threads[] indices whose queue is not empty */
-    uint32_t n_active, cap_active;
+    VEC_OF(struct thread_hits) hits;
+    VEC_OF(uint32_t) active;               /* threads.v[] indices whose queue is not empty */
     uint32_t last_tid, last_index;         /* the thread of the previous queued hit (usually the next's too) */
     bool have_last;
 };

@@ -245,16 +245,14 @@ bool target_thread_name(pid_t pid, pid_t tid, char *buf, size_t len)
     return ok;
 }
 
-bool target_resolve_command(const char *cmd, char *buf, size_t len)
+bool target_resolve_command(const char *cmd, const char *search_path, char *buf, size_t len)
 {
     if (strchr(cmd, '/')) {
         if (!realpath(cmd, buf) || access(buf, X_OK) != 0)
             return false;
         return strlen(buf) < len;
     }
-    const char *path = getenv("PATH");
-    if (!path)
-        path = "/usr/local/bin:/usr/bin:/bin";
+    const char *path = search_path ? search_path : "/usr/local/bin:/usr/bin:/bin";
     while (*path) {
         size_t seg = strcspn(path, ":");
         char candidate[4096];

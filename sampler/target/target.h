@@ -33,8 +33,9 @@ void target_close(struct target *t);
 int target_list_threads(pid_t pid, pid_t *tids, size_t max);
 /* The thread's name from /proc/PID/task/TID/comm into buf; returns false if it is gone. */
 bool target_thread_name(pid_t pid, pid_t tid, char *buf, size_t len);
-/* The resolved path of the launched command (PATH search, like execvp), into buf; false if not found. */
-bool target_resolve_command(const char *cmd, char *buf, size_t len);
+/* The resolved path of the launched command (searched in search_path, the caller's PATH, like execvp; NULL:
+ * a default), into buf; false if not found. */
+bool target_resolve_command(const char *cmd, const char *search_path, char *buf, size_t len);
 /* Describe a perf_event_open permission failure: what perf_event_paranoid / capabilities would allow. */
 void target_permission_message(pid_t pid, int err_no, char *err, size_t errlen);
 

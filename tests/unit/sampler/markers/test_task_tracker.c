@@ -44,10 +44,10 @@ static void expect_at(struct task_tracker *t, uint32_t tid, uint64_t time, enum 
 static const struct sampler_task_stat *stat_of(const struct task_tracker *t, uint64_t id)
 {
     const struct sampler_task_stat *found = NULL;
-    for (uint32_t i = 0; i < t->n_tasks; i++)
-        if (t->tasks[i].task_id == id) {
+    for (uint32_t i = 0; i < t->tasks.n; i++)
+        if (t->tasks.v[i].task_id == id) {
             assert_null(found);   /* one entry per task */
-            found = &t->tasks[i];
+            found = &t->tasks.v[i];
         }
     return found;
 }
@@ -99,7 +99,7 @@ static void test_poll_statistics(void **state)
     assert_int_equal(s9->longest_poll_ns, 10 * MS + 1);
     assert_int_equal(t.polls, 4);
     assert_int_equal(t.long_polls, 2);
-    assert_int_equal(t.n_tasks, 2);
+    assert_int_equal(t.tasks.n, 2);
     task_tracker_free(&t);
 }
 
@@ -153,7 +153,7 @@ static void test_spawn_terminate_park(void **state)
     assert_int_equal(t.terminates, 2);
     assert_int_equal(t.parks, 2);
     assert_int_equal(t.unparks, 1);
-    assert_int_equal(t.n_tasks, 5);
+    assert_int_equal(t.tasks.n, 5);
     assert_int_equal(t.polls, 0);
     for (uint64_t id = 1; id <= 5; id++)
         assert_non_null(stat_of(&t, id));
@@ -451,15 +451,15 @@ static void test_sort_busiest_first(void **state)
     task_tracker_marker(&t, 1, 300, MARKER_SPAWN, 4, 0);   /* never polled */
     poll_for(&t, 2, 5, 0, 12 * MS);
     task_tracker_sort(&t);
-    assert_int_equal(t.n_tasks, 5);
+    assert_int_equal(t.tasks.n, 5);
     static const uint64_t order[] = { 5, 2, 3, 1, 4 };   /* by total time, ties by id */
     for (size_t i = 0; i < 5; i++)
-        assert_int_equal(t.tasks[i].task_id, order[i]);
+        assert_int_equal(t.tasks.v[i].task_id, order[i]);
     /* lookups by id still reach the right entries after the move */
     poll_for(&t, 1, 1, 1000, 100);
     poll_for(&t, 1, 4, 2000, 7);
     task_tracker_marker(&t, 1, 3000, MARKER_SPAWN, 2, 0);
-    assert_int_equal(t.n_tasks, 5);   /* no duplicate entries */
+    assert_int_equal(t.tasks.n, 5);   /* no duplicate entries */
     assert_int_equal(stat_of(&t, 1)->total_poll_ns, 105);
     assert_int_equal(stat_of(&t, 1)->polls, 2);
     assert_int_equal(stat_of(&t, 4)->total_poll_ns, 7);
@@ -468,16 +468,16 @@ static void test_sort_busiest_first(void **state)
     task_tracker_sort(&t);
     static const uint64_t order2[] = { 5, 1, 2, 3, 4 };
     for (size_t i = 0; i < 5; i++)
-        assert_int_equal(t.tasks[i].task_id, order2[i]);
+        assert_int_equal(t.tasks.v[i].task_id, order2[i]);
     /* many tasks: the rebuilt index still finds each */
     for (uint64_t id = 100; id < 3100; id++)
         poll_for(&t, 3, id, id * 10, id % 97);
     task_tracker_sort(&t);
-    for (uint32_t i = 1; i < t.n_tasks; i++)
-        assert_true(t.tasks[i - 1].total_poll_ns >= t.tasks[i].total_poll_ns);
+    for (uint32_t i = 1; i < t.tasks.n; i++)
+        assert_true(t.tasks.v[i - 1].total_poll_ns >= t.tasks.v[i].total_poll_ns);
     for (uint64_t id = 100; id < 3100; id++)
         poll_for(&t, 3, id, id * 10, 1);
-    assert_int_equal(t.n_tasks, 3005);
+    assert_int_equal(t.tasks.n, 3005);
     for (uint64_t id = 100; id < 3100; id += 37) {
         const struct sampler_task_stat *s = stat_of(&t, id);
         assert_non_null(s);

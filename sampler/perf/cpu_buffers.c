@@ -1,0 +1,76 @@
+/* cpu_buffers.c: the per-CPU ring buffer set of cpu_buffers.h. */
+#include "sampler/perf/cpu_buffers.h"
+
+#include <sys/ioctl.h>
+
+#include <linux/perf_event.h>
+
+int cpu_buffers_init(struct cpu_buffers *b, const int *cpus, size_t n, size_t pages)
+{
+    *b = (struct cpu_buffers){ .pages = pages };
+    if (vec_reserve(b, n ? n : 1) != 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        b->v[b->n++] = (struct cpu_buffer){ .cpu = cpus ? cpus[i] : (int)i, .fd = -1 };
+    return 0;
+}
+
+int cpu_buffers_route(struct cpu_buffers *b, size_t i, int fd)
+{
+    struct cpu_buffer *cb = &b->v[i];
+    if (cb->fd >= 0)
+        return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, cb->fd);
+    if (ring_buffer_map_fitting(&cb->rb, fd, b->pages) != 0)
+        return -1;
+    cb->fd = fd;
+    return 0;
+}
+
+void cpu_buffers_forget(struct cpu_buffers *b, size_t i, int fd)
+{
+    struct cpu_buffer *cb = &b->v[i];
+    if (cb->fd >= 0 && cb->fd == fd) {
+        ring_buffer_unmap(&cb->rb);
+        cb->fd = -1;
+    }
+}
+
+size_t cpu_buffers_fds(const struct cpu_buffers *b, int *fds, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < b->n && n < max; i++)
+        if (b->v[i].fd >= 0)
+            fds[n++] = b->v[i].fd;
+    return n;
+}
+
+size_t cpu_buffers_mapped_cpus(const struct cpu_buffers *b, int *cpus, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < b->n && n < max; i++)
+        if (b->v[i].fd >= 0)
+            cpus[n++] = b->v[i].cpu;
+    return n;
+}
+
+void cpu_buffers_drain(struct cpu_buffers *b, ring_buffer_record_fn fn, void *ctx)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (b->v[i].fd >= 0)
+            ring_buffer_drain(&b->v[i].rb, fn, ctx);
+}
+
+void cpu_buffers_peek(struct cpu_buffers *b, ring_buffer_record_fn fn, void *ctx)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (b->v[i].fd >= 0)
+            ring_buffer_peek(&b->v[i].rb, fn, ctx);
+}
+
+void cpu_buffers_free(struct cpu_buffers *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (b->v[i].fd >= 0)
+            ring_buffer_unmap(&b->v[i].rb);
+    vec_free(b);
+}

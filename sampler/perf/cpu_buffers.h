@@ -1,0 +1,42 @@
+/* cpu_buffers.h: a set of perf ring buffers, one per CPU. The first event opened on a CPU maps that CPU's
+ * buffer and owns it; every later event on the CPU writes into the same buffer (PERF_EVENT_IOC_SET_OUTPUT),
+ * as perf record does. The sampler keeps one set for its samples, the marker layer one for marker records. */
+#ifndef TASKSPY_CPU_BUFFERS_H
+#define TASKSPY_CPU_BUFFERS_H
+
+#include <stddef.h>
+
+#include "base/vec.h"
+#include "sampler/perf/ring_buffer.h"
+
+struct cpu_buffer {
+    int cpu;
+    int fd;                            /* the event that owns the buffer; -1 until one maps it */
+    struct ring_buffer rb;
+};
+
+struct cpu_buffers {
+    struct cpu_buffer *v;
+    size_t n, cap;
+    size_t pages;                      /* data pages per buffer (a power of two) */
+};
+
+/* One unmapped buffer per CPU of cpus[0..n) (NULL: CPUs 0 to n-1), each of pages data pages when mapped.
+ * Returns 0, or -1 when out of memory. */
+int cpu_buffers_init(struct cpu_buffers *b, const int *cpus, size_t n, size_t pages);
+/* Let event fd, opened on the CPU of v[i], write into that CPU's buffer (mapping the buffer when fd is the
+ * CPU's first event). Returns 0, or -1 with errno. */
+int cpu_buffers_route(struct cpu_buffers *b, size_t i, int fd);
+/* fd is being closed after a failure: when it owns v[i]'s buffer, unmap it (the next event maps it again). */
+void cpu_buffers_forget(struct cpu_buffers *b, size_t i, int fd);
+/* The owner fds of the mapped buffers, to poll (at most max). Returns how many. */
+size_t cpu_buffers_fds(const struct cpu_buffers *b, int *fds, size_t max);
+/* The CPUs whose buffers are mapped, into cpus (at most max). Returns how many. */
+size_t cpu_buffers_mapped_cpus(const struct cpu_buffers *b, int *cpus, size_t max);
+/* Walk every mapped buffer's records (ring_buffer_drain: consuming; ring_buffer_peek: not). */
+void cpu_buffers_drain(struct cpu_buffers *b, ring_buffer_record_fn fn, void *ctx);
+void cpu_buffers_peek(struct cpu_buffers *b, ring_buffer_record_fn fn, void *ctx);
+/* Unmap every buffer and free the set (the events themselves are closed by their owner). */
+void cpu_buffers_free(struct cpu_buffers *b);
+
+#endif
