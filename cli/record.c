@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "cli/record_options.h"
+#include "cli/status_line.h"
 #include "flamegraph/flamegraph.h"
 #include "sampler/sampler.h"
 #include "base/u64_map.h"
@@ -46,6 +47,7 @@ struct record_sink {
     uint32_t n_pool, cap_pool;
     struct u64_map thread_roots;   /* tid -> frame id of its name */
     bool failed;                   /* out of memory somewhere: the profile is incomplete */
+    struct status_line status;     /* on a terminal: how the recording goes */
     const struct stack_frame *expanded[MAX_EXPANDED_FRAMES];
 };
 
@@ -169,6 +171,19 @@ static void sink_sample(void *ctx, const struct sampler_sample *s)
                                                                           : STACK_NO_TASK;
     if (task_stacks_add(k->stacks, root, state, s->task_id, marker_function, k->expanded, n, 1) != 0)
         k->failed = true;
+}
+
+static void sink_progress(void *ctx, const struct sampler_progress *p)
+{
+    struct record_sink *k = ctx;
+    status_line_show(&k->status, p);
+}
+
+/* A problem the sampler reports without stopping (ctx: the status line, erased first). */
+static void print_warning(void *ctx, const char *message)
+{
+    status_line_clear(ctx);
+    fprintf(stderr, "taskspy: %s\n", message);
 }
 
 static void command_line_of(const struct record_options *o, pid_t pid, char *buf, size_t len)
@@ -355,6 +370,7 @@ int record_command(int argc, char **argv)
             sink_free(k);
         return 1;
     }
+    status_line_init(&k->status, stderr);
     k->stacks = task_stacks_new(k->profile, o.group_by, o.await_points, o.task_boundary, err, sizeof(err));
     if (!k->stacks) {
         fprintf(stderr, "taskspy: %s\n", err);
@@ -379,6 +395,8 @@ int record_command(int argc, char **argv)
         .stack_size = o.stack_size, .kernel = o.kernel, .duration = o.duration, .markers = o.markers,
         .poll_times = o.poll_times,
         .stop = &stop_requested,
+        .search_path = getenv("PATH"), .marker_records = o.marker_records, .uprobe_events = o.uprobe_events,
+        .on_warning = print_warning, .warning_ctx = &k->status,
     };
     struct sampler *s;
     if (sampler_open(&s, &cfg, err, sizeof(err)) != 0) {
@@ -392,8 +410,10 @@ int record_command(int argc, char **argv)
     task_stacks_use_runtime_boundaries(k->stacks, boundaries);
     struct sampler_sink sink = {
         .ctx = k, .on_mapping = sink_mapping, .on_thread_name = sink_thread_name, .on_sample = sink_sample,
+        .on_progress = sink_progress,
     };
     int rc = sampler_run(s, &sink, err, sizeof(err));
+    status_line_clear(&k->status);
     const struct sampler_stats *st = sampler_stats(s);
     pid_t pid = sampler_target_pid(s);
     int status = 0;

@@ -47,6 +47,34 @@ static bool ends_with(const char *s, const char *suffix)
     return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
+/* --debug-marker-records: bpf (the default: BPF on uprobe_multi links, else on uprobe events, else perf
+ * samples), bpf-event (BPF on uprobe events, else perf samples) or perf (no BPF). */
+static int parse_marker_records(const char *s, enum sampler_marker_records *out)
+{
+    if (strcmp(s, "bpf") == 0)
+        *out = SAMPLER_MARKER_RECORDS_AUTO;
+    else if (strcmp(s, "bpf-event") == 0)
+        *out = SAMPLER_MARKER_RECORDS_BPF_EVENT;
+    else if (strcmp(s, "perf") == 0)
+        *out = SAMPLER_MARKER_RECORDS_PERF;
+    else
+        return -1;
+    return 0;
+}
+
+/* --debug-uprobes: tracefs (the default: tracefs events where tracefs is writable, else uprobe PMU events)
+ * or pmu. */
+static int parse_uprobe_events(const char *s, enum sampler_uprobe_events *out)
+{
+    if (strcmp(s, "tracefs") == 0)
+        *out = SAMPLER_UPROBES_AUTO;
+    else if (strcmp(s, "pmu") == 0)
+        *out = SAMPLER_UPROBES_PMU;
+    else
+        return -1;
+    return 0;
+}
+
 int record_options_parse(struct record_options *o, int argc, char **argv, char *err, size_t errlen)
 {
     memset(o, 0, sizeof(*o));
@@ -58,7 +86,7 @@ int record_options_parse(struct record_options *o, int argc, char **argv, char *
     o->markers = "auto";
     const char *format = NULL;
     enum { OPT_CALL_GRAPH = 256, OPT_STACK_SIZE, OPT_GROUP_BY, OPT_AWAIT, OPT_MARKERS, OPT_KERNEL, OPT_TITLE,
-           OPT_BOUNDARY, OPT_POLL_TIMES };
+           OPT_BOUNDARY, OPT_POLL_TIMES, OPT_DEBUG_MARKER_RECORDS, OPT_DEBUG_UPROBES };
     static const struct option longopts[] = {
         { "pid", required_argument, NULL, 'p' },
         { "duration", required_argument, NULL, 'd' },
@@ -75,6 +103,9 @@ int record_options_parse(struct record_options *o, int argc, char **argv, char *
         { "task-boundary", required_argument, NULL, OPT_BOUNDARY },
         { "poll-times", no_argument, NULL, OPT_POLL_TIMES },
         { "help", no_argument, NULL, 'h' },
+        /* hidden, for debugging and tests: force a slower marker route */
+        { "debug-marker-records", required_argument, NULL, OPT_DEBUG_MARKER_RECORDS },
+        { "debug-uprobes", required_argument, NULL, OPT_DEBUG_UPROBES },
         { NULL, 0, NULL, 0 },
     };
     optind = 0;   /* 0, not 1: makes glibc reinitialise getopt fully (a second parse in one process) */
@@ -168,6 +199,18 @@ int record_options_parse(struct record_options *o, int argc, char **argv, char *
             break;
         case OPT_POLL_TIMES:
             o->poll_times = true;
+            break;
+        case OPT_DEBUG_MARKER_RECORDS:
+            if (parse_marker_records(optarg, &o->marker_records) != 0) {
+                snprintf(err, errlen, "invalid --debug-marker-records '%s' (bpf, bpf-event or perf)", optarg);
+                return -1;
+            }
+            break;
+        case OPT_DEBUG_UPROBES:
+            if (parse_uprobe_events(optarg, &o->uprobe_events) != 0) {
+                snprintf(err, errlen, "invalid --debug-uprobes '%s' (tracefs or pmu)", optarg);
+                return -1;
+            }
             break;
         case 'h':
             record_usage(stdout);

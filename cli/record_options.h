@@ -28,6 +28,8 @@ struct record_options {
     bool kernel;
     const char *title;
     const char *task_boundary;
+    enum sampler_marker_records marker_records;   /* hidden --debug-marker-records */
+    enum sampler_uprobe_events uprobe_events;     /* hidden --debug-uprobes */
 };
 
 /* Parse argv (argv[0] == "record"). Returns 0, 1 when --help was printed, or -1 with a message in err. */

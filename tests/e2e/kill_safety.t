@@ -38,6 +38,7 @@ live_groups() {
     done
 }
 
+MARKER_ROUTE=()    # (--debug-marker-records=... for the records below; empty: the default route)
 kill_scenario() { # kill_scenario FIXTURE
     local fx=$1 exe="$FIXTURES/$1" out="$WORK/$1.stdout"
     start_fixture "$fx" 60 --fast-polls
@@ -45,7 +46,7 @@ kill_scenario() { # kill_scenario FIXTURE
     local b0=2 b1 ; b1=$(lines "$out")
     local before_rate; before_rate=$(best_rate "$out" $b0 "$b1")
     local sites_before; sites_before=$(probe_sites "$FIXTURE_PID" "$exe")
-    "$TASKSPY" record -p "$FIXTURE_PID" -d 60 -o "$WORK/$fx-killed.folded" 2> "$WORK/$fx-killed.err" &
+    "$TASKSPY" record "${MARKER_ROUTE[@]}" -p "$FIXTURE_PID" -d 60 -o "$WORK/$fx-killed.folded" 2> "$WORK/$fx-killed.err" &
     local rec=$!
     # wait (up to 20 s on a loaded machine) until the probes are in the target's text
     local sites_during="" i
@@ -86,14 +87,14 @@ stop_fixture
 
 # 2. tracefs uprobe_events definitions in group taskspy_<pid>: markers as perf samples of tracefs events
 # (scenario 1 ran the default way, BPF programs on uprobe_multi links, which defines nothing in tracefs)
-export TASKSPY_MARKER_RECORDS=perf
+MARKER_ROUTE=(--debug-marker-records=perf)
 kill_scenario executor_memarg
 check "tracefs is mounted where taskspy mounts it" \
     sh -c "mountpoint -q /sys/kernel/tracing || mountpoint -q /sys/kernel/debug/tracing"
 check "no uprobe_events group of a live taskspy remains ($(live_groups | tr '\n' ' '))" test -z "$(live_groups)"
 check "the killed taskspy's group is dormant in uprobe_events (expected until the next start)" \
     grep -q "^p:taskspy_$KILLED_PID/" "$TRACEFS/uprobe_events"
-"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 -o "$WORK/next.folded" 2> "$WORK/next.err" &
+"$TASKSPY" record "${MARKER_ROUTE[@]}" -p "$FIXTURE_PID" -d 2 -F 199 -o "$WORK/next.folded" 2> "$WORK/next.err" &
 next=$!
 wait "$next"
 check "the next record: exit 0" test $? -eq 0
@@ -101,7 +102,7 @@ check "the next record removed the dead taskspy's group" sh -c "! grep -q '^p:ta
 check "the next record removed its own group at exit" sh -c "! grep -q '^p:taskspy_$next/' '$TRACEFS/uprobe_events'"
 check "the next record works: task roots" grep -q '^task: task_' "$WORK/next.folded"
 stop_fixture
-unset TASKSPY_MARKER_RECORDS
+MARKER_ROUTE=()
 
 # 3. SIGINT mid-recording with markers: a whole, valid SVG
 start_fixture executor_sema 30

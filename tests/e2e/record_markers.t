@@ -54,26 +54,26 @@ check "--markers naming the provider: task roots" grep -q '^task: task_' "$WORK/
 stop_fixture
 
 # How hits reach taskspy. By default each location runs a BPF program on a uprobe_multi link of its own
-# (kernel 6.6+; checked in the runs above); TASKSPY_MARKER_RECORDS=bpf-event runs it on the location's
+# (kernel 6.6+; checked in the runs above); --debug-marker-records=bpf-event runs it on the location's
 # uprobe event instead, =perf has the kernel write a perf sample per hit (the way without BPF). Events are
 # one tracefs uprobe event per location where tracefs is writable (one probe consumer whatever the number of
-# CPUs), uprobe PMU events otherwise (TASKSPY_UPROBES=pmu).
+# CPUs), uprobe PMU events otherwise (--debug-uprobes=pmu).
 EVENTS=/sys/kernel/tracing/uprobe_events
 start_fixture executor 30
-TASKSPY_MARKER_RECORDS=perf "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/perfrec.folded" 2> "$WORK/perfrec.err" &
+"$TASKSPY" record --debug-marker-records=perf -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/perfrec.folded" 2> "$WORK/perfrec.err" &
 rec=$!
 # (attaching to a running process can take seconds on a loaded machine: wait up to 10 s)
 for _ in $(seq 100); do grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS" 2>/dev/null && break; sleep 0.1; done
 check "tracefs: the markers are tracefs uprobe events while recording" grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS"
 wait $rec
 check "tracefs: their definitions are removed at the end" sh -c "! grep -q '^p:taskspy_$rec/' '$EVENTS'"
-TASKSPY_MARKER_RECORDS=perf TASKSPY_UPROBES=pmu "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/pmu.folded" 2> /dev/null &
+"$TASKSPY" record --debug-marker-records=perf --debug-uprobes=pmu -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/pmu.folded" 2> /dev/null &
 rec=$!
 sleep 2
 # (task-terminate's arg0 is a heap memory operand: that one needs tracefs in either way)
 check "uprobe PMU: poll markers are not tracefs events" sh -c "! grep -q '^p:taskspy_$rec/task__poll' '$EVENTS'"
 wait $rec
-TASKSPY_MARKER_RECORDS=bpf-event "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/bpfevent.folded" 2> "$WORK/bpfevent.err"
+"$TASKSPY" record --debug-marker-records=bpf-event -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/bpfevent.folded" 2> "$WORK/bpfevent.err"
 stop_fixture
 check_tasks "uprobe PMU" "$WORK/pmu.folded"
 check_tasks "hits as perf samples" "$WORK/perfrec.folded"
@@ -108,7 +108,7 @@ check "semaphore-gated probes attribute tasks" grep -q '^task: task_render;' "$W
 # the ids are the fixture's real ids
 start_fixture executor_memarg 30 --log-tasks
 for via in bpf bpf-event perf; do
-    TASKSPY_MARKER_RECORDS=$via "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task \
+    "$TASKSPY" record --debug-marker-records=$via -p "$FIXTURE_PID" -d 2 -F 199 --group-by task \
         -o "$WORK/memarg-$via.folded" 2> "$WORK/memarg-$via.err"
     grep -o '^task [0-9]*: task_[a-z]*' "$WORK/memarg-$via.folded" | sort -u |
         sed 's/^task \([0-9]*\): task_\(.*\)/spawn \1 \2/' > "$WORK/memarg-$via.ids"
@@ -138,10 +138,10 @@ chmod -R a+rx "$LIMITED"
 chmod a+rwx "$LIMITED"
 # (with CAP_SYS_ADMIN BPF is permitted too: both ways of marker records are run)
 for via in bpf perf; do
-    ( cd "$LIMITED" && ulimit -l 8192 && TASKSPY_MARKER_RECORDS=$via setpriv --reuid=nobody --regid=nogroup \
+    ( cd "$LIMITED" && ulimit -l 8192 && setpriv --reuid=nobody --regid=nogroup \
         --clear-groups --inh-caps=-all,+sys_admin,+perfmon,+sys_ptrace \
         --ambient-caps=+sys_admin,+perfmon,+sys_ptrace \
-        ./taskspy record -F 199 -o "$LIMITED/$via.folded" -- ./executor 3 > "$LIMITED/$via.out" 2> "$LIMITED/$via.err" )
+        ./taskspy record --debug-marker-records=$via -F 199 -o "$LIMITED/$via.folded" -- ./executor 3 > "$LIMITED/$via.out" 2> "$LIMITED/$via.err" )
     check "locked memory limited ($via): exit 0" test $? -eq 0
     grep -E '^taskspy: [0-9]+ polls|lost|cannot|hits' "$LIMITED/$via.err" | diag
     want=$([ $via = bpf ] && echo "through BPF" || echo "as perf samples")
