@@ -1,8 +1,11 @@
 /* proc_maps.c: parsing /proc/PID/maps lines and keeping a sorted, non-overlapping mapping list. */
 #include "sampler/target/proc_maps.h"
 
+#include "base/vec.h"
+
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,26 +45,11 @@ int proc_maps_parse_line(const char *line, struct proc_map *out, char *pathbuf, 
     return 0;
 }
 
-static int reserve(struct proc_maps *m, size_t extra)
-{
-    if (m->n + extra <= m->cap)
-        return 0;
-    size_t cap = m->cap ? m->cap * 2 : 64;
-    while (cap < m->n + extra)
-        cap *= 2;
-    struct proc_map *v = realloc(m->v, cap * sizeof(*v));
-    if (!v)
-        return -1;
-    m->v = v;
-    m->cap = cap;
-    return 0;
-}
-
 int proc_maps_insert(struct proc_maps *m, const struct proc_map *map)
 {
     if (map->end <= map->start)
         return 0;
-    if (reserve(m, 2) != 0)
+    if (m->n > SIZE_MAX - 2 || vec_reserve(m, m->n + 2) != 0)
         return -1;
     char *path = strdup(map->path ? map->path : "");
     if (!path)

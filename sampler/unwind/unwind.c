@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "sampler/unwind/unwind_objects.h"
 
 /* Exported by libunwind-x86_64 but not declared by its headers. */
@@ -29,8 +30,7 @@ struct unwinder {
     const struct proc_maps *maps;
     unsigned generation;
     bool generation_seen;
-    struct map_slot *slots;    /* parallel to maps->v */
-    size_t slots_cap;
+    VEC_OF(struct map_slot) slots;   /* parallel to maps->v: slots.v[i] for maps->v[i] while i < slots.n */
     struct unwind_objects objects;
     unw_addr_space_t as;
     /* Object of the last table lookup: serves reads of its data when that mapping is not in maps (the
@@ -68,16 +68,11 @@ static void sync_generation(struct unwinder *u)
 {
     if (u->generation_seen && u->generation == u->maps->generation)
         return;
-    if (u->maps->n > u->slots_cap) {
-        size_t cap = u->maps->cap > u->maps->n ? u->maps->cap : u->maps->n;
-        struct map_slot *s = realloc(u->slots, cap * sizeof(*s));
-        if (s) {
-            u->slots = s;
-            u->slots_cap = cap;
-        }
-    }
-    if (u->slots)
-        memset(u->slots, 0, u->slots_cap * sizeof(*u->slots));
+    if (u->maps->n > u->slots.n &&
+        vec_reserve(&u->slots, u->maps->cap > u->maps->n ? u->maps->cap : u->maps->n) == 0)
+        u->slots.n = u->slots.cap;
+    if (u->slots.v)
+        memset(u->slots.v, 0, u->slots.n * sizeof(*u->slots.v));
     unw_flush_cache(u->as, 0, 0);
     u->last_obj = NULL;
     u->generation = u->maps->generation;
@@ -95,7 +90,7 @@ static void resolve_slot(struct unwinder *u, const struct proc_map *m, struct ma
 static const struct map_slot *slot_for(struct unwinder *u, const struct proc_map *m, struct map_slot *scratch)
 {
     size_t i = (size_t)(m - u->maps->v);
-    struct map_slot *slot = i < u->slots_cap ? &u->slots[i] : scratch;
+    struct map_slot *slot = i < u->slots.n ? &u->slots.v[i] : scratch;
     if (!slot->resolved)
         resolve_slot(u, m, slot);
     return slot;
@@ -252,7 +247,7 @@ void unwinder_free(struct unwinder *u)
     if (u->as)
         unw_destroy_addr_space(u->as);
     unwind_objects_free(&u->objects);
-    free(u->slots);
+    vec_free(&u->slots);
     free(u);
 }
 
