@@ -16,6 +16,7 @@
 #include "flamegraph/flamegraph.h"
 #include "sampler/sampler.h"
 #include "base/u64_map.h"
+#include "base/vec.h"
 #include "symbolize/symbolize.h"
 
 #define MAX_EXPANDED_FRAMES (SAMPLER_MAX_FRAMES * 8)
@@ -45,7 +46,7 @@ struct record_sink {
     uint32_t n_cached, cap_cached;
     struct stack_frame *frame_pool;
     uint32_t n_pool, cap_pool;
-    struct u64_map thread_roots;   /* tid -> frame id of its name */
+    VEC_OF(uint32_t) thread_roots; /* thread number -> frame id of its name (PROFILE_NO_FRAME: none) */
     bool failed;                   /* out of memory somewhere: the profile is incomplete */
     struct status_line status;     /* on a terminal: how the recording goes */
     const struct stack_frame *expanded[MAX_EXPANDED_FRAMES];
@@ -118,18 +119,29 @@ static void sink_mapping(void *ctx, const struct sampler_mapping *m)
         k->failed = true;
 }
 
-static void sink_thread_name(void *ctx, pid_t tid, const char *name)
+/* The root frame of a thread named name ("[thread]" when NULL or empty), or PROFILE_NO_FRAME. */
+static uint32_t thread_root(struct record_sink *k, const char *name)
 {
-    struct record_sink *k = ctx;
     /* A root frame is the start of a folded line: no ';' in it, and no leading '#' (a comment there). */
     char clean[64];
     snprintf(clean, sizeof(clean), "%s", name && *name ? name : "[thread]");
     for (char *c = clean; *c; c++)
         if (*c == ';' || *c == '\n' || *c == '\r' || (c == clean && *c == '#'))
             *c = '_';
-    uint32_t id = profile_intern(k->profile, clean, strlen(clean));
-    if (id == PROFILE_NO_FRAME || u64_map_put(&k->thread_roots, (uint64_t)tid, id) != 0)
+    return profile_intern(k->profile, clean, strlen(clean));
+}
+
+static void sink_thread_name(void *ctx, uint32_t thread, pid_t tid, const char *name)
+{
+    struct record_sink *k = ctx;
+    uint32_t id = thread_root(k, name);
+    if (id == PROFILE_NO_FRAME || thread == SAMPLER_NO_THREAD || vec_reserve(&k->thread_roots, (size_t)thread + 1)) {
         k->failed = true;
+        return;
+    }
+    while (k->thread_roots.n <= thread)
+        k->thread_roots.v[k->thread_roots.n++] = PROFILE_NO_FRAME;
+    k->thread_roots.v[thread] = id;
 }
 
 static void sink_sample(void *ctx, const struct sampler_sample *s)
@@ -154,11 +166,10 @@ static void sink_sample(void *ctx, const struct sampler_sample *s)
         for (uint32_t j = 0; j < c->n && n < MAX_EXPANDED_FRAMES; j++)
             k->expanded[n++] = &k->frame_pool[c->first + j];
     }
-    uint32_t root;
-    if (!u64_map_get(&k->thread_roots, (uint64_t)s->tid, &root)) {
-        sink_thread_name(k, s->tid, NULL);
-        if (!u64_map_get(&k->thread_roots, (uint64_t)s->tid, &root))
-            return;
+    uint32_t root = s->thread < k->thread_roots.n ? k->thread_roots.v[s->thread] : PROFILE_NO_FRAME;
+    if (root == PROFILE_NO_FRAME && (root = thread_root(k, NULL)) == PROFILE_NO_FRAME) {
+        k->failed = true;
+        return;
     }
     uint32_t marker_function = PROFILE_NO_FRAME;
     if (s->task_state == SAMPLER_IN_TASK && s->poll_probe_addr) {
@@ -336,7 +347,7 @@ static void sink_free(struct record_sink *k)
         symbolizer_free(k->symbolizer);
     u64_map_free(&k->user_cache);
     u64_map_free(&k->kernel_cache);
-    u64_map_free(&k->thread_roots);
+    vec_free(&k->thread_roots);
     free(k->cached);
     free(k->frame_pool);
     free(k);
@@ -362,8 +373,7 @@ int record_command(int argc, char **argv)
     struct record_sink *k = calloc(1, sizeof(*k));
     struct symbolizer_options so = { .kernel = o.kernel, .demangle = true };
     if (!k || !(k->profile = profile_new()) || !(k->symbolizer = symbolizer_new(&so)) ||
-        u64_map_init(&k->user_cache, 4096) != 0 || u64_map_init(&k->kernel_cache, 256) != 0 ||
-        u64_map_init(&k->thread_roots, 64) != 0) {
+        u64_map_init(&k->user_cache, 4096) != 0 || u64_map_init(&k->kernel_cache, 256) != 0) {
         fprintf(stderr, "taskspy: out of memory\n");
         output_file_abort(&out);
         if (k)

@@ -141,7 +141,7 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
 static void announce_known(struct sampler *s)
 {
     for (size_t i = 0; i < s->names.n && s->sink->on_thread_name; i++)
-        s->sink->on_thread_name(s->sink->ctx, s->names.v[i].tid, s->names.v[i].name);
+        s->sink->on_thread_name(s->sink->ctx, (uint32_t)i, s->names.v[i].tid, s->names.v[i].name);
     for (size_t i = 0; i < s->maps.n; i++)
         sampler_emit_mapping(s, &s->maps.v[i]);
 }

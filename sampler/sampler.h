@@ -17,6 +17,7 @@ enum sampler_call_graph { SAMPLER_CALL_GRAPH_DWARF, SAMPLER_CALL_GRAPH_FP };
 
 #define SAMPLER_MAX_STACK_SIZE 65528u
 #define SAMPLER_MAX_FRAMES 256u
+#define SAMPLER_NO_THREAD UINT32_MAX     /* a sample of a thread whose name could not be learnt */
 
 struct sampler_config {
     pid_t pid;                       /* attach to this process (all threads), or 0 to launch argv */
@@ -56,6 +57,7 @@ struct sampler_sample {
     const uint64_t *user_ips;
     size_t n_user;
     bool truncated;                  /* the unwind stopped before reaching the thread's start */
+    uint32_t thread;                 /* the thread's number as on_thread_name gave it, or SAMPLER_NO_THREAD */
     enum sampler_task_state task_state;
     uint64_t task_id;
     uint64_t poll_probe_addr;        /* address of the poll-start probe that opened the poll, or 0 */
@@ -77,7 +79,8 @@ struct sampler_progress {
 struct sampler_sink {
     void *ctx;
     void (*on_mapping)(void *ctx, const struct sampler_mapping *m);
-    void (*on_thread_name)(void *ctx, pid_t tid, const char *name);
+    /* Thread tid is named (or renamed) name. Threads are numbered 0, 1, ... as first seen: thread. */
+    void (*on_thread_name)(void *ctx, uint32_t thread, pid_t tid, const char *name);
     void (*on_sample)(void *ctx, const struct sampler_sample *s);
     /* About every SAMPLER_PROGRESS_INTERVAL_NS while recording, from the recording loop; NULL: not called. */
     void (*on_progress)(void *ctx, const struct sampler_progress *p);

@@ -10,13 +10,13 @@
 void sampler_name_thread(struct sampler *s, pid_t tid, const char *name)
 {
     bool added;
-    const char *stored = thread_names_set(&s->names, tid, name, &added);
-    if (!stored)
+    const struct thread_name *entry = thread_names_set(&s->names, tid, name, &added);
+    if (!entry)
         return;
     if (added)
         s->stats.threads++;
     if (s->sink && s->sink->on_thread_name)
-        s->sink->on_thread_name(s->sink->ctx, tid, stored);
+        s->sink->on_thread_name(s->sink->ctx, (uint32_t)(entry - s->names.v), tid, entry->name);
 }
 
 void sampler_emit_mapping(struct sampler *s, const struct proc_map *m)
@@ -104,6 +104,8 @@ static void handle_sample(struct sampler *s, const struct decoded_sample *d)
         if (target_thread_name(s->target.pid, out.tid, name, sizeof(name)))
             sampler_name_thread(s, out.tid, name);
     }
+    long thread = thread_names_find(&s->names, out.tid);
+    out.thread = thread >= 0 ? (uint32_t)thread : SAMPLER_NO_THREAD;
     s->stats.samples++;
     if (s->sink && s->sink->on_sample)
         s->sink->on_sample(s->sink->ctx, &out);

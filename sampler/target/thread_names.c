@@ -16,7 +16,7 @@ void thread_names_free(struct thread_names *t)
     vec_free(t);
 }
 
-const char *thread_names_set(struct thread_names *t, pid_t tid, const char *name, bool *added)
+const struct thread_name *thread_names_set(struct thread_names *t, pid_t tid, const char *name, bool *added)
 {
     uint32_t idx;
     *added = false;
@@ -30,11 +30,17 @@ const char *thread_names_set(struct thread_names *t, pid_t tid, const char *name
         *added = true;
     }
     snprintf(t->v[idx].name, THREAD_NAME_LEN, "%s", name);
-    return t->v[idx].name;
+    return &t->v[idx];
+}
+
+long thread_names_find(const struct thread_names *t, pid_t tid)
+{
+    uint32_t idx;
+    return u64_map_get(&t->index, (uint64_t)tid, &idx) ? (long)idx : -1;
 }
 
 const char *thread_names_get(const struct thread_names *t, pid_t tid)
 {
-    uint32_t idx;
-    return u64_map_get(&t->index, (uint64_t)tid, &idx) ? t->v[idx].name : NULL;
+    long idx = thread_names_find(t, tid);
+    return idx >= 0 ? t->v[idx].name : NULL;
 }

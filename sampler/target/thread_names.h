@@ -24,9 +24,11 @@ struct thread_names {
 
 int thread_names_init(struct thread_names *t);
 void thread_names_free(struct thread_names *t);
-/* Name (or rename) tid; *added tells whether tid is new. Returns the stored name (truncated to
+/* Name (or rename) tid; *added tells whether tid is new. Returns its entry, v[its index] (the name truncated to
  * THREAD_NAME_LEN - 1 bytes), or NULL when out of memory. */
-const char *thread_names_set(struct thread_names *t, pid_t tid, const char *name, bool *added);
+const struct thread_name *thread_names_set(struct thread_names *t, pid_t tid, const char *name, bool *added);
+/* tid's index in v (threads are numbered 0, 1, ... as first seen), or -1 when unseen. */
+long thread_names_find(const struct thread_names *t, pid_t tid);
 /* tid's name, or NULL when unseen. */
 const char *thread_names_get(const struct thread_names *t, pid_t tid);
 
