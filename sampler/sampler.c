@@ -98,7 +98,7 @@ static int open_markers(struct sampler *s, char *err, size_t errlen)
     int cpu_ids[1024];
     struct markers_config mc = {
         .spec = s->cfg.markers, .poll_times = s->cfg.poll_times, .pid = s->target.pid, .root = s->root,
-        .cpus = cpu_ids, .n_cpus = cpu_buffers_mapped_cpus(&s->cpus, cpu_ids, 1024), .buffer_pages = s->cpus.pages,
+        .cpus = cpu_ids, .n_cpus = cpu_buffers_mapped(&s->cpus, NULL, cpu_ids, 1024), .buffer_pages = s->cpus.pages,
         .records = s->cfg.marker_records, .uprobes = s->cfg.uprobe_events, .on_warning = s->cfg.on_warning,
         .warning_ctx = s->cfg.warning_ctx,
     };
@@ -163,7 +163,7 @@ static int start_recording(struct sampler *s, char *err, size_t errlen)
 static int wait_for_records(struct sampler *s, struct pollfd *pfds, int *fds, size_t max_fds, uint64_t deadline,
                             char *err, size_t errlen)
 {
-    size_t n_fds = cpu_buffers_fds(&s->cpus, fds, max_fds - 1);
+    size_t n_fds = cpu_buffers_mapped(&s->cpus, fds, NULL, max_fds - 1);
     n_fds += markers_buffer_fds(s->markers, fds + n_fds, max_fds - 1 - n_fds);
     if (s->target.pidfd >= 0)
         fds[n_fds++] = s->target.pidfd;

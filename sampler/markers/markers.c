@@ -70,7 +70,7 @@ size_t markers_buffer_fds(const struct markers *m, int *fds, size_t max)
     size_t n = 0;
     if (m->bpf && n < max)
         fds[n++] = marker_bpf_wake_fd(m->bpf);
-    return n + cpu_buffers_fds(&m->buffers, fds + n, max - n);
+    return n + cpu_buffers_mapped(&m->buffers, fds + n, NULL, max - n);
 }
 
 size_t markers_poll_starts(const struct markers *m)

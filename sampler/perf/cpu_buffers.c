@@ -35,21 +35,18 @@ void cpu_buffers_forget(struct cpu_buffers *b, size_t i, int fd)
     }
 }
 
-size_t cpu_buffers_fds(const struct cpu_buffers *b, int *fds, size_t max)
+size_t cpu_buffers_mapped(const struct cpu_buffers *b, int *fds, int *cpus, size_t max)
 {
     size_t n = 0;
-    for (size_t i = 0; i < b->n && n < max; i++)
-        if (b->v[i].fd >= 0)
-            fds[n++] = b->v[i].fd;
-    return n;
-}
-
-size_t cpu_buffers_mapped_cpus(const struct cpu_buffers *b, int *cpus, size_t max)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < b->n && n < max; i++)
-        if (b->v[i].fd >= 0)
-            cpus[n++] = b->v[i].cpu;
+    for (size_t i = 0; i < b->n && n < max; i++) {
+        if (b->v[i].fd < 0)
+            continue;
+        if (fds)
+            fds[n] = b->v[i].fd;
+        if (cpus)
+            cpus[n] = b->v[i].cpu;
+        n++;
+    }
     return n;
 }
 

@@ -29,10 +29,9 @@ int cpu_buffers_init(struct cpu_buffers *b, const int *cpus, size_t n, size_t pa
 int cpu_buffers_route(struct cpu_buffers *b, size_t i, int fd);
 /* fd is being closed after a failure: when it owns v[i]'s buffer, unmap it (the next event maps it again). */
 void cpu_buffers_forget(struct cpu_buffers *b, size_t i, int fd);
-/* The owner fds of the mapped buffers, to poll (at most max). Returns how many. */
-size_t cpu_buffers_fds(const struct cpu_buffers *b, int *fds, size_t max);
-/* The CPUs whose buffers are mapped, into cpus (at most max). Returns how many. */
-size_t cpu_buffers_mapped_cpus(const struct cpu_buffers *b, int *cpus, size_t max);
+/* The mapped buffers (at most max): their owner fds, to poll, into fds, and their CPUs into cpus (either may
+ * be NULL). Returns how many. */
+size_t cpu_buffers_mapped(const struct cpu_buffers *b, int *fds, int *cpus, size_t max);
 /* Walk every mapped buffer's records (ring_buffer_drain: consuming; ring_buffer_peek: not). */
 void cpu_buffers_drain(struct cpu_buffers *b, ring_buffer_record_fn fn, void *ctx);
 void cpu_buffers_peek(struct cpu_buffers *b, ring_buffer_record_fn fn, void *ctx);
