@@ -2,7 +2,7 @@
  * program (sampler/bpf/marker_program.h) that writes a slot in its CPU's region (sampler/bpf/bpf_slots.h), and
  * the kernel writes no perf sample. The target pays about what perf stat's counting of the probe costs,
  * and the reader is woken a few times per region. Needs CAP_BPF with CAP_PERFMON, or CAP_SYS_ADMIN;
- * markers.c falls back to per-CPU perf samples without. */
+ * marker_attach.c falls back to per-CPU perf samples without. */
 #ifndef TASKSPY_MARKER_BPF_H
 #define TASKSPY_MARKER_BPF_H
 
