@@ -1,5 +1,5 @@
-/* sampler_internal.h: the sampler's state and the steps its files share (events, records, the loop). Never
- * included from outside sampler/. */
+/* sampler_internal.h: the sampler's state and the steps its files share (events, records, the loop). Included
+ * only by the .c files at sampler/'s top level. */
 #ifndef TASKSPY_SAMPLER_INTERNAL_H
 #define TASKSPY_SAMPLER_INTERNAL_H
 

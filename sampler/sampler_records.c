@@ -99,12 +99,12 @@ static void handle_sample(struct sampler *s, const struct decoded_sample *d)
     if (out.truncated)
         s->stats.unwind_truncated++;
     task_tracker_at(&s->tasks, d->tid, d->time, &out.task_state, &out.task_id, &out.poll_probe_addr);
-    if (!thread_names_get(&s->names, out.tid)) {
-        char name[THREAD_NAME_LEN + 8];
-        if (target_thread_name(s->target.pid, out.tid, name, sizeof(name)))
-            sampler_name_thread(s, out.tid, name);
-    }
     long thread = thread_names_find(&s->names, out.tid);
+    char name[THREAD_NAME_LEN + 8];
+    if (thread < 0 && target_thread_name(s->target.pid, out.tid, name, sizeof(name))) {
+        sampler_name_thread(s, out.tid, name);
+        thread = thread_names_find(&s->names, out.tid);
+    }
     out.thread = thread >= 0 ? (uint32_t)thread : SAMPLER_NO_THREAD;
     s->stats.samples++;
     if (s->sink && s->sink->on_sample)
