@@ -88,7 +88,8 @@ check "SIGINT: the SVG has samples" grep -q "burn_c" "$out_dir/int.svg"
 # SIGTERM while the target is still starting up (launch) ends both
 "$TASKSPY" record -d 60 -o "$out_dir/term.folded" -- "$FIXTURES/shares_nofp" 60 > /dev/null 2> "$WORK/term.err" &
 rec=$!
-sleep 1.5
+wait_for 20 attached "$rec"
+sleep 1      # record a little: the target has run a second of its 60
 kill -TERM "$rec"
 wait "$rec"
 RC=$?

@@ -63,7 +63,7 @@ start_fixture executor 30
 TASKSPY_MARKER_RECORDS=perf "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/perfrec.folded" 2> "$WORK/perfrec.err" &
 rec=$!
 # (attaching to a running process can take seconds on a loaded machine: wait up to 10 s)
-for _ in $(seq 100); do grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS" 2>/dev/null && break; sleep 0.1; done
+wait_for 10 grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS"
 check "tracefs: the markers are tracefs uprobe events while recording" grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS"
 wait $rec
 check "tracefs: their definitions are removed at the end" sh -c "! grep -q '^p:taskspy_$rec/' '$EVENTS'"
