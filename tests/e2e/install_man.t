@@ -4,7 +4,7 @@
 # define (cli/*.c option tables; hidden --debug-* options excepted).
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 source "$ROOT/tests/e2e/lib/tap.sh"
-plan 9
+plan 10
 # a make started by prove inside `make check` must not try to join that make's jobserver
 make_install() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C "$ROOT" install "$@"; }
 
@@ -26,12 +26,22 @@ groff -ww -man -Tutf8 -z "$ROOT/taskspy.1" 2> "$WORK/groff.err"
 check "groff -ww finds nothing to warn about" test ! -s "$WORK/groff.err"
 diag < "$WORK/groff.err"
 
-# the long options of every option table in cli/ (record's and flamegraph's), as the rendered page shows them
+# The long options of the option tables in cli/ (record's and flamegraph's; getopt's struct option rows
+# { "name", required_argument, ... } or option_spec rows { .name = "name", ... .kind = OPTION_... }), hidden
+# --debug-* ones excepted, and those the commands' --help lists, must all be in the rendered page.
 MANWIDTH=1000 man -l "$ROOT/taskspy.1" 2> /dev/null > "$WORK/man-wide.txt"
-grep -ohE '\{ *"[a-z][a-z0-9-]*", *(no|required|optional)_argument' "$ROOT"/cli/*.c |
-    sed -E 's/^\{ *"([^"]*)".*/\1/' | grep -v '^debug-' | sort -u > "$WORK/options"
-missing=$(while read -r o; do grep -qe "--$o\b" "$WORK/man-wide.txt" || printf ' --%s' "$o"; done < "$WORK/options")
+{ grep -ohE '\{ *"[a-z][a-z0-9-]*", *(no|required|optional)_argument' "$ROOT"/cli/*.c
+  grep -hE '\.name = "[a-z][a-z0-9-]*".*OPTION_' "$ROOT"/cli/*.c | grep -oE '\.name = "[a-z][a-z0-9-]*"'
+} | sed -E 's/^[^"]*"([^"]*)".*/\1/' | grep -v '^debug-' | sort -u > "$WORK/options"
+{ "$TASKSPY" record --help; "$TASKSPY" flamegraph --help; } 2> /dev/null | grep -oE -- '--[a-z][a-z0-9-]+' |
+    sed 's/^--//' | sort -u > "$WORK/help-options"
+absent() { while read -r o; do grep -qe "--$o\b" "$WORK/man-wide.txt" || printf ' --%s' "$o"; done < "$1"; }
+missing=$(absent "$WORK/options")
 n=$(wc -l < "$WORK/options")
 check "the sources' long options were found ($n)" test "$n" -ge 20
-check "every long option is in the man page${missing:+ (missing:$missing)}" test -z "$missing"
+check "every long option of the sources is in the man page${missing:+ (missing:$missing)}" test -z "$missing"
+missing=$(absent "$WORK/help-options")
+n=$(wc -l < "$WORK/help-options")
+check "every option the commands' --help lists ($n) is in the man page${missing:+ (missing:$missing)}" \
+    test "$n" -ge 20 -a -z "$missing"
 finish
