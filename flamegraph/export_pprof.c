@@ -57,7 +57,8 @@ struct pprof_writer {
     struct profile *strings;           /* the string table: a profile's interned names have ids 0, 1, ... in
                                           order of interning, "" first */
     uint8_t *frame_kind;               /* frame id -> enum frame_kind */
-    struct u64_map location_of;        /* caller << 32 | frame -> location index */
+    uint32_t *own_location;            /* frame id -> index + 1 of its location as a frame of its own */
+    struct u64_map location_of;        /* caller << 32 | frame -> location index, for inlined frames */
     struct u64_map function_of;        /* name << 32 | file -> function index */
     VEC_OF(struct pprof_location) locations;
     VEC_OF(uint32_t) used;             /* location indices in id order */
@@ -106,7 +107,9 @@ static uint32_t location_index(struct pprof_writer *w, uint32_t caller, uint32_t
 {
     uint64_t key = (uint64_t)caller << 32 | frame;
     uint32_t index;
-    if (u64_map_get(&w->location_of, key, &index))
+    if (!caller && w->own_location[frame])
+        return w->own_location[frame] - 1;
+    if (caller && u64_map_get(&w->location_of, key, &index))
         return index;
     struct frame_parts parts;
     export_parse_frame(profile_frame_name(w->profile, frame), &parts);
@@ -114,8 +117,10 @@ static uint32_t location_index(struct pprof_writer *w, uint32_t caller, uint32_t
     if (function == UINT32_MAX)
         return UINT32_MAX;
     struct pprof_location *l = vec_push(&w->locations);
-    if (!l || u64_map_put(&w->location_of, key, (uint32_t)(w->locations.n - 1)) != 0)
+    if (!l || (caller && u64_map_put(&w->location_of, key, (uint32_t)(w->locations.n - 1)) != 0))
         return UINT32_MAX;
+    if (!caller)
+        w->own_location[frame] = (uint32_t)w->locations.n;
     l->caller = caller;
     l->function = function;
     l->line = parts.line;
@@ -323,11 +328,13 @@ int profile_write_pprof(const struct profile *p, FILE *out, const struct export_
     struct pprof_writer *w = calloc(1, sizeof(*w));
     size_t n_frames = profile_frame_count(p);
     if (!w || !(w->strings = profile_new()) || !(w->frame_kind = calloc(n_frames ? n_frames : 1, 1)) ||
+        !(w->own_location = calloc(n_frames ? n_frames : 1, sizeof(uint32_t))) ||
         u64_map_init(&w->location_of, 1024) != 0 || u64_map_init(&w->function_of, 1024) != 0 ||
         gzip_sink_open(&w->gzip, out) != 0) {
         if (w) {
             profile_free(w->strings);
             free(w->frame_kind);
+            free(w->own_location);
             u64_map_free(&w->location_of);
             u64_map_free(&w->function_of);
         }
@@ -348,6 +355,7 @@ int profile_write_pprof(const struct profile *p, FILE *out, const struct export_
         errno = ENOMEM;
     profile_free(w->strings);
     free(w->frame_kind);
+    free(w->own_location);
     u64_map_free(&w->location_of);
     u64_map_free(&w->function_of);
     vec_free(&w->locations);

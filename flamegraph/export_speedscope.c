@@ -21,6 +21,7 @@ struct speedscope_writer {
     uint32_t *table_index;          /* frame id -> its index in the shared table + 1, 0 = not there yet */
     VEC_OF(uint32_t) table;         /* the shared table: frame ids by index */
     VEC_OF(uint64_t) weights;       /* of the profile being written, one per sample */
+    VEC_OF(char) sample_text;       /* one sample's "[i,j,...]", written with one fwrite */
     uint32_t root;                  /* root frame of that profile; PROFILE_NO_FRAME before the first */
     uint64_t weight_sum;            /* of that profile */
     size_t n_profiles;
@@ -28,14 +29,21 @@ struct speedscope_writer {
     uint64_t heaviest_weight;
 };
 
-static int put_u64(FILE *out, uint64_t v)
+/* v in decimal at the end of text (24 bytes); returns where it starts. */
+static char *format_u64(char *text, uint64_t v)
 {
-    char text[24];
-    char *at = text + sizeof(text);
+    char *at = text + 24;
     do {
         *--at = (char)('0' + v % 10);
         v /= 10;
     } while (v);
+    return at;
+}
+
+static int put_u64(FILE *out, uint64_t v)
+{
+    char text[24];
+    char *at = format_u64(text, v);
     size_t len = (size_t)(text + sizeof(text) - at);
     return fwrite(at, 1, len, out) == len ? 0 : -1;
 }
@@ -94,17 +102,32 @@ static int visit_stack(void *ctx, const uint32_t *frames, size_t depth, uint64_t
             return -1;
         w->root = frames[0];
     }
-    if ((w->weights.n && putc(',', w->out) == EOF) || putc('[', w->out) == EOF)
+    /* ",[" + up to 11 bytes per frame + "]" */
+    if (depth > SIZE_MAX / 16 || vec_reserve(&w->sample_text, 16 * depth + 4) != 0) {
+        errno = ENOMEM;
         return -1;
+    }
+    char *text = w->sample_text.v, *at = text;
+    if (w->weights.n)
+        *at++ = ',';
+    *at++ = '[';
     for (size_t d = 1; d < depth; d++) {
         uint32_t index = table_index(w, frames[d]);
         if (index == UINT32_MAX) {
             errno = ENOMEM;
             return -1;
         }
-        if ((d > 1 && putc(',', w->out) == EOF) || put_u64(w->out, index) != 0)
-            return -1;
+        if (d > 1)
+            *at++ = ',';
+        char digits[24];
+        char *from = format_u64(digits, index);
+        size_t len = (size_t)(digits + sizeof(digits) - from);
+        memcpy(at, from, len);
+        at += len;
     }
+    *at++ = ']';
+    if (fwrite(text, 1, (size_t)(at - text), w->out) != (size_t)(at - text))
+        return -1;
     uint64_t *weight = vec_push(&w->weights);
     if (!weight) {
         errno = ENOMEM;
@@ -112,7 +135,7 @@ static int visit_stack(void *ctx, const uint32_t *frames, size_t depth, uint64_t
     }
     *weight = count;
     w->weight_sum += count;
-    return putc(']', w->out) == EOF ? -1 : 0;
+    return 0;
 }
 
 static int write_frame(FILE *out, const char *name)
@@ -166,5 +189,6 @@ int profile_write_speedscope(const struct profile *p, FILE *out, const struct ex
     free(w.table_index);
     vec_free(&w.table);
     vec_free(&w.weights);
+    vec_free(&w.sample_text);
     return rc;
 }

@@ -23,6 +23,8 @@ static bool room(struct pb_buffer *b, size_t extra)
 {
     if (b->failed)
         return false;
+    if (b->cap - b->n >= extra)
+        return true;
     if (extra > SIZE_MAX - b->n || vec_reserve(b, b->n + extra) != 0) {
         b->failed = true;
         return false;
