@@ -12,6 +12,8 @@
 source "$(dirname "$0")/lib/tap.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BROWSER_DIR=$ROOT/tests/browser
+OUT_DIR=$ROOT/build/test-output      # the speedscope screenshot is kept there (for the README)
+mkdir -p "$OUT_DIR"
 plan 45
 
 command -v go > /dev/null || echo "# go is missing: install Debian's golang-go (make check does)" | diag
@@ -62,7 +64,7 @@ check "pprof -tags: task_id labels ($ids ids)" test "$ids" -gt 10
 check "pprof -raw: samples labelled task and task_id" grep -Eq '^ +task:\[task_[a-z]+\] task_id:\[[0-9]+\]$' \
     <(go tool pprof -raw "$WORK/rec.pb.gz" 2> /dev/null)
 check "speedscope: schema, weights = $total, the app imports it" \
-    speedscope_ok rec "$WORK/rec.speedscope.json" --total "$total" --screenshot "$WORK/speedscope.png"
+    speedscope_ok rec "$WORK/rec.speedscope.json" --total "$total" --screenshot "$OUT_DIR/speedscope.png"
 node -e 'const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
          for (const n of [...new Set(d.profiles.map((p) => p.name))].sort()) console.log(n);' \
     "$WORK/rec.speedscope.json" | LC_ALL=C sort > "$WORK/profile_names"
