@@ -7,10 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "cli/output_file.h"
+#include "cli/output_formats.h"
 #include "cli/record_options.h"
 #include "cli/status_line.h"
 #include "flamegraph/flamegraph.h"
@@ -312,31 +313,27 @@ static void print_summary(const struct record_options *o, const struct sampler_s
     }
 }
 
-static int write_output(const struct record_options *o, struct record_sink *k, struct output_file *out,
+static int write_output(const struct record_options *o, struct record_sink *k, struct output_set *outs,
                         const struct sampler_stats *st, pid_t pid, char *err, size_t errlen)
 {
-    int rc;
-    if (o->format == FORMAT_FOLDED) {
-        rc = profile_write_folded(k->profile, out->stream);
-    } else {
-        char cmdline[1024], title[1100], header[1400];
-        command_line_of(o, pid, cmdline, sizeof(cmdline));
-        snprintf(title, sizeof(title), "%s", o->title ? o->title : cmdline);
-        snprintf(header, sizeof(header),
-                 "%s (pid %d), %.1f s at %u Hz (%s), %" PRIu64 " samples, %" PRIu64 " lost%s", cmdline, (int)pid,
-                 st->duration_s, o->frequency, o->call_graph == SAMPLER_CALL_GRAPH_DWARF ? "dwarf" : "fp",
-                 st->samples, st->lost, st->target_exited ? ", target exited" : "");
-        struct svg_options so;
-        svg_options_init(&so);
-        so.title = title;
-        so.header = header;
-        rc = profile_write_svg(k->profile, out->stream, &so);
-    }
-    if (rc != 0) {
-        snprintf(err, errlen, "cannot write %s: %s", o->output, strerror(errno));
-        return -1;
-    }
-    return output_file_commit(out, err, errlen);
+    char cmdline[1024], title[1100], header[1400];
+    command_line_of(o, pid, cmdline, sizeof(cmdline));
+    snprintf(title, sizeof(title), "%s", o->title ? o->title : cmdline);
+    snprintf(header, sizeof(header),
+             "%s (pid %d), %.1f s at %u Hz (%s), %" PRIu64 " samples, %" PRIu64 " lost%s", cmdline, (int)pid,
+             st->duration_s, o->frequency, o->call_graph == SAMPLER_CALL_GRAPH_DWARF ? "dwarf" : "fp",
+             st->samples, st->lost, st->target_exited ? ", target exited" : "");
+    struct svg_options so;
+    svg_options_init(&so);
+    so.title = title;
+    so.header = header;
+    struct timespec now;
+    uint64_t duration_ns = (uint64_t)(st->duration_s * 1e9);
+    uint64_t now_ns = clock_gettime(CLOCK_REALTIME, &now) == 0 ? (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec : 0;
+    struct export_info info = { .name = cmdline, .exporter = "taskspy 0.1", .period_ns = 1000000000u / o->frequency,
+                                .duration_ns = duration_ns, .start_time_ns = now_ns > duration_ns ? now_ns - duration_ns : 0 };
+    struct output_content content = { .profile = k->profile, .svg = &so, .info = &info };
+    return output_set_write(outs, &o->outputs, &content, err, errlen);
 }
 
 static void sink_free(struct record_sink *k)
@@ -365,8 +362,8 @@ int record_command(int argc, char **argv)
         fprintf(stderr, "Run 'taskspy record --help' for usage.\n");
         return 2;
     }
-    struct output_file out;
-    if (output_file_open(&out, o.output, err, sizeof(err)) != 0) {
+    struct output_set outs;
+    if (output_set_open(&outs, &o.outputs, err, sizeof(err)) != 0) {
         fprintf(stderr, "taskspy: %s\n", err);
         return 1;
     }
@@ -375,7 +372,7 @@ int record_command(int argc, char **argv)
     if (!k || !(k->profile = profile_new()) || !(k->symbolizer = symbolizer_new(&so)) ||
         u64_map_init(&k->user_cache, 4096) != 0 || u64_map_init(&k->kernel_cache, 256) != 0) {
         fprintf(stderr, "taskspy: out of memory\n");
-        output_file_abort(&out);
+        output_set_abort(&outs);
         if (k)
             sink_free(k);
         return 1;
@@ -384,7 +381,7 @@ int record_command(int argc, char **argv)
     k->stacks = task_stacks_new(k->profile, o.group_by, o.await_points, o.task_boundary, err, sizeof(err));
     if (!k->stacks) {
         fprintf(stderr, "taskspy: %s\n", err);
-        output_file_abort(&out);
+        output_set_abort(&outs);
         sink_free(k);
         return 2;
     }
@@ -395,7 +392,7 @@ int record_command(int argc, char **argv)
     if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0 ||
         sigaction(SIGHUP, &sa, NULL) != 0) {
         fprintf(stderr, "taskspy: cannot install signal handlers: %s\n", strerror(errno));
-        output_file_abort(&out);
+        output_set_abort(&outs);
         sink_free(k);
         return 1;
     }
@@ -411,7 +408,7 @@ int record_command(int argc, char **argv)
     struct sampler *s;
     if (sampler_open(&s, &cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "taskspy: %s\n", err);
-        output_file_abort(&out);
+        output_set_abort(&outs);
         sink_free(k);
         return 1;
     }
@@ -429,11 +426,11 @@ int record_command(int argc, char **argv)
     int status = 0;
     if (rc != 0) {
         fprintf(stderr, "taskspy: %s\n", err);
-        output_file_abort(&out);
+        output_set_abort(&outs);
         status = 1;
     } else if (k->failed || task_stacks_finish(k->stacks) != 0) {
         fprintf(stderr, "taskspy: out of memory while recording; nothing written\n");
-        output_file_abort(&out);
+        output_set_abort(&outs);
         status = 1;
     } else {
         print_summary(&o, st, pid, task_stacks_boundary_samples(k->stacks));
@@ -441,12 +438,14 @@ int record_command(int argc, char **argv)
             fprintf(stderr, "taskspy: the target exited during the recording; writing what was gathered\n");
         if (st->samples == 0)
             fprintf(stderr, "taskspy: warning: no samples (the target used no CPU while recorded?)\n");
-        if (write_output(&o, k, &out, st, pid, err, sizeof(err)) != 0) {
+        if (write_output(&o, k, &outs, st, pid, err, sizeof(err)) != 0) {
             fprintf(stderr, "taskspy: %s\n", err);
-            output_file_abort(&out);
             status = 1;
-        } else if (strcmp(o.output, "-") != 0) {
-            fprintf(stderr, "taskspy: wrote %s (%zu stacks)\n", o.output, profile_distinct_stacks(k->profile));
+        } else {
+            for (size_t i = 0; i < o.outputs.n; i++)
+                if (strcmp(o.outputs.items[i].path, "-") != 0)
+                    fprintf(stderr, "taskspy: wrote %s (%zu stacks)\n", o.outputs.items[i].path,
+                            profile_distinct_stacks(k->profile));
         }
     }
     sampler_close(s);

@@ -15,8 +15,10 @@ void record_usage(FILE *out)
           "  -p, --pid PID            attach to every thread of PID (and threads it creates)\n"
           "  -d, --duration SECS      stop after SECS (also on Ctrl-C or when the target exits)\n"
           "  -F, --frequency HZ       samples per second of CPU time, per thread (default 99)\n"
-          "  -o, --output FILE        .svg flame graph, .folded/.txt folded stacks\n"
-          "  -f, --format FMT         flamegraph or folded (default: from -o)\n"
+          "  -o, --output FILE        .svg flame graph, .folded/.txt folded stacks, .speedscope.json,\n"
+          "                           .pb.gz/.pprof pprof; repeatable: every file from the same recording\n"
+          "  -f, --format FMT         flamegraph, folded, speedscope or pprof: for an -o whose extension\n"
+          "                           says nothing\n"
           "      --call-graph MODE    dwarf (default) or fp\n"
           "      --stack-size BYTES   user stack copied per sample in dwarf mode (default/max 65528)\n"
           "      --group-by KEY       entry (default), task or none\n"
@@ -39,12 +41,6 @@ static int parse_number(const char *s, double min, double max, double *out)
         return -1;
     *out = v;
     return 0;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
 /* --debug-marker-records: bpf (the default: BPF on uprobe_multi links, else on uprobe events, else perf
@@ -135,7 +131,8 @@ int record_options_parse(struct record_options *o, int argc, char **argv, char *
             o->frequency = (unsigned)v;
             break;
         case 'o':
-            o->output = optarg;
+            if (output_list_add(&o->outputs, optarg, err, errlen) != 0)
+                return -1;
             break;
         case 'f':
             format = optarg;
@@ -228,10 +225,6 @@ int record_options_parse(struct record_options *o, int argc, char **argv, char *
     }
     if (optind < argc)
         o->argv = &argv[optind];
-    if (!o->output) {
-        snprintf(err, errlen, "no output file: give -o FILE (.svg or .folded)");
-        return -1;
-    }
     if (o->pid && o->argv) {
         snprintf(err, errlen, "give either -p PID or a command after --, not both");
         return -1;
@@ -240,22 +233,7 @@ int record_options_parse(struct record_options *o, int argc, char **argv, char *
         snprintf(err, errlen, "nothing to record: give -p PID or a command after --");
         return -1;
     }
-    if (format) {
-        if (strcmp(format, "folded") == 0)
-            o->format = FORMAT_FOLDED;
-        else if (strcmp(format, "flamegraph") == 0 || strcmp(format, "svg") == 0)
-            o->format = FORMAT_FLAMEGRAPH;
-        else {
-            snprintf(err, errlen, "unsupported format '%s' (flamegraph or folded)", format);
-            return -1;
-        }
-    } else if (ends_with(o->output, ".svg")) {
-        o->format = FORMAT_FLAMEGRAPH;
-    } else if (ends_with(o->output, ".folded") || ends_with(o->output, ".txt")) {
-        o->format = FORMAT_FOLDED;
-    } else {
-        snprintf(err, errlen, "cannot tell the format of '%s': use .svg, .folded or .txt, or -f", o->output);
+    if (output_list_resolve(&o->outputs, format, err, errlen) != 0)
         return -1;
-    }
     return 0;
 }
