@@ -12,7 +12,6 @@
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "flamegraph/flamegraph.h"
-#include "flamegraph/svg_internal.h"
 
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
@@ -130,6 +129,13 @@ static int parse_args(int argc, char **argv, struct flamegraph_args *a)
     return 0;
 }
 
+/* A malformed line of the input, as the folded reader reports it. */
+static void print_warning(void *ctx, const char *message)
+{
+    (void)ctx;
+    fprintf(stderr, "%s\n", message);
+}
+
 static int read_profile(struct profile *p, const char *input)
 {
     bool from_stdin = !input || strcmp(input, "-") == 0;
@@ -141,7 +147,8 @@ static int read_profile(struct profile *p, const char *input)
     }
     struct folded_read_report report;
     char err[512];
-    int rc = profile_read_folded(p, in, name, stderr, &report, err, sizeof(err));
+    const struct folded_warnings warnings = { .warn = print_warning };
+    int rc = profile_read_folded(p, in, name, &warnings, &report, err, sizeof(err));
     if (!from_stdin)
         fclose(in);
     if (rc != 0) {

@@ -44,10 +44,6 @@ enum svg_frame_kind svg_classify(const char *name, size_t len, unsigned depth);
 /* Length of name without its trailing annotation ("_[k]", "_[j]", "_[i]", "_[w]"), as flamegraph.pl strips
  * it: what titles, labels and search show. The annotation only picks the colour (svg_classify). */
 size_t svg_shown_length(const char *name, size_t len);
-/* True if palette names a known palette ("taskspy", "hot", "mem", "io", "red", ...). */
-bool svg_palette_known(const char *palette);
-/* Comma-separated list of the known palettes, for --help and error messages. */
-const char *svg_palette_names(void);
 /* The fill colour 0xRRGGBB of a frame: stable for a name (hashed), by palette and kind. */
 uint32_t svg_frame_color(const char *palette, enum svg_frame_kind kind, const char *name, size_t len);
 

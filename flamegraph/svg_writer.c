@@ -3,6 +3,8 @@
  * as data attributes for the embedded script (svg_script.js), which does zoom, search and the URL state. */
 #include "flamegraph/svg_internal.h"
 
+#include "base/vec.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -157,8 +159,7 @@ struct svg_out {
     FILE *out;
     char *buf;                       /* SVG_BUFFER bytes */
     size_t len;
-    char *big;                       /* for a frame that does not fit buf (a name of many kilobytes) */
-    size_t big_cap;
+    VEC_OF(char) big;                /* for a frame that does not fit buf (a name of many kilobytes) */
     char *count_name;                /* escaped once */
     size_t count_name_len;
 };
@@ -254,15 +255,10 @@ static int write_frame(struct svg_out *o, const struct svg_frame *f, const struc
         o->len += format_frame(o->buf + o->len, o, f, name, len, g, total, opts);
         return 0;
     }
-    if (room > o->big_cap) {
-        char *grown = realloc(o->big, room);
-        if (!grown)
-            return -1;
-        o->big = grown;
-        o->big_cap = room;
-    }
+    if (vec_reserve(&o->big, room) != 0)
+        return -1;
     out_flush(o);
-    fwrite_unlocked(o->big, 1, format_frame(o->big, o, f, name, len, g, total, opts), o->out);
+    fwrite_unlocked(o->big.v, 1, format_frame(o->big.v, o, f, name, len, g, total, opts), o->out);
     return 0;
 }
 
@@ -289,7 +285,7 @@ static int write_frames(FILE *out, const struct svg_layout *layout, const struct
     rc = 0;
 done:
     free(o.buf);
-    free(o.big);
+    vec_free(&o.big);
     free(o.count_name);
     return rc;
 }
