@@ -1,53 +1,78 @@
-/* record_options.c: parsing `taskspy record` options into struct record_options, with one-line errors. */
+/* record_options.c: the options of `taskspy record`, described once in an option table (cli/option_table.h)
+ * that gives both the parsing and --help, and the checks that take several options together. */
 #include "cli/record_options.h"
 
-#include <errno.h>
-#include <getopt.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
+
+#include "cli/option_table.h"
+
+/* enum options are stored as int by the table */
+_Static_assert(sizeof(enum sampler_call_graph) == sizeof(int), "enum stored as int");
+_Static_assert(sizeof(enum task_grouping) == sizeof(int), "enum stored as int");
+_Static_assert(sizeof(pid_t) == sizeof(int), "pid_t stored as int");
+
+static const struct option_choice call_graph_modes[] = {
+    { "dwarf", SAMPLER_CALL_GRAPH_DWARF }, { "fp", SAMPLER_CALL_GRAPH_FP }, { NULL, 0 },
+};
+static const struct option_choice groupings[] = {
+    { "entry", GROUP_BY_ENTRY }, { "task", GROUP_BY_TASK }, { "none", GROUP_BY_NONE }, { NULL, 0 },
+};
+
+#define AT(field) offsetof(struct record_options, field)
+
+static const struct option_spec record_specs[] = {
+    { .name = "pid", .short_name = 'p', .arg = "PID", .kind = OPTION_INT, .offset = AT(pid), .min = 1,
+      .max = 4194304, .bad_value = "invalid PID '%s'",
+      .help = "attach to every thread of PID (and threads it creates)" },
+    { .name = "duration", .short_name = 'd', .arg = "SECS", .kind = OPTION_REAL, .offset = AT(duration),
+      .min = 0.001, .max = 31536000, .bad_value = "invalid duration '%s' (seconds, > 0)",
+      .help = "stop after SECS (also on Ctrl-C or when the target exits)" },
+    { .name = "frequency", .short_name = 'F', .arg = "HZ", .kind = OPTION_WHOLE, .offset = AT(frequency),
+      .min = 1, .max = 100000, .bad_value = "invalid frequency '%s' (1 to 100000 Hz)",
+      .help = "samples per second of CPU time, per thread (default 99)" },
+    { .name = "output", .short_name = 'o', .arg = "FILE", .kind = OPTION_STRING, .offset = AT(output),
+      .help = ".svg flame graph, .folded/.txt folded stacks" },
+    { .name = "format", .short_name = 'f', .arg = "FMT", .kind = OPTION_STRING, .offset = AT(format_name),
+      .help = "flamegraph or folded (default: from -o)" },
+    { .name = "call-graph", .arg = "MODE", .kind = OPTION_CHOICE, .offset = AT(call_graph),
+      .choices = call_graph_modes, .bad_value = "invalid --call-graph '%s' (dwarf or fp)",
+      .help = "dwarf (default) or fp" },
+    { .name = "stack-size", .arg = "BYTES", .kind = OPTION_WHOLE, .offset = AT(stack_size), .min = 8,
+      .max = SAMPLER_MAX_STACK_SIZE, .bad_value = "invalid --stack-size '%s' (8 to 65528 bytes)",
+      .help = "user stack copied per sample in dwarf mode (default/max 65528)" },
+    { .name = "group-by", .arg = "KEY", .kind = OPTION_CHOICE, .offset = AT(group_by), .choices = groupings,
+      .bad_value = "invalid --group-by '%s' (entry, task or none)", .help = "entry (default), task or none" },
+    { .name = "await-points", .arg = "on|off", .kind = OPTION_ON_OFF, .offset = AT(await_points),
+      .bad_value = "invalid --await-points '%s' (on or off)",
+      .help = "label async frames with the await they poll (default on)" },
+    { .name = "markers", .arg = "SPEC", .kind = OPTION_STRING, .offset = AT(markers), .non_empty = true,
+      .bad_value = "invalid --markers '%s' (auto, none, or providers)",
+      .help = "auto (default), none, or a comma list of providers" },
+    { .name = "task-boundary", .arg = "RE", .kind = OPTION_STRING, .offset = AT(task_boundary),
+      .help = "extra runtime frame (regex) below which task stacks start" },
+    { .name = "poll-times", .kind = OPTION_FLAG, .offset = AT(poll_times),
+      .help = "runtimes without markers: also probe poll returns, for poll durations" },
+    { .name = "kernel", .kind = OPTION_FLAG, .offset = AT(kernel), .help = "include kernel frames (suffixed _[k])" },
+    { .name = "title", .arg = "TEXT", .kind = OPTION_STRING, .offset = AT(title),
+      .help = "flame graph title (default: the target's command line)" },
+    { .name = "help", .short_name = 'h', .kind = OPTION_HELP, .help = "this help" },
+};
+
+static const struct option_table record_table = {
+    .specs = record_specs, .n = sizeof(record_specs) / sizeof(record_specs[0]), .stop_at_operand = true,
+};
 
 void record_usage(FILE *out)
 {
     fputs("usage: taskspy record -p PID [-d SECS] [options] -o FILE\n"
           "       taskspy record [-d SECS] [options] -o FILE -- CMD ARGS...\n"
-          "\n"
-          "  -p, --pid PID            attach to every thread of PID (and threads it creates)\n"
-          "  -d, --duration SECS      stop after SECS (also on Ctrl-C or when the target exits)\n"
-          "  -F, --frequency HZ       samples per second of CPU time, per thread (default 99)\n"
-          "  -o, --output FILE        .svg flame graph, .folded/.txt folded stacks\n"
-          "  -f, --format FMT         flamegraph or folded (default: from -o)\n"
-          "      --call-graph MODE    dwarf (default) or fp\n"
-          "      --stack-size BYTES   user stack copied per sample in dwarf mode (default/max 65528)\n"
-          "      --group-by KEY       entry (default), task or none\n"
-          "      --await-points on|off  label async frames with the await they poll (default on)\n"
-          "      --markers SPEC       auto (default), none, or a comma list of providers\n"
-          "      --task-boundary RE   extra runtime frame (regex) below which task stacks start\n"
-          "      --poll-times         runtimes without markers: also probe poll returns, for poll durations\n"
-          "      --kernel             include kernel frames (suffixed _[k])\n"
-          "      --title TEXT         flame graph title (default: the target's command line)\n"
-          "  -h, --help               this help\n",
+          "\n",
           out);
+    option_table_help(&record_table, out);
 }
 
-static int parse_number(const char *s, double min, double max, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || v < min || v > max || v != v)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
-int record_options_parse(struct record_options *o, int argc, char **argv, char *err, size_t errlen)
+static void set_defaults(struct record_options *o)
 {
     memset(o, 0, sizeof(*o));
     o->frequency = 99;
@@ -56,156 +81,46 @@ int record_options_parse(struct record_options *o, int argc, char **argv, char *
     o->group_by = GROUP_BY_ENTRY;
     o->await_points = true;
     o->markers = "auto";
-    const char *format = NULL;
-    enum { OPT_CALL_GRAPH = 256, OPT_STACK_SIZE, OPT_GROUP_BY, OPT_AWAIT, OPT_MARKERS, OPT_KERNEL, OPT_TITLE,
-           OPT_BOUNDARY, OPT_POLL_TIMES };
-    static const struct option longopts[] = {
-        { "pid", required_argument, NULL, 'p' },
-        { "duration", required_argument, NULL, 'd' },
-        { "frequency", required_argument, NULL, 'F' },
-        { "output", required_argument, NULL, 'o' },
-        { "format", required_argument, NULL, 'f' },
-        { "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
-        { "stack-size", required_argument, NULL, OPT_STACK_SIZE },
-        { "group-by", required_argument, NULL, OPT_GROUP_BY },
-        { "await-points", required_argument, NULL, OPT_AWAIT },
-        { "markers", required_argument, NULL, OPT_MARKERS },
-        { "kernel", no_argument, NULL, OPT_KERNEL },
-        { "title", required_argument, NULL, OPT_TITLE },
-        { "task-boundary", required_argument, NULL, OPT_BOUNDARY },
-        { "poll-times", no_argument, NULL, OPT_POLL_TIMES },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    optind = 0;   /* 0, not 1: makes glibc reinitialise getopt fully (a second parse in one process) */
-    opterr = 0;
-    int c;
-    double v;
-    while ((c = getopt_long(argc, argv, "+:p:d:F:o:f:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'p':
-            if (parse_number(optarg, 1, 4194304, &v) != 0 || v != (double)(pid_t)v) {
-                snprintf(err, errlen, "invalid PID '%s'", optarg);
-                return -1;
-            }
-            o->pid = (pid_t)v;
-            break;
-        case 'd':
-            if (parse_number(optarg, 0.001, 31536000, &o->duration) != 0) {
-                snprintf(err, errlen, "invalid duration '%s' (seconds, > 0)", optarg);
-                return -1;
-            }
-            break;
-        case 'F':
-            if (parse_number(optarg, 1, 100000, &v) != 0 || v != (unsigned)v) {
-                snprintf(err, errlen, "invalid frequency '%s' (1 to 100000 Hz)", optarg);
-                return -1;
-            }
-            o->frequency = (unsigned)v;
-            break;
-        case 'o':
-            o->output = optarg;
-            break;
-        case 'f':
-            format = optarg;
-            break;
-        case OPT_CALL_GRAPH:
-            if (strcmp(optarg, "dwarf") == 0)
-                o->call_graph = SAMPLER_CALL_GRAPH_DWARF;
-            else if (strcmp(optarg, "fp") == 0)
-                o->call_graph = SAMPLER_CALL_GRAPH_FP;
-            else {
-                snprintf(err, errlen, "invalid --call-graph '%s' (dwarf or fp)", optarg);
-                return -1;
-            }
-            break;
-        case OPT_STACK_SIZE:
-            if (parse_number(optarg, 8, SAMPLER_MAX_STACK_SIZE, &v) != 0 || v != (unsigned)v) {
-                snprintf(err, errlen, "invalid --stack-size '%s' (8 to %u bytes)", optarg, SAMPLER_MAX_STACK_SIZE);
-                return -1;
-            }
-            o->stack_size = ((unsigned)v + 7u) & ~7u;
-            if (o->stack_size > SAMPLER_MAX_STACK_SIZE)
-                o->stack_size = SAMPLER_MAX_STACK_SIZE;
-            break;
-        case OPT_GROUP_BY:
-            if (strcmp(optarg, "entry") == 0)
-                o->group_by = GROUP_BY_ENTRY;
-            else if (strcmp(optarg, "task") == 0)
-                o->group_by = GROUP_BY_TASK;
-            else if (strcmp(optarg, "none") == 0)
-                o->group_by = GROUP_BY_NONE;
-            else {
-                snprintf(err, errlen, "invalid --group-by '%s' (entry, task or none)", optarg);
-                return -1;
-            }
-            break;
-        case OPT_AWAIT:
-            if (strcmp(optarg, "on") == 0)
-                o->await_points = true;
-            else if (strcmp(optarg, "off") == 0)
-                o->await_points = false;
-            else {
-                snprintf(err, errlen, "invalid --await-points '%s' (on or off)", optarg);
-                return -1;
-            }
-            break;
-        case OPT_MARKERS:
-            if (!*optarg) {
-                snprintf(err, errlen, "invalid --markers '' (auto, none, or providers)");
-                return -1;
-            }
-            o->markers = optarg;
-            break;
-        case OPT_KERNEL:
-            o->kernel = true;
-            break;
-        case OPT_TITLE:
-            o->title = optarg;
-            break;
-        case OPT_BOUNDARY:
-            o->task_boundary = optarg;
-            break;
-        case OPT_POLL_TIMES:
-            o->poll_times = true;
-            break;
-        case 'h':
-            record_usage(stdout);
-            return 1;
-        case ':':
-            snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-            return -1;
-        default:
-            if (optopt && optopt < 256)
-                snprintf(err, errlen, "unknown option '-%c'", optopt);
-            else
-                snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
-            return -1;
-        }
-    }
-    if (optind < argc)
-        o->argv = &argv[optind];
-    if (!o->output) {
+}
+
+/* Copies of the user stack are whole 8-byte words. */
+static void round_stack_size(struct record_options *o)
+{
+    o->stack_size = (o->stack_size + 7u) & ~7u;
+    if (o->stack_size > SAMPLER_MAX_STACK_SIZE)
+        o->stack_size = SAMPLER_MAX_STACK_SIZE;
+}
+
+static int check_target_and_output(const struct record_options *o, char *err, size_t errlen)
+{
+    if (!o->output)
         snprintf(err, errlen, "no output file: give -o FILE (.svg or .folded)");
-        return -1;
-    }
-    if (o->pid && o->argv) {
+    else if (o->pid && o->argv)
         snprintf(err, errlen, "give either -p PID or a command after --, not both");
-        return -1;
-    }
-    if (!o->pid && !o->argv) {
+    else if (!o->pid && !o->argv)
         snprintf(err, errlen, "nothing to record: give -p PID or a command after --");
+    else
+        return 0;
+    return -1;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* The output's format: -f, else the extension of -o. */
+static int resolve_format(struct record_options *o, char *err, size_t errlen)
+{
+    const char *f = o->format_name;
+    if (f && strcmp(f, "folded") == 0) {
+        o->format = FORMAT_FOLDED;
+    } else if (f && (strcmp(f, "flamegraph") == 0 || strcmp(f, "svg") == 0)) {
+        o->format = FORMAT_FLAMEGRAPH;
+    } else if (f) {
+        snprintf(err, errlen, "unsupported format '%s' (flamegraph or folded)", f);
         return -1;
-    }
-    if (format) {
-        if (strcmp(format, "folded") == 0)
-            o->format = FORMAT_FOLDED;
-        else if (strcmp(format, "flamegraph") == 0 || strcmp(format, "svg") == 0)
-            o->format = FORMAT_FLAMEGRAPH;
-        else {
-            snprintf(err, errlen, "unsupported format '%s' (flamegraph or folded)", format);
-            return -1;
-        }
     } else if (ends_with(o->output, ".svg")) {
         o->format = FORMAT_FLAMEGRAPH;
     } else if (ends_with(o->output, ".folded") || ends_with(o->output, ".txt")) {
@@ -214,5 +129,24 @@ int record_options_parse(struct record_options *o, int argc, char **argv, char *
         snprintf(err, errlen, "cannot tell the format of '%s': use .svg, .folded or .txt, or -f", o->output);
         return -1;
     }
+    return 0;
+}
+
+int record_options_parse(struct record_options *o, int argc, char **argv, char *err, size_t errlen)
+{
+    set_defaults(o);
+    int operands = argc;
+    enum option_parse_result rc = option_table_parse(&record_table, o, argc, argv, &operands, err, errlen);
+    if (rc == OPTIONS_HELP) {
+        record_usage(stdout);
+        return 1;
+    }
+    if (rc != OPTIONS_OK)
+        return -1;
+    round_stack_size(o);
+    if (operands < argc)
+        o->argv = &argv[operands];   /* the command to launch, after "--" or at the first operand */
+    if (check_target_and_output(o, err, errlen) != 0 || resolve_format(o, err, errlen) != 0)
+        return -1;
     return 0;
 }

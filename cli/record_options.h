@@ -18,6 +18,7 @@ struct record_options {
     double duration;
     unsigned frequency;
     const char *output;
+    const char *format_name;     /* -f as given, or NULL: format comes from the extension */
     enum output_format format;
     enum sampler_call_graph call_graph;
     unsigned stack_size;
@@ -32,6 +33,7 @@ struct record_options {
 
 /* Parse argv (argv[0] == "record"). Returns 0, 1 when --help was printed, or -1 with a message in err. */
 int record_options_parse(struct record_options *o, int argc, char **argv, char *err, size_t errlen);
+/* The usage lines and every option's help line (from the option table). */
 void record_usage(FILE *out);
 
 #endif
