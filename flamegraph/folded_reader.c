@@ -230,31 +230,11 @@ static const char *count_problem(enum count_parse c)
     }
 }
 
-/* Parallel arrays (one element each per stack or per frame) share a length and a capacity: each is grown
- * by vec.h's rule, all to the same new capacity, which *cap takes only when every one has it. */
-struct parallel_array {
-    void **v;
-    size_t elem_size;
-};
-#define PARALLEL(a) { (void **)&(a), sizeof(*(a)) }
-
-static int reserve_parallel(size_t *cap, size_t need, const struct parallel_array *arrays, size_t n)
-{
-    size_t new_cap = *cap;
-    for (size_t i = 0; i < n; i++) {
-        new_cap = *cap;
-        if (vec_reserve_raw(arrays[i].v, &new_cap, arrays[i].elem_size, need) != 0)
-            return -1;
-    }
-    *cap = new_cap;
-    return 0;
-}
-
 static int reserve_frames(struct batch *b, size_t need)
 {
     const struct parallel_array arrays[] = {
-        PARALLEL(b->ids), PARALLEL(b->ends), PARALLEL(b->names), PARALLEL(b->name_lens),
-        PARALLEL(b->name_frame), PARALLEL(b->name_ids),
+        PARALLEL_ARRAY(b->ids), PARALLEL_ARRAY(b->ends), PARALLEL_ARRAY(b->names), PARALLEL_ARRAY(b->name_lens),
+        PARALLEL_ARRAY(b->name_frame), PARALLEL_ARRAY(b->name_ids),
     };
     return reserve_parallel(&b->cap_frames, need, arrays, sizeof(arrays) / sizeof(arrays[0]));
 }
@@ -262,8 +242,8 @@ static int reserve_frames(struct batch *b, size_t need)
 static int reserve_stack(struct batch *b)
 {
     const struct parallel_array arrays[] = {
-        PARALLEL(b->text), PARALLEL(b->text_len), PARALLEL(b->start), PARALLEL(b->len), PARALLEL(b->shared),
-        PARALLEL(b->count),
+        PARALLEL_ARRAY(b->text), PARALLEL_ARRAY(b->text_len), PARALLEL_ARRAY(b->start), PARALLEL_ARRAY(b->len), PARALLEL_ARRAY(b->shared),
+        PARALLEL_ARRAY(b->count),
     };
     return reserve_parallel(&b->cap_stacks, b->n_stacks + 1, arrays, sizeof(arrays) / sizeof(arrays[0]));
 }
@@ -399,7 +379,7 @@ static int submit_work(struct folded_parse *fp, struct tree_work *w)
 /* Copy the batch's stacks that have a count into w. */
 static int fill_work(struct tree_work *w, const struct batch *b, size_t known_frames)
 {
-    const struct parallel_array per_stack[] = { PARALLEL(w->start), PARALLEL(w->len), PARALLEL(w->count) };
+    const struct parallel_array per_stack[] = { PARALLEL_ARRAY(w->start), PARALLEL_ARRAY(w->len), PARALLEL_ARRAY(w->count) };
     if (vec_reserve(&w->ids, b->n_frames) != 0 ||
         reserve_parallel(&w->cap, b->n_stacks, per_stack, sizeof(per_stack) / sizeof(per_stack[0])) != 0)
         return -1;
@@ -423,7 +403,7 @@ static int remember_last(struct folded_parse *fp)
     const struct batch *b = &fp->b;
     size_t k = b->n_stacks - 1;
     size_t len = b->text_len[k], n = b->len[k];
-    const struct parallel_array per_frame[] = { PARALLEL(fp->prev_ids), PARALLEL(fp->prev_ends) };
+    const struct parallel_array per_frame[] = { PARALLEL_ARRAY(fp->prev_ids), PARALLEL_ARRAY(fp->prev_ends) };
     if (vec_reserve(&fp->prev, len) != 0 || reserve_parallel(&fp->prev_frames_cap, n, per_frame, 2) != 0)
         return -1;
     memcpy(fp->prev.v, b->text[k], len);
