@@ -1,7 +1,7 @@
 /* flamegraph_cmd.c: `taskspy flamegraph [FOLDED|-] -o FILE.svg [svg options]`: reads a folded-stack file
  * (taskspy's, perf's, stackcollapse's, inferno's, py-spy's) or stdin and writes an interactive SVG. The
- * SVG goes to a temporary file beside the output and is renamed into place only when complete. Exit
- * status: 0 done, 1 runtime error, 2 usage error; every error is one "taskspy: ..." line on stderr. */
+ * SVG appears under its name only when complete (cli/output_file). Options come from one option table.
+ * Exit status: 0 done, 1 runtime error, 2 usage error; every error is one "taskspy: ..." line on stderr. */
 #include <errno.h>
 #include <float.h>
 #include <stddef.h>

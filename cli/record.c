@@ -1,6 +1,7 @@
 /* record.c: `taskspy record`: wires sampler -> symbolize -> flamegraph. Each sample's addresses are
  * turned into prepared frames through a per-address cache (symbolized and named once), the stack is merged
- * into the profile by task or thread, and at the end the output is written whole and a summary printed. */
+ * into the profile by task or thread, and at the end the output is written whole and a summary printed
+ * (cli/record_summary.c). record_command runs its steps in order until one ends the command. */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
