@@ -234,7 +234,7 @@
     if (!naturalWidth || !naturalHeight) return;
     svg.setAttribute("width", String(naturalWidth));
     svg.setAttribute("height", String(naturalHeight));
-    var available = document.documentElement.clientWidth;
+    var available = document.documentElement.clientWidth || window.innerWidth;   /* scrollbar excluded */
     if (available > 0 && available < naturalWidth) {
       svg.setAttribute("width", String(available));
       svg.setAttribute("height", (naturalHeight * available / naturalWidth).toFixed(1));
