@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # kill_output.t: SPEC section 6, "nothing half-written is left under the output name ... even kill -9 leaves
 # nothing behind". taskspy record writes into an empty directory; once it surely runs (its output is open
-# as an unnamed file in that directory and the target it launched or attached to is printing under it) it
-# is SIGKILLed: the directory must still be empty, and an output that existed before must be unchanged.
+# as an unnamed file in that directory, its perf events are open and the target it launched or attached to
+# is printing under it) it is SIGKILLed: the directory must still be empty, and an output that existed
+# before must be unchanged.
 # A recording that ends normally leaves exactly its output file. Every wait is bounded (polls, 30 s at most).
 source "$(dirname "$0")/lib/tap.sh"
-plan 10
+plan 12
 
 # wait_until SECONDS COMMAND...: poll COMMAND every 0.1 s until it succeeds; fails after SECONDS
 wait_until() {
@@ -24,6 +25,8 @@ holds_output() {
     done
     return 1
 }
+# samples_target PID: PID has perf events open (the recording is armed: sampler_open is done)
+samples_target() { ls -l /proc/"$1"/fd 2>/dev/null | grep -q 'anon_inode:\[perf_event\]'; }
 # printed_lines FILE N: FILE has at least N lines
 printed_lines() { [ -f "$1" ] && [ "$(wc -l < "$1")" -ge "$2" ]; }
 listing() { ls -A "$1" | tr '\n' ' '; }
@@ -35,6 +38,7 @@ mkdir "$dir"
 rec=$!
 BACKGROUND_PIDS+=("$rec")
 check "launch: record holds its output open in the directory" wait_until 30 holds_output "$rec" "$dir"
+check "launch: record has its perf events open" wait_until 30 samples_target "$rec"
 check "launch: the profiled command runs (prints its rates)" wait_until 30 printed_lines "$WORK/launch.stdout" 2
 launched=$(pgrep -P "$rec")     # the executor taskspy launched: outlives a SIGKILLed taskspy
 check "launch: record is still running when killed" kill -9 "$rec"
@@ -50,8 +54,9 @@ start_fixture executor 60
 "$TASKSPY" record -p "$FIXTURE_PID" -d 60 -o "$dir/out.folded" 2> "$WORK/attach.err" &
 rec=$!
 BACKGROUND_PIDS+=("$rec")
-lines_before=$(wc -l < "$WORK/executor.stdout")
 check "attach: record holds its output open in the directory" wait_until 30 holds_output "$rec" "$dir"
+check "attach: record has its perf events open" wait_until 30 samples_target "$rec"
+lines_before=$(wc -l < "$WORK/executor.stdout")
 check "attach: the target keeps running while attached" wait_until 30 printed_lines "$WORK/executor.stdout" $(( lines_before + 2 ))
 kill -9 "$rec"
 wait "$rec" 2>/dev/null
