@@ -354,6 +354,8 @@ static uint32_t child_of_hashed(struct profile *p, uint32_t parent, uint32_t fra
 
 int reserve_parallel(size_t *cap, size_t need, const struct parallel_array *arrays, size_t n)
 {
+    if (need <= *cap)
+        return 0;
     size_t new_cap = *cap;
     for (size_t i = 0; i < n; i++) {
         new_cap = *cap;
