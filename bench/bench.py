@@ -17,7 +17,11 @@ beside them as the floor any reader of per-hit samples starts from. Environment 
   BENCH_LONG [60]   long memory run, seconds   BENCH_SHORT [10] short memory run, seconds
   BENCH_PP [11]     post-processing run, s     BENCH_PP_HZ [5000] its frequency
   BENCH_PP_RUNS [2] post-processing runs       BENCH_STACKS [1000,10000,100000] rendering sizes
+  BENCH_ONLY        comma list of rows to run (1 to 7; 1 and 2 run together)
+Rows 6 (Chromium zooming a 100,000-stack SVG) and 7 (output latency of a 100,000-symbol target) are the
+timings that used to be assertions of make check; the tests there check the behaviour only.
 """
+import json
 import os
 import re
 import shutil
@@ -586,8 +590,54 @@ def bench_memory():
                    "%.0f s run: %.3f s" % (SHORT, s[4], s[0], LONG, l[4], l[0], LONG, l[3]))
 
 
+# ---- 6. the SVG in a browser ----------------------------------------------------------------------------
+def bench_browser_zoom():
+    """Chromium zooming a 100,000-stack graph (bench/svg_zoom.js); the behaviour is tested by make check."""
+    runs = PAIRS
+    log("6. browser: load, zoom and unzoom a 100,000-stack SVG in headless Chromium, %d runs" % runs)
+    browser_dir = os.path.join(REPO, "tests", "browser")
+    if not os.path.exists(os.path.join(browser_dir, "node_modules", "playwright-core", "package.json")):
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=browser_dir, check=True,
+                       stdout=subprocess.DEVNULL)
+    f, svg = os.path.join(TMP, "zoom.folded"), os.path.join(TMP, "zoom.svg")
+    subprocess.run([sys.executable, os.path.join(REPO, "tests", "tools", "gen_folded.py"), "100000", "--seed", "23",
+                    "-o", f], check=True)
+    subprocess.run([TASKSPY, "flamegraph", f, "-o", svg], check=True, stderr=subprocess.DEVNULL)
+    out = subprocess.run(["node", os.path.join(REPO, "bench", "svg_zoom.js"), svg, str(runs)], check=True,
+                         capture_output=True, text=True).stdout
+    t = json.loads(out.strip().splitlines()[-1])
+    zoom, unzoom = med(t["zoom_ms"]), med(t["unzoom_ms"])
+    rows.append(("6", "browser: zoom, unzoom of a 100,000-stack graph (ms, median of %d)" % runs,
+                 "%s, %s" % (fmt(zoom, "%.0f"), fmt(unzoom, "%.0f")), "< 1000 each"))
+    details.append("6. %d frames drawn; load %s ms, zoom %s ms, unzoom %s ms (per run)"
+                   % (t["frames"], "/".join("%d" % x for x in t["load_ms"]),
+                      "/".join("%.0f" % x for x in t["zoom_ms"]), "/".join("%.0f" % x for x in t["unzoom_ms"])))
+
+
+# ---- 7. symbolizing a large binary ---------------------------------------------------------------------
+def bench_many_symbols():
+    """fault_manysyms (100,000 functions) runs 3 s under taskspy -p: target exit -> output written."""
+    runs = 3
+    log("7. 100,000-symbol target: target exit -> output written, %d runs" % runs)
+    lats = []
+    for r in range(runs):
+        folded = os.path.join(TMP, "many-%d.folded" % r)
+        fx = subprocess.Popen([os.path.join(FIX, "fault_manysyms"), "3"], stdout=subprocess.DEVNULL)
+        time.sleep(ATTACH_DELAY)
+        ts = subprocess.Popen([TASKSPY, "record", "-p", str(fx.pid), "-F", "199", "-o", folded],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        fx.wait()
+        t_exit = time.monotonic()
+        ts.wait()
+        lats.append(time.monotonic() - t_exit)
+    rows.append(("7", "100,000-symbol target: target exit -> output written (s, median of %d)" % runs,
+                 fmt(med(lats), "%.2f"), "< 4 s"))
+    details.append("7. exit->done %s s" % "/".join("%.2f" % x for x in lats))
+
+
 def main():
-    steps = [bench_slowdown_and_markers, bench_postprocessing, bench_rendering, bench_memory]
+    steps = [bench_slowdown_and_markers, bench_postprocessing, bench_rendering, bench_memory, bench_browser_zoom,
+             bench_many_symbols]
     only = os.environ.get("BENCH_ONLY")
     try:
         for i, step in enumerate(steps, 1):

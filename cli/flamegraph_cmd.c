@@ -1,6 +1,7 @@
 /* flamegraph_cmd.c: `taskspy flamegraph [FOLDED|-] -o FILE.svg [svg options]`: reads a folded-stack file
- * (taskspy's, perf's, stackcollapse's, inferno's, py-spy's) or stdin and writes an interactive SVG. The
- * SVG appears under its name only when complete (cli/output_file). Options come from one option table.
+ * (taskspy's, perf's, stackcollapse's, inferno's, py-spy's) or stdin and writes an interactive SVG, or
+ * converts it when the output's extension names another format (.speedscope.json, .pb.gz, .folded). The
+ * output appears under its name only when complete (cli/output_file). Options come from one option table.
  * Exit status: 0 done, 1 runtime error, 2 usage error; every error is one "taskspy: ..." line on stderr. */
 #include <errno.h>
 #include <float.h>
@@ -8,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/commands.h"
 #include "cli/option_table.h"
 #include "cli/output_file.h"
+#include "cli/output_formats.h"
 #include "flamegraph/flamegraph.h"
 
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
@@ -60,7 +63,7 @@ static void usage(FILE *out)
 {
     fputs("usage: taskspy flamegraph [FOLDED|-] -o FILE.svg [options]\n"
           "Render folded stacks (taskspy, perf, stackcollapse, inferno, py-spy; '-' or none: stdin) as an\n"
-          "interactive SVG flame graph.\n"
+          "interactive SVG flame graph, or convert them: FILE.speedscope.json, FILE.pb.gz (pprof), FILE.folded.\n"
           "\n",
           out);
     option_table_help(&flamegraph_table, out);
@@ -113,6 +116,14 @@ static int read_profile(struct profile *p, const char *input)
         fprintf(stderr, "taskspy: cannot open %s: %s\n", name, strerror(errno));
         return -1;
     }
+    struct stat st;
+    if (fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
+        /* an empty recording: the outputs say so (an empty profile) rather than fail */
+        fprintf(stderr, "taskspy: %s is empty: writing an empty profile\n", name);
+        if (!from_stdin)
+            fclose(in);
+        return 0;
+    }
     struct folded_read_report report;
     char err[512];
     const struct folded_warnings warnings = { .warn = print_warning };
@@ -152,7 +163,11 @@ int flamegraph_command(int argc, char **argv)
     if (!p) {
         fprintf(stderr, "taskspy: out of memory\n");
     } else if (read_profile(p, args.input) == 0) {
-        if (profile_write_svg(p, out.stream, &args.svg) != 0)
+        enum output_format format = FORMAT_FLAMEGRAPH;   /* what any other name gets, "-" too */
+        output_format_of_path(args.output, &format);
+        struct export_info info = { .name = args.input ? args.input : "<stdin>", .exporter = "taskspy 0.1" };
+        struct output_content content = { .profile = p, .svg = &args.svg, .info = &info };
+        if (output_write(format, &content, out.stream) != 0)
             fprintf(stderr, "taskspy: cannot write %s: %s\n", args.output, strerror(errno));
         else if (output_file_commit(&out, err, sizeof(err)) != 0)
             fprintf(stderr, "taskspy: %s\n", err);

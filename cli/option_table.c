@@ -75,8 +75,9 @@ static bool store(const struct option_spec *s, const char *arg, void *into)
             return false;
         *(bool *)at = strcmp(arg, "on") == 0;
         return true;
+    case OPTION_CALL:
     case OPTION_HELP:
-        return true;
+        return true;                 /* handled by the caller */
     }
     return false;
 }
@@ -143,6 +144,11 @@ enum option_parse_result option_table_parse(const struct option_table *t, void *
         }
         if (s->kind == OPTION_HELP)
             return OPTIONS_HELP;
+        if (s->kind == OPTION_CALL) {
+            if (s->call((char *)into + s->offset, optarg, err, errlen) != 0)
+                return OPTIONS_ERROR;
+            continue;
+        }
         if (!store(s, optarg, into)) {
             if (s->bad_value)
                 snprintf(err, errlen, s->bad_value, optarg);
@@ -165,7 +171,13 @@ void option_table_help(const struct option_table *t, FILE *out)
         int w = snprintf(left, sizeof(left), "  %c%c%c --%s%s%s", s->short_name ? '-' : ' ',
                          s->short_name ? s->short_name : ' ', s->short_name ? ',' : ' ', s->name,
                          s->arg ? " " : "", s->arg ? s->arg : "");
-        fprintf(out, "%s%*s%s", left, w < HELP_COLUMN - 2 ? HELP_COLUMN - w : 2, "", s->help);
+        fprintf(out, "%s%*s", left, w < HELP_COLUMN - 2 ? HELP_COLUMN - w : 2, "");
+        for (const char *at = s->help; *at; at++) {
+            if (*at == '\n')
+                fprintf(out, "\n%*s", HELP_COLUMN, "");
+            else
+                fputc(*at, out);
+        }
         if (s->help_list)
             fprintf(out, ": %s", s->help_list());
         fputc('\n', out);

@@ -16,6 +16,7 @@ enum option_kind {
     OPTION_INT,          /* int (also pid_t): a whole number in [min, max] */
     OPTION_CHOICE,       /* int (also an enum): the value of one of .choices, by name */
     OPTION_ON_OFF,       /* bool: "on" or "off" */
+    OPTION_CALL,         /* .call(field, argument): stores as it likes (a repeatable option, say) */
     OPTION_HELP,         /* -h / --help: parsing stops and says so */
 };
 
@@ -28,7 +29,7 @@ struct option_spec {
     const char *name;                      /* long name, without "--" */
     char short_name;                       /* or 0 */
     const char *arg;                       /* the argument's name in --help ("PID"); NULL: takes none */
-    const char *help;                      /* one line of --help; NULL: a hidden option */
+    const char *help;                      /* --help text ('\n' continues it aligned); NULL: a hidden option */
     const char *(*help_list)(void);        /* appended to the help line after ": " (the values), or NULL */
     enum option_kind kind;
     size_t offset;                         /* of the value in the command's options struct */
@@ -36,6 +37,8 @@ struct option_spec {
     const struct option_choice *choices;   /* OPTION_CHOICE, ended by a NULL name */
     bool non_empty;                        /* OPTION_STRING */
     bool (*valid)(const char *arg);        /* OPTION_STRING: a further check, or NULL */
+    /* OPTION_CALL: store arg at field; returns 0, or -1 with a message in err */
+    int (*call)(void *field, const char *arg, char *err, size_t errlen);
     const char *bad_value;                 /* the error for a refused value, a format with one %s: the value */
 };
 

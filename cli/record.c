@@ -8,10 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "cli/output_file.h"
+#include "cli/output_formats.h"
 #include "cli/record_options.h"
 #include "cli/record_summary.h"
 #include "flamegraph/flamegraph.h"
@@ -199,31 +200,27 @@ static void command_line_of(const struct record_options *o, pid_t pid, char *buf
         snprintf(buf, len, "pid %d", (int)pid);
 }
 
-static int write_output(const struct record_options *o, struct record_sink *k, struct output_file *out,
+static int write_output(const struct record_options *o, struct record_sink *k, struct output_set *outs,
                         const struct sampler_stats *st, pid_t pid, char *err, size_t errlen)
 {
-    int rc;
-    if (o->format == FORMAT_FOLDED) {
-        rc = profile_write_folded(k->profile, out->stream);
-    } else {
-        char cmdline[1024], title[1100], header[1400];
-        command_line_of(o, pid, cmdline, sizeof(cmdline));
-        snprintf(title, sizeof(title), "%s", o->title ? o->title : cmdline);
-        snprintf(header, sizeof(header),
-                 "%s (pid %d), %.1f s at %u Hz (%s), %" PRIu64 " samples, %" PRIu64 " lost%s", cmdline, (int)pid,
-                 st->duration_s, o->frequency, o->call_graph == SAMPLER_CALL_GRAPH_DWARF ? "dwarf" : "fp",
-                 st->samples, st->lost, st->target_exited ? ", target exited" : "");
-        struct svg_options so;
-        svg_options_init(&so);
-        so.title = title;
-        so.header = header;
-        rc = profile_write_svg(k->profile, out->stream, &so);
-    }
-    if (rc != 0) {
-        snprintf(err, errlen, "cannot write %s: %s", o->output, strerror(errno));
-        return -1;
-    }
-    return output_file_commit(out, err, errlen);
+    char cmdline[1024], title[1100], header[1400];
+    command_line_of(o, pid, cmdline, sizeof(cmdline));
+    snprintf(title, sizeof(title), "%s", o->title ? o->title : cmdline);
+    snprintf(header, sizeof(header),
+             "%s (pid %d), %.1f s at %u Hz (%s), %" PRIu64 " samples, %" PRIu64 " lost%s", cmdline, (int)pid,
+             st->duration_s, o->frequency, o->call_graph == SAMPLER_CALL_GRAPH_DWARF ? "dwarf" : "fp",
+             st->samples, st->lost, st->target_exited ? ", target exited" : "");
+    struct svg_options so;
+    svg_options_init(&so);
+    so.title = title;
+    so.header = header;
+    struct timespec now;
+    uint64_t duration_ns = (uint64_t)(st->duration_s * 1e9);
+    uint64_t now_ns = clock_gettime(CLOCK_REALTIME, &now) == 0 ? (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec : 0;
+    struct export_info info = { .name = cmdline, .exporter = "taskspy 0.1", .period_ns = 1000000000u / o->frequency,
+                                .duration_ns = duration_ns, .start_time_ns = now_ns > duration_ns ? now_ns - duration_ns : 0 };
+    struct output_content content = { .profile = k->profile, .svg = &so, .info = &info };
+    return output_set_write(outs, &o->outputs, &content, err, errlen);
 }
 
 static void sink_free(struct record_sink *k)
@@ -245,8 +242,8 @@ struct recording {
     int argc;
     char **argv;
     struct record_options o;
-    struct output_file out;
-    bool out_open;                 /* out is to be aborted unless committed */
+    struct output_set outs;
+    bool outs_open;                /* outs are to be aborted unless written */
     struct record_sink *k;
     struct sampler *s;
     char err[1024];
@@ -275,11 +272,11 @@ static int parse_options(struct recording *r)
 }
 
 /* Before any work, so that an unwritable destination fails at once. */
-static int open_output(struct recording *r)
+static int open_outputs(struct recording *r)
 {
-    if (output_file_open(&r->out, r->o.output, r->err, sizeof(r->err)) != 0)
+    if (output_set_open(&r->outs, &r->o.outputs, r->err, sizeof(r->err)) != 0)
         return fail(r, EXIT_RUNTIME);
-    r->out_open = true;
+    r->outs_open = true;
     return CARRY_ON;
 }
 
@@ -354,18 +351,20 @@ static int report_and_write(struct recording *r)
         fprintf(stderr, "taskspy: the target exited during the recording; writing what was gathered\n");
     if (st->samples == 0)
         fprintf(stderr, "taskspy: warning: no samples (the target used no CPU while recorded?)\n");
-    if (write_output(&r->o, r->k, &r->out, st, pid, r->err, sizeof(r->err)) != 0)
+    if (write_output(&r->o, r->k, &r->outs, st, pid, r->err, sizeof(r->err)) != 0)
         return fail(r, EXIT_RUNTIME);
-    r->out_open = false;
-    if (strcmp(r->o.output, "-") != 0)
-        fprintf(stderr, "taskspy: wrote %s (%zu stacks)\n", r->o.output, profile_distinct_stacks(r->k->profile));
+    r->outs_open = false;
+    for (size_t i = 0; i < r->o.outputs.n; i++)
+        if (strcmp(r->o.outputs.items[i].path, "-") != 0)
+            fprintf(stderr, "taskspy: wrote %s (%zu stacks)\n", r->o.outputs.items[i].path,
+                    profile_distinct_stacks(r->k->profile));
     return 0;
 }
 
 static void finish(struct recording *r)
 {
-    if (r->out_open)
-        output_file_abort(&r->out);
+    if (r->outs_open)
+        output_set_abort(&r->outs);
     if (r->s)
         sampler_close(r->s);
     if (r->k)
@@ -375,7 +374,7 @@ static void finish(struct recording *r)
 int record_command(int argc, char **argv)
 {
     static int (*const steps[])(struct recording *) = {
-        parse_options, open_output, make_sink, catch_stop_signals, open_sampler, run_sampler, report_and_write,
+        parse_options, open_outputs, make_sink, catch_stop_signals, open_sampler, run_sampler, report_and_write,
     };
     struct recording r = { .argc = argc, .argv = argv };
     int status = CARRY_ON;

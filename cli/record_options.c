@@ -19,6 +19,12 @@ static const struct option_choice groupings[] = {
     { "entry", GROUP_BY_ENTRY }, { "task", GROUP_BY_TASK }, { "none", GROUP_BY_NONE }, { NULL, 0 },
 };
 
+/* -o is repeatable: every output of the recording (cli/output_formats.h) */
+static int add_output(void *outputs, const char *path, char *err, size_t errlen)
+{
+    return output_list_add(outputs, path, err, errlen);
+}
+
 #define AT(field) offsetof(struct record_options, field)
 
 static const struct option_spec record_specs[] = {
@@ -31,10 +37,12 @@ static const struct option_spec record_specs[] = {
     { .name = "frequency", .short_name = 'F', .arg = "HZ", .kind = OPTION_WHOLE, .offset = AT(frequency),
       .min = 1, .max = 100000, .bad_value = "invalid frequency '%s' (1 to 100000 Hz)",
       .help = "samples per second of CPU time, per thread (default 99)" },
-    { .name = "output", .short_name = 'o', .arg = "FILE", .kind = OPTION_STRING, .offset = AT(output),
-      .help = ".svg flame graph, .folded/.txt folded stacks" },
+    { .name = "output", .short_name = 'o', .arg = "FILE", .kind = OPTION_CALL, .offset = AT(outputs),
+      .call = add_output,
+      .help = ".svg flame graph, .folded/.txt folded stacks, .speedscope.json,\n"
+              ".pb.gz/.pprof pprof; repeatable: every file from the same recording" },
     { .name = "format", .short_name = 'f', .arg = "FMT", .kind = OPTION_STRING, .offset = AT(format_name),
-      .help = "flamegraph or folded (default: from -o)" },
+      .help = "flamegraph, folded, speedscope or pprof: for an -o whose extension\nsays nothing" },
     { .name = "call-graph", .arg = "MODE", .kind = OPTION_CHOICE, .offset = AT(call_graph),
       .choices = call_graph_modes, .bad_value = "invalid --call-graph '%s' (dwarf or fp)",
       .help = "dwarf (default) or fp" },
@@ -91,45 +99,15 @@ static void round_stack_size(struct record_options *o)
         o->stack_size = SAMPLER_MAX_STACK_SIZE;
 }
 
-static int check_target_and_output(const struct record_options *o, char *err, size_t errlen)
+static int check_target(const struct record_options *o, char *err, size_t errlen)
 {
-    if (!o->output)
-        snprintf(err, errlen, "no output file: give -o FILE (.svg or .folded)");
-    else if (o->pid && o->argv)
+    if (o->pid && o->argv)
         snprintf(err, errlen, "give either -p PID or a command after --, not both");
     else if (!o->pid && !o->argv)
         snprintf(err, errlen, "nothing to record: give -p PID or a command after --");
     else
         return 0;
     return -1;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
-/* The output's format: -f, else the extension of -o. */
-static int resolve_format(struct record_options *o, char *err, size_t errlen)
-{
-    const char *f = o->format_name;
-    if (f && strcmp(f, "folded") == 0) {
-        o->format = FORMAT_FOLDED;
-    } else if (f && (strcmp(f, "flamegraph") == 0 || strcmp(f, "svg") == 0)) {
-        o->format = FORMAT_FLAMEGRAPH;
-    } else if (f) {
-        snprintf(err, errlen, "unsupported format '%s' (flamegraph or folded)", f);
-        return -1;
-    } else if (ends_with(o->output, ".svg")) {
-        o->format = FORMAT_FLAMEGRAPH;
-    } else if (ends_with(o->output, ".folded") || ends_with(o->output, ".txt")) {
-        o->format = FORMAT_FOLDED;
-    } else {
-        snprintf(err, errlen, "cannot tell the format of '%s': use .svg, .folded or .txt, or -f", o->output);
-        return -1;
-    }
-    return 0;
 }
 
 int record_options_parse(struct record_options *o, int argc, char **argv, char *err, size_t errlen)
@@ -146,7 +124,8 @@ int record_options_parse(struct record_options *o, int argc, char **argv, char *
     round_stack_size(o);
     if (operands < argc)
         o->argv = &argv[operands];   /* the command to launch, after "--" or at the first operand */
-    if (check_target_and_output(o, err, errlen) != 0 || resolve_format(o, err, errlen) != 0)
+    /* each output's format: from its extension, else -f */
+    if (check_target(o, err, errlen) != 0 || output_list_resolve(&o->outputs, o->format_name, err, errlen) != 0)
         return -1;
     return 0;
 }

@@ -7,19 +7,17 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "cli/output_formats.h"
 #include "flamegraph/flamegraph.h"
 #include "sampler/sampler.h"
-
-enum output_format { FORMAT_FOLDED, FORMAT_FLAMEGRAPH };
 
 struct record_options {
     pid_t pid;
     char **argv;                 /* command to launch, NULL-terminated, or NULL */
     double duration;
     unsigned frequency;
-    const char *output;
-    const char *format_name;     /* -f as given, or NULL: format comes from the extension */
-    enum output_format format;
+    struct output_list outputs;  /* every -o, each with its format */
+    const char *format_name;     /* -f as given, or NULL: each output's format comes from its extension */
     enum sampler_call_graph call_graph;
     unsigned stack_size;
     enum task_grouping group_by;

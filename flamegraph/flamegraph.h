@@ -1,6 +1,7 @@
 /* flamegraph.h: the whole interface of the flamegraph layer: a profile (stacks of named frames merged into
  * a tree of counts, memory growing with distinct stacks, not samples), task-aware stack building (task
- * roots, runtime frames cut, await points), and the folded and SVG readers/writers. */
+ * roots, runtime frames cut, await points), the folded and SVG readers/writers, and the speedscope and
+ * pprof exports. */
 #ifndef TASKSPY_FLAMEGRAPH_H
 #define TASKSPY_FLAMEGRAPH_H
 
@@ -132,5 +133,29 @@ bool svg_palette_known(const char *palette);
 const char *svg_palette_names(void);
 /* Render p as one self-contained interactive SVG. Returns 0 or -1 (errno). */
 int profile_write_svg(const struct profile *p, FILE *out, const struct svg_options *opts);
+
+/* ---- exports for other viewers: speedscope, pprof ------------------------------------------------- */
+
+/* What the exports say about the recording besides the stacks (0 / NULL: unknown). */
+struct export_info {
+    const char *name;            /* what was profiled (command line, file name); default "taskspy" */
+    const char *exporter;        /* the program that wrote it, e.g. "taskspy 0.1" */
+    uint64_t period_ns;          /* CPU time one sample stands for: 1e9 / frequency */
+    uint64_t duration_ns;        /* wall time recorded */
+    uint64_t start_time_ns;      /* when the recording started, ns since the Unix epoch */
+};
+
+/* speedscope's own JSON file format (https://www.speedscope.app/file-format-schema.json): one sampled
+ * profile per root frame (task root or thread name; that frame is the profile's name, not a frame of its
+ * stacks), a shared frame table with file and line read from "NAME @ FILE:LINE"-style names, weights in
+ * samples. An empty profile gives one empty profile. Returns 0 or -1 (errno). */
+int profile_write_speedscope(const struct profile *p, FILE *out, const struct export_info *info);
+
+/* pprof: a gzipped profile.proto message. Sample types samples/count and, when period_ns is known,
+ * cpu/nanoseconds (count x period_ns); labels task, task_id and thread read from the root frame; one
+ * Location per distinct frame (with a synthetic address in one synthetic mapping), frames annotated "_[i]"
+ * joining the location of the frame they are inlined into as its inline chain; Functions with names and
+ * file names. Returns 0 or -1 (errno). */
+int profile_write_pprof(const struct profile *p, FILE *out, const struct export_info *info);
 
 #endif

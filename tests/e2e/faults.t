@@ -17,27 +17,30 @@ roots() { cut -d';' -f1 "$1" | sed 's/ [0-9]*$//' | sort -u | tr '\n' ' '; }
 
 # (a) exits mid-recording
 run exit_launch record -d 20 -o "$WORK/exit.folded" -- "$FIXTURES/shares_nofp" 1.5
-check "(a) exits, launch: exit 0, says so, ended with it (${SECS}s)" \
-    sh -c "[ $RC -eq 0 ] && grep -q 'the target exited during the recording' '$WORK/exit_launch.err' && $(declare -f lt); lt $SECS 8"
+secs=$(recorded_secs "$WORK/exit_launch.err")
+check "(a) exits, launch: exit 0, says so, ended with it (${secs:-?} s recorded of -d 20)" \
+    sh -c "[ $RC -eq 0 ] && grep -q 'the target exited during the recording' '$WORK/exit_launch.err' && $(declare -f lt); lt '${secs:-99}' 20"
 check "(a) exits, launch: samples written" test "$(samples "$WORK/exit.folded" 'burn_[abc]')" -gt 20
 start_fixture shares_nofp 2
 run exit_pid record -p "$FIXTURE_PID" -d 20 -o "$WORK/exit-pid.folded"
-check "(a) exits, -p: exit 0, says so, ended with it (${SECS}s)" \
-    sh -c "[ $RC -eq 0 ] && grep -q 'the target exited during the recording' '$WORK/exit_pid.err' && $(declare -f lt); lt $SECS 8"
+secs=$(recorded_secs "$WORK/exit_pid.err")
+check "(a) exits, -p: exit 0, says so, ended with it (${secs:-?} s recorded of -d 20)" \
+    sh -c "[ $RC -eq 0 ] && grep -q 'the target exited during the recording' '$WORK/exit_pid.err' && $(declare -f lt); lt '${secs:-99}' 20"
 check "(a) exits, -p: samples written" test "$(samples "$WORK/exit-pid.folded" 'burn_[abc]')" -gt 10
 stop_fixture
 
 # (b) execs another program after 1.5 s (launch), after 2 s (-p)
 run exec_launch record -d 20 -o "$WORK/exec.folded" -- "$FIXTURES/fault_exec" 1.5 "$FIXTURES/shares_nofp" 2
-check "(b) exec, launch: exit 0, ends when the new program exits (${SECS}s)" \
-    sh -c "[ $RC -eq 0 ] && grep -q 'the target exited during the recording' '$WORK/exec_launch.err' && $(declare -f lt); lt $SECS 10"
+secs=$(recorded_secs "$WORK/exec_launch.err")
+check "(b) exec, launch: exit 0, ends when the new program exits (${secs:-?} s recorded of -d 20)" \
+    sh -c "[ $RC -eq 0 ] && grep -q 'the target exited during the recording' '$WORK/exec_launch.err' && $(declare -f lt); lt '${secs:-99}' 20"
 check "(b) exec, launch: the old image's samples, under its name" \
     grep -q '^fault_exec;_start;.*main;before_exec_burn ' "$WORK/exec.folded"
 check "(b) exec, launch: the new image followed and symbolized" \
     sh -c "grep -q '^shares_nofp;_start;.*main;work_loop;burn_c' '$WORK/exec.folded' && grep -q '^shares-worker;.*worker_main;work_loop;burn_' '$WORK/exec.folded'"
 check "(b) exec, launch: no unknown frames" sh -c "! grep -q '\[unknown\]\|\[fault_exec\]\|\[shares_nofp\]' '$WORK/exec.folded'"
 "$FIXTURES/fault_exec" 2 "$FIXTURES/shares_nofp" 2 > /dev/null &
-FIXTURE_PID=$!; BACKGROUND_PIDS+=("$FIXTURE_PID"); sleep 0.7
+FIXTURE_PID=$!; BACKGROUND_PIDS+=("$FIXTURE_PID"); wait_for 20 running "$FIXTURE_PID" "$FIXTURES/fault_exec"
 run exec_pid record -p "$FIXTURE_PID" -d 20 -o "$WORK/exec-pid.folded"
 check "(b) exec, -p: exit 0, old and new image symbolized" \
     sh -c "[ $RC -eq 0 ] && grep -q 'before_exec_burn ' '$WORK/exec-pid.folded' && grep -q '^shares-worker;.*burn_' '$WORK/exec-pid.folded'"
@@ -77,20 +80,35 @@ check "(d) thread storm: short threads rooted at their names ($unnamed of $short
     test $((unnamed * 200)) -le "$short"
 check "(d) thread storm: no stack without frames" sh -c "! grep -q '^[^;]* [0-9]*$' '$WORK/threads.folded'"
 
-# (e) SIGSTOP during the recording
+# (e) SIGSTOP during the recording. "At its duration": the seconds recorded (the summary's) reach -d, so
+# the stop was neither taken for an exit nor waited out.
+# record_in_background NAME ARGS...: taskspy record in the background (stderr in $WORK/NAME.err), waiting
+# until it records; sets REC
+record_in_background() {
+    local name=$1; shift
+    "$TASKSPY" record "$@" > /dev/null 2> "$WORK/$name.err" &
+    REC=$!
+    wait_for 20 attached "$REC"
+}
+# exit0_at_duration ERRFILE SECS: the last record exited 0 and recorded (its summary says) at least SECS
+exit0_at_duration() { [ "$RC" -eq 0 ] && awk -v s="$(recorded_secs "$1")" -v d="$2" 'BEGIN { exit !(s != "" && s + 0 >= d) }'; }
 start_fixture shares_nofp 30
-( sleep 1; kill -STOP "$FIXTURE_PID"; sleep 1; kill -CONT "$FIXTURE_PID" ) &
-run stopcont record -p "$FIXTURE_PID" -d 3 -o "$WORK/stopcont.folded"
-check "(e) stopped 1 s then continued: exit 0 at its duration (${SECS}s), samples" \
-    sh -c "[ $RC -eq 0 ] && $(declare -f lt); lt $SECS 6 && [ $(samples "$WORK/stopcont.folded" burn_) -gt 10 ]"
+record_in_background stopcont -p "$FIXTURE_PID" -d 3 -o "$WORK/stopcont.folded"
+sleep 1; kill -STOP "$FIXTURE_PID"; sleep 1; kill -CONT "$FIXTURE_PID"   # stopped for the middle second
+wait "$REC"; RC=$?
+stopcont_ok() { exit0_at_duration "$WORK/stopcont.err" 3 && [ "$(samples "$WORK/stopcont.folded" burn_)" -gt 10 ]; }
+check "(e) stopped 1 s then continued: exit 0 at its duration ($(recorded_secs "$WORK/stopcont.err") s), samples" stopcont_ok
 check "(e) stopped 1 s then continued: the target is still running" sh -c "kill -0 $FIXTURE_PID && ! grep -q exited '$WORK/stopcont.err'"
-( sleep 1; kill -STOP "$FIXTURE_PID" ) &
-run stopped record -p "$FIXTURE_PID" -d 3 -o "$WORK/stopped.folded"
-check "(e) stopped until the end: exit 0 at its duration (${SECS}s)" sh -c "[ $RC -eq 0 ] && $(declare -f lt); lt $SECS 6"
+record_in_background stopped -p "$FIXTURE_PID" -d 3 -o "$WORK/stopped.folded"
+sleep 1; kill -STOP "$FIXTURE_PID"      # a second recorded, then stopped until the end
+wait "$REC"; RC=$?
+check "(e) stopped until the end: exit 0 at its duration ($(recorded_secs "$WORK/stopped.err") s)" \
+    exit0_at_duration "$WORK/stopped.err" 3
 check "(e) stopped until the end: the second before the stop is written" test "$(samples "$WORK/stopped.folded" burn_)" -gt 5
 check "(e) stopped until the end: not mistaken for an exit" sh -c "! grep -q exited '$WORK/stopped.err'"
 run stopped_all record -p "$FIXTURE_PID" -d 2 -o "$WORK/stopped-all.svg"
-check "(e) stopped all along: exit 0 at its duration (${SECS}s)" sh -c "[ $RC -eq 0 ] && $(declare -f lt); lt $SECS 5"
+check "(e) stopped all along: exit 0 at its duration ($(recorded_secs "$WORK/stopped_all.err") s)" \
+    exit0_at_duration "$WORK/stopped_all.err" 2
 check "(e) stopped all along: says there were no samples" grep -q 'warning: no samples' "$WORK/stopped_all.err"
 check "(e) stopped all along: a valid (empty) SVG written" xmllint --noout "$WORK/stopped-all.svg"
 kill -CONT "$FIXTURE_PID"

@@ -4,32 +4,16 @@
 # default way: BPF programs on uprobe_multi links) and executor_memarg (markers as perf samples of tracefs
 # uprobe_events in group taskspy_<pid>).
 # Sensible afterwards: every probe site in the target's text is its original nop again (it was an int3 while
-# recorded, which proves the check can see a probe), the target's polls run at their normal speed (--fast-polls
-# makes a uprobe cost dominate: a leftover probe is a >10x slowdown; at least half the rate before recording is required, since a 2-core machine under load varies by 30% on its own), the semaphores are 0, tracefs stays
-# mounted where the code mounts it, no taskspy_<pid> group belongs to a live taskspy, and the next
-# `taskspy record` removes the dead one's group and still works (task roots). Also: SIGINT writes a whole file.
+# recorded, which proves the check can see a probe: a leftover uprobe is an int3 at its site), the semaphores
+# are 0, tracefs stays mounted where the code mounts it, no taskspy_<pid> group belongs to a live taskspy, and
+# the next `taskspy record` removes the dead one's group and still works (task roots). Also: SIGINT writes a
+# whole file. (How fast the target runs is not checked here: no wall-clock assertions in `make check`.)
 source "$(dirname "$0")/lib/tap.sh"
-plan 21
+plan 19
 
 TRACEFS=/sys/kernel/tracing
 [ -w "$TRACEFS/uprobe_events" ] || TRACEFS=/sys/kernel/debug/tracing
 
-# probe_sites PID EXE: "COUNT BYTE" pairs of the first byte at each stapsdt note location in the live process
-# (text vaddr == file offset in these gcc-linked PIEs, so runtime address = start of the offset-0 mapping + vaddr)
-probe_sites() {
-    local pid=$1 exe=$2 base
-    base=$(awk -v exe="$exe" '$6 == exe && $3 == "00000000" { split($1, a, "-"); print a[1]; exit }' "/proc/$pid/maps")
-    [ -n "$base" ] || { echo "no-mapping"; return; }
-    readelf -n "$exe" | awk '/Location:/ { sub(",", "", $2); print $2 }' | while read -r loc; do
-        dd if="/proc/$pid/mem" bs=1 count=1 skip=$(( 0x$base + loc )) status=none 2>/dev/null | od -An -tx1 | tr -d ' \n'
-        echo
-    done | sort | uniq -c | awk '{ printf "%s%s*%s", (NR > 1 ? " " : ""), $1, $2 }'
-}
-# best_rate FILE FROM TO: the highest "work units per second" among lines FROM..TO of FILE
-best_rate() {
-    sed -n "$2,$3p" "$1" | awk '/^work units per second:/ { if ($5 > m) m = $5 } END { print m + 0 }'
-}
-lines() { wc -l < "$1"; }
 # live_groups: taskspy_<pid> groups in uprobe_events whose pid is a running taskspy started by this script
 # (other test runs on the machine may have live groups of their own)
 live_groups() {
@@ -38,40 +22,32 @@ live_groups() {
     done
 }
 
+# all_nops PID EXE: every probe site of EXE in PID holds its nop
+all_nops() { probe_sites "$1" "$2" | grep -qx '[0-9]*\*90'; }
+
 kill_scenario() { # kill_scenario FIXTURE
     local fx=$1 exe="$FIXTURES/$1" out="$WORK/$1.stdout"
-    start_fixture "$fx" 60 --fast-polls
-    sleep 3.2
-    local b0=2 b1 ; b1=$(lines "$out")
-    local before_rate; before_rate=$(best_rate "$out" $b0 "$b1")
+    start_fixture "$fx" 60
     local sites_before; sites_before=$(probe_sites "$FIXTURE_PID" "$exe")
     "$TASKSPY" record -p "$FIXTURE_PID" -d 60 -o "$WORK/$fx-killed.folded" 2> "$WORK/$fx-killed.err" &
     local rec=$!
     # wait (up to 20 s on a loaded machine) until the probes are in the target's text
-    local sites_during="" i
-    for i in $(seq 40); do
-        sleep 0.5
-        sites_during=$(probe_sites "$FIXTURE_PID" "$exe")
-        case "$sites_during" in *cc*) break ;; esac
-    done
-    sleep 1
-    kill -USR1 "$FIXTURE_PID"
-    sleep 0.3
+    wait_for 20 probes_in "$FIXTURE_PID" "$exe"
+    local sites_during; sites_during=$(probe_sites "$FIXTURE_PID" "$exe")
+    sleep 1      # record a while
+    kill -USR1 "$FIXTURE_PID"        # the fixture prints its semaphores
+    wait_for 20 lines_at_least "$out" '^semaphores:' 1
     kill -9 "$rec"
     wait "$rec" 2>/dev/null
     KILLED_PID=$rec
-    sleep 0.5
-    local a0; a0=$(( $(lines "$out") + 2 ))
-    sleep 5.7   # five rate lines: the best of them, against the best of three before (a noisy machine)
+    # the kernel removes the probes as the killed process's files close: wait (bounded) for the nops
+    wait_for 20 all_nops "$FIXTURE_PID" "$exe"
     local sites_after; sites_after=$(probe_sites "$FIXTURE_PID" "$exe")
-    local after_rate; after_rate=$(best_rate "$out" $a0 '$')
     kill -USR1 "$FIXTURE_PID"
-    sleep 0.5
+    wait_for 20 lines_at_least "$out" '^semaphores:' 2
     check "$fx: probe sites are nops before recording ($sites_before)" sh -c "echo '$sites_before' | grep -qx '[0-9]*\*90'"
     check "$fx: probe sites are int3 while recorded ($sites_during)" sh -c "echo '$sites_during' | grep -q '\*cc'"
     check "$fx: probe sites are nops again after kill -9 ($sites_after)" sh -c "echo '$sites_after' | grep -qx '[0-9]*\*90'"
-    check "$fx: target runs at its normal speed after kill -9 ($after_rate vs $before_rate units/s)" \
-        awk -v a="$after_rate" -v b="$before_rate" 'BEGIN { exit !(b > 0 && a >= 0.5 * b) }'
     check "$fx: the target is still alive" kill -0 "$FIXTURE_PID"
 }
 
@@ -107,7 +83,8 @@ unset TASKSPY_MARKER_RECORDS
 start_fixture executor_sema 30
 "$TASKSPY" record -p "$FIXTURE_PID" -d 60 -o "$WORK/int.svg" 2> "$WORK/int.err" &
 rec=$!
-sleep 2.5
+wait_for 20 probes_in "$FIXTURE_PID" "$FIXTURES/executor_sema"
+sleep 1      # record a while
 kill -INT "$rec"
 wait "$rec"
 check "SIGINT with markers: exit 0" test $? -eq 0

@@ -63,13 +63,13 @@ start_fixture executor 30
 TASKSPY_MARKER_RECORDS=perf "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/perfrec.folded" 2> "$WORK/perfrec.err" &
 rec=$!
 # (attaching to a running process can take seconds on a loaded machine: wait up to 10 s)
-for _ in $(seq 100); do grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS" 2>/dev/null && break; sleep 0.1; done
+wait_for 10 grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS"
 check "tracefs: the markers are tracefs uprobe events while recording" grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS"
 wait $rec
 check "tracefs: their definitions are removed at the end" sh -c "! grep -q '^p:taskspy_$rec/' '$EVENTS'"
 TASKSPY_MARKER_RECORDS=perf TASKSPY_UPROBES=pmu "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/pmu.folded" 2> /dev/null &
 rec=$!
-sleep 2
+wait_for 20 probes_in "$FIXTURE_PID" "$FIXTURES/executor"
 # (task-terminate's arg0 is a heap memory operand: that one needs tracefs in either way)
 check "uprobe PMU: poll markers are not tracefs events" sh -c "! grep -q '^p:taskspy_$rec/task__poll' '$EVENTS'"
 wait $rec
@@ -91,12 +91,12 @@ check_tasks "fp" "$WORK/fp.folded"
 start_fixture executor_sema 30
 "$TASKSPY" record -p "$FIXTURE_PID" -d 3 -o "$WORK/sema.folded" 2> /dev/null &
 rec=$!
-sleep 1.5
-kill -USR1 "$FIXTURE_PID"
+wait_for 20 probes_in "$FIXTURE_PID" "$FIXTURES/executor_sema"   # attached: semaphores raised with the probes
+kill -USR1 "$FIXTURE_PID"                                         # the fixture prints its semaphores
+wait_for 20 lines_at_least "$WORK/executor_sema.stdout" '^semaphores:' 1
 wait "$rec"
-sleep 0.3
 kill -USR1 "$FIXTURE_PID"
-sleep 0.5
+wait_for 20 lines_at_least "$WORK/executor_sema.stdout" '^semaphores:' 2
 stop_fixture
 during=$(grep '^semaphores:' "$WORK/executor_sema.stdout" | sed -n 1p)
 after=$(grep '^semaphores:' "$WORK/executor_sema.stdout" | sed -n 2p)

@@ -24,14 +24,49 @@ check() { # check DESCRIPTION COMMAND...: ok if the command succeeds
 }
 diag() { sed 's/^/# /' >&2; }
 
-# start_fixture NAME ARGS...: run a fixture in the background; sets FIXTURE_PID
+# wait_for SECONDS COMMAND...: run COMMAND every 0.1 s until it succeeds, for at most SECONDS (a whole
+# number); returns COMMAND's last status. A bounded wait for a condition, instead of sleeping and hoping.
+wait_for() {
+    local tries=$(($1 * 10)) i; shift
+    for ((i = 0; i < tries; i++)); do "$@" && return 0; sleep 0.1; done
+    "$@"
+}
+# running PID EXE: PID runs EXE (its exec is done) and has used 50 ms of CPU (past the loader, its threads
+# started: every fixture starts its threads first and then burns CPU)
+running() {
+    [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(readlink -f "$2")" ] &&
+        awk '{ exit !($14 + $15 >= 5) }' "/proc/$1/stat" 2>/dev/null
+}
+# attached PID: the process PID (a taskspy) has perf events open, i.e. it is recording
+attached() { ls -l "/proc/$1/fd" 2>/dev/null | grep -q 'perf_event'; }
+# probe_sites PID EXE: "COUNT*BYTE" pairs of the first byte at each stapsdt note location in the live process
+# (text vaddr == file offset in these gcc-linked PIEs, so runtime address = start of the offset-0 mapping + vaddr):
+# 90 is the nop a probe site holds, cc the int3 of an attached uprobe
+probe_sites() {
+    local pid=$1 exe=$2 base
+    base=$(awk -v exe="$exe" '$6 == exe && $3 == "00000000" { split($1, a, "-"); print a[1]; exit }' "/proc/$pid/maps" 2>/dev/null)
+    [ -n "$base" ] || { echo "no-mapping"; return; }
+    readelf -n "$exe" | awk '/Location:/ { sub(",", "", $2); print $2 }' | while read -r loc; do
+        dd if="/proc/$pid/mem" bs=1 count=1 skip=$(( 0x$base + loc )) status=none 2>/dev/null | od -An -tx1 | tr -d ' \n'
+        echo
+    done | sort | uniq -c | awk '{ printf "%s%s*%s", (NR > 1 ? " " : ""), $1, $2 }'
+}
+# probes_in PID EXE: some probe site of EXE in PID holds an int3 (a uprobe is attached)
+probes_in() { case "$(probe_sites "$1" "$2")" in *cc*) return 0 ;; esac; return 1; }
+# lines_at_least FILE PATTERN N: FILE has at least N lines matching PATTERN (grep -E)
+lines_at_least() { [ "$(grep -cE "$2" "$1" 2>/dev/null)" -ge "$3" ]; }
+
+# start_fixture NAME ARGS...: run a fixture in the background and wait (up to 20 s) until it runs; sets
+# FIXTURE_PID
 start_fixture() {
     local name=$1; shift
     "$FIXTURES/$name" "$@" > "$WORK/$name.stdout" 2> "$WORK/$name.stderr" &
     FIXTURE_PID=$!
     BACKGROUND_PIDS+=("$FIXTURE_PID")
-    sleep 0.7
+    wait_for 20 running "$FIXTURE_PID" "$FIXTURES/$name"
 }
+# recorded_secs ERRFILE: the seconds recorded, as record's summary line in ERRFILE gives them
+recorded_secs() { sed -n 's/^taskspy: [0-9]* samples, .* pid [0-9]*, \([0-9.]*\) s at .*/\1/p' "$1"; }
 stop_fixture() { kill "$FIXTURE_PID" 2>/dev/null; wait "$FIXTURE_PID" 2>/dev/null; true; }
 
 # share FOLDED PATTERN TOTAL_PATTERN: percentage of samples whose stack matches PATTERN among those

@@ -59,8 +59,8 @@ static void test_defaults(void **state)
     assert_null(p.o.argv);
     assert_true(p.o.duration == 0);
     assert_int_equal(p.o.frequency, 99);
-    assert_string_equal(p.o.output, "out.svg");
-    assert_int_equal(p.o.format, FORMAT_FLAMEGRAPH);
+    assert_string_equal(p.o.outputs.items[0].path, "out.svg");
+    assert_int_equal(p.o.outputs.items[0].format, FORMAT_FLAMEGRAPH);
     assert_int_equal(p.o.call_graph, SAMPLER_CALL_GRAPH_DWARF);
     assert_int_equal(p.o.stack_size, 65528);
     assert_int_equal(p.o.group_by, GROUP_BY_ENTRY);
@@ -82,8 +82,8 @@ static void test_every_option(void **state)
     assert_int_equal(p.o.pid, 77);
     assert_true(p.o.duration == 2.5);
     assert_int_equal(p.o.frequency, 997);
-    assert_string_equal(p.o.output, "x.data");
-    assert_int_equal(p.o.format, FORMAT_FOLDED);
+    assert_string_equal(p.o.outputs.items[0].path, "x.data");
+    assert_int_equal(p.o.outputs.items[0].format, FORMAT_FOLDED);
     assert_int_equal(p.o.call_graph, SAMPLER_CALL_GRAPH_FP);
     assert_int_equal(p.o.stack_size, 104);   /* rounded up to a multiple of 8 */
     assert_int_equal(p.o.group_by, GROUP_BY_TASK);
@@ -100,7 +100,7 @@ static void test_every_option(void **state)
     assert_int_equal(p.o.pid, 77);
     assert_true(p.o.duration == 0.5);
     assert_int_equal(p.o.frequency, 1);
-    assert_int_equal(p.o.format, FORMAT_FLAMEGRAPH);   /* -f wins over the extension */
+    assert_int_equal(p.o.outputs.items[0].format, FORMAT_FOLDED);   /* the extension tells; -f is for the others */
     assert_int_equal(p.o.call_graph, SAMPLER_CALL_GRAPH_DWARF);
     assert_int_equal(p.o.group_by, GROUP_BY_NONE);
     assert_true(p.o.await_points);
@@ -110,7 +110,7 @@ static void test_every_option(void **state)
               "-p", "4194304");
     assert_int_equal(p.rc, 0);
     assert_int_equal(p.o.group_by, GROUP_BY_ENTRY);
-    assert_int_equal(p.o.format, FORMAT_FLAMEGRAPH);
+    assert_int_equal(p.o.outputs.items[0].format, FORMAT_FLAMEGRAPH);
     assert_int_equal(p.o.stack_size, 65528);
     assert_int_equal(p.o.frequency, 100000);
     assert_int_equal(p.o.pid, 4194304);   /* the last -p wins */
@@ -129,7 +129,7 @@ static void test_command(void **state)
     assert_string_equal(p.o.argv[0], "sleep");
     assert_string_equal(p.o.argv[1], "1");
     assert_null(p.o.argv[2]);
-    assert_int_equal(p.o.format, FORMAT_FOLDED);
+    assert_int_equal(p.o.outputs.items[0].format, FORMAT_FOLDED);
     /* without "--": options stop at the command, whose own options stay its own */
     p = PARSE("-o", "x.txt", "./app", "-p", "5", "--kernel");
     assert_int_equal(p.rc, 0);
@@ -139,7 +139,7 @@ static void test_command(void **state)
     assert_string_equal(p.o.argv[1], "-p");
     assert_string_equal(p.o.argv[3], "--kernel");
     assert_null(p.o.argv[4]);
-    assert_int_equal(p.o.format, FORMAT_FOLDED);
+    assert_int_equal(p.o.outputs.items[0].format, FORMAT_FOLDED);
 }
 
 static void test_invalid_values(void **state)
@@ -204,20 +204,41 @@ static void test_format_from_extension(void **state)
     (void)state;
     struct parsed p = PARSE("-p", "1", "-o", "/tmp/dir.folded/graph.svg");
     assert_int_equal(p.rc, 0);
-    assert_int_equal(p.o.format, FORMAT_FLAMEGRAPH);
+    assert_int_equal(p.o.outputs.items[0].format, FORMAT_FLAMEGRAPH);
     p = PARSE("-p", "1", "-o", "a.svg.folded");
     assert_int_equal(p.rc, 0);
-    assert_int_equal(p.o.format, FORMAT_FOLDED);
+    assert_int_equal(p.o.outputs.items[0].format, FORMAT_FOLDED);
     p = PARSE("-p", "1", "-o", "stacks.txt");
     assert_int_equal(p.rc, 0);
-    assert_int_equal(p.o.format, FORMAT_FOLDED);
+    assert_int_equal(p.o.outputs.items[0].format, FORMAT_FOLDED);
     p = PARSE("-p", "1", "-o", "-", "-f", "folded");
     assert_int_equal(p.rc, 0);
-    assert_int_equal(p.o.format, FORMAT_FOLDED);
+    assert_int_equal(p.o.outputs.items[0].format, FORMAT_FOLDED);
     EXPECT_ERROR("cannot tell the format of 'x.png'", "-p", "1", "-o", "x.png");
     EXPECT_ERROR("cannot tell the format of 'svg'", "-p", "1", "-o", "svg");
     EXPECT_ERROR("cannot tell the format of 'x.svg.bak'", "-p", "1", "-o", "x.svg.bak");
     EXPECT_ERROR("cannot tell the format of '-'", "-p", "1", "-o", "-");
+}
+
+static void test_several_outputs(void **state)
+{
+    (void)state;
+    struct parsed p = PARSE("-p", "1", "-o", "a.folded", "-o", "b.svg", "-o", "c.speedscope.json", "-o", "d.pb.gz",
+                            "-o", "e.pprof", "-o", "f.data", "-f", "pprof", "-o", "-");
+    assert_int_equal(p.rc, 0);
+    assert_int_equal(p.o.outputs.n, 7);
+    const enum output_format want[] = { FORMAT_FOLDED, FORMAT_FLAMEGRAPH, FORMAT_SPEEDSCOPE, FORMAT_PPROF,
+                                        FORMAT_PPROF, FORMAT_PPROF, FORMAT_PPROF };
+    for (size_t i = 0; i < 7; i++)
+        assert_int_equal(p.o.outputs.items[i].format, want[i]);
+    assert_string_equal(p.o.outputs.items[5].path, "f.data");
+    p = PARSE("-p", "1", "-o", "x.json", "--format", "speedscope");
+    assert_int_equal(p.rc, 0);
+    assert_int_equal(p.o.outputs.items[0].format, FORMAT_SPEEDSCOPE);
+    EXPECT_ERROR("cannot tell the format of 'b.data'", "-p", "1", "-o", "a.svg", "-o", "b.data");
+    EXPECT_ERROR("only one output can go to standard output", "-p", "1", "-o", "-", "-o", "-", "-f", "folded");
+    EXPECT_ERROR("too many outputs", "-p", "1", "-o", "1.svg", "-o", "2.svg", "-o", "3.svg", "-o", "4.svg", "-o",
+                 "5.svg", "-o", "6.svg", "-o", "7.svg", "-o", "8.svg", "-o", "9.svg");
 }
 
 /* A parse that stops in the middle of a cluster of short options (here at -h) must not leave getopt state that
@@ -251,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_unknown_and_missing),
         cmocka_unit_test(test_target_and_output_errors),
         cmocka_unit_test(test_format_from_extension),
+        cmocka_unit_test(test_several_outputs),
         cmocka_unit_test(test_parse_twice_after_cluster),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,181 @@
+// speedscope_check.js: checks a taskspy .speedscope.json file against the consumers that matter and prints
+// TAP: the file is valid against the JSON schema shipped by the speedscope npm package
+// (dist/release/file-format-schema.json, checked with ajv), its weights add up to the expected total (when
+// given), and the speedscope web app from the same package, served on 127.0.0.1 and driven in Debian's
+// headless Chromium through playwright-core, imports it through #profileURL= with no alert, no page error
+// and no error view, showing the file's name and its active profile's name. Exits non-zero when any check
+// fails (a broken file must fail); never skips: no Chromium is "not ok".
+//
+// usage: node speedscope_check.js FILE.speedscope.json [--total N] [--screenshot PNG]
+'use strict';
+
+const fs = require('fs');
+const http = require('http');
+const os = require('os');
+const path = require('path');
+const Ajv = require('ajv');
+const { chromium } = require('playwright-core');
+
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const RELEASE_DIR = path.join(path.dirname(require.resolve('speedscope/package.json')), 'dist', 'release');
+const PROFILE_ROUTE = '/profile.speedscope.json';
+
+let testNumber = 0;
+let failures = 0;
+function ok(pass, description, diagnostic) {
+  testNumber++;
+  if (!pass) failures++;
+  console.log(`${pass ? 'ok' : 'not ok'} ${testNumber} - ${description}`);
+  if (!pass && diagnostic !== undefined) console.log(`# ${String(diagnostic).split('\n').join('\n# ')}`);
+}
+function finish() {
+  console.log(`1..${testNumber}`);
+  process.exitCode = failures ? 1 : 0;
+}
+
+function parseArgs(argv) {
+  const args = { file: null, total: null, screenshot: null };
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--total') args.total = Number(argv[++i]);
+    else if (argv[i] === '--screenshot') args.screenshot = argv[++i];
+    else if (!args.file) args.file = argv[i];
+    else throw new Error(`unexpected argument ${argv[i]}`);
+  }
+  if (!args.file) throw new Error('usage: node speedscope_check.js FILE.speedscope.json [--total N] [--screenshot PNG]');
+  return args;
+}
+
+// The schema and the weights. Returns the parsed document, or null when it is not JSON.
+function checkFile(args, text) {
+  let doc;
+  try {
+    doc = JSON.parse(text);
+    ok(true, 'the file is JSON');
+  } catch (e) {
+    ok(false, 'the file is JSON', e.message);
+    return null;
+  }
+  const schema = JSON.parse(fs.readFileSync(path.join(RELEASE_DIR, 'file-format-schema.json'), 'utf8'));
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+  const valid = validate(doc);
+  ok(valid, "valid against speedscope's file-format-schema.json",
+    valid ? undefined : JSON.stringify(validate.errors.slice(0, 5), null, 1));
+  const profiles = Array.isArray(doc.profiles) ? doc.profiles : [];
+  ok(profiles.length > 0, `at least one profile (${profiles.length})`);
+  const frames = doc.shared && Array.isArray(doc.shared.frames) ? doc.shared.frames.length : 0;
+  const badIndex = profiles.some((p) => (p.samples || []).some((s) => s.some((i) => !(i >= 0 && i < frames))));
+  ok(!badIndex, `every sample's frames are in the shared table (${frames} frames)`);
+  if (args.total !== null) {
+    let sum = 0;
+    for (const p of profiles) for (const w of p.weights || []) sum += w;
+    ok(sum === args.total, `weights add up to the folded total (${sum}, want ${args.total})`);
+  }
+  return doc;
+}
+
+// Serves speedscope's release directory and the file under test on 127.0.0.1 (an ephemeral port).
+function serve(fileText) {
+  const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json',
+    '.wasm': 'application/wasm', '.png': 'image/png', '.ico': 'image/x-icon', '.woff2': 'font/woff2' };
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://127.0.0.1');
+    if (url.pathname === PROFILE_ROUTE) {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(fileText);
+      return;
+    }
+    const rel = path.normalize(decodeURIComponent(url.pathname === '/' ? '/index.html' : url.pathname));
+    const file = path.join(RELEASE_DIR, rel);
+    if (!file.startsWith(RELEASE_DIR + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': types[path.extname(file)] || 'application/octet-stream' });
+    fs.createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve, reject) => {
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+async function checkApp(args, doc, fileText) {
+  const server = await serve(fileText);
+  const base = `http://127.0.0.1:${server.address().port}`;
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'taskspy-chromium-'));
+  let context;
+  try {
+    try {
+      context = await chromium.launchPersistentContext(userDataDir, {
+        executablePath: CHROMIUM,
+        headless: true,
+        viewport: { width: 1280, height: 800 },
+        timeout: 60000,
+        // speedscope draws with WebGL: SwiftShader gives it one without a GPU
+        args: ['--headless', '--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
+          '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update',
+          '--disable-sync'],
+      });
+      ok(true, `Chromium starts (${CHROMIUM})`);
+    } catch (e) {
+      ok(false, `Chromium starts (${CHROMIUM})`, e.message.split('\n').slice(0, 3).join('\n'));
+      return;
+    }
+    const page = await context.newPage();
+    const alerts = [];
+    const errors = [];
+    page.on('dialog', (dialog) => { alerts.push(dialog.message()); dialog.dismiss().catch(() => {}); });
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+    await page.goto(`${base}/index.html#profileURL=${encodeURIComponent(base + PROFILE_ROUTE)}`);
+
+    const profiles = doc && Array.isArray(doc.profiles) ? doc.profiles : [];
+    const active = profiles[doc && Number.isInteger(doc.activeProfileIndex) ? doc.activeProfileIndex : 0];
+    const fileName = doc && typeof doc.name === 'string' ? doc.name : null;
+    // loaded: the title names the file (speedscope sets it once the import succeeded), or an error shows
+    let loaded = false;
+    try {
+      await page.waitForFunction((name) => (name !== null && document.title.startsWith(`${name} - speedscope`)) ||
+        document.body.innerText.includes('Something went wrong'), fileName, { timeout: 30000 });
+      loaded = fileName !== null && (await page.title()).startsWith(`${fileName} - speedscope`);
+    } catch (e) {
+      // neither: reported below
+    }
+    await page.waitForTimeout(500);   // let a late alert or page error arrive
+    const body = await page.evaluate(() => document.body.innerText);
+    ok(loaded, 'speedscope imports the file through #profileURL= (the page title names it)',
+      `title '${await page.title()}'; page text: ${body.slice(0, 300)}`);
+    ok(alerts.length === 0, 'no alert', alerts.join('\n'));
+    ok(!body.includes('Something went wrong'), 'no error view', body.slice(0, 300));
+    ok(errors.length === 0, 'no page error', errors.slice(0, 5).join('\n'));
+    const want = active && typeof active.name === 'string' ? active.name : null;
+    ok(want !== null && body.includes(want), `the active profile's name is shown ('${want}')`, body.slice(0, 300));
+    if (args.screenshot) await page.screenshot({ path: args.screenshot });
+  } finally {
+    if (context) await context.close();
+    server.close();
+    fs.rmSync(userDataDir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  let args;
+  try {
+    args = parseArgs(process.argv.slice(2));
+  } catch (e) {
+    console.error(e.message);
+    process.exitCode = 2;
+    return;
+  }
+  const text = fs.readFileSync(args.file, 'utf8');
+  const doc = checkFile(args, text);
+  try {
+    await checkApp(args, doc, text);
+  } catch (e) {
+    ok(false, 'the browser checks ran to the end', e.stack);
+  }
+  finish();
+}
+
+main();
