@@ -15,6 +15,7 @@
 #include "cli/option_table.h"
 #include "cli/output_file.h"
 #include "cli/output_formats.h"
+#include "cli/version.h"
 #include "flamegraph/flamegraph.h"
 
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
@@ -165,7 +166,7 @@ int flamegraph_command(int argc, char **argv)
     } else if (read_profile(p, args.input) == 0) {
         enum output_format format = FORMAT_FLAMEGRAPH;   /* what any other name gets, "-" too */
         output_format_of_path(args.output, &format);
-        struct export_info info = { .name = args.input ? args.input : "<stdin>", .exporter = "taskspy 0.1" };
+        struct export_info info = { .name = args.input ? args.input : "<stdin>", .exporter = "taskspy " TASKSPY_VERSION };
         struct output_content content = { .profile = p, .svg = &args.svg, .info = &info };
         if (output_write(format, &content, out.stream) != 0)
             fprintf(stderr, "taskspy: cannot write %s: %s\n", args.output, strerror(errno));

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/output_formats.h"
+#include "cli/version.h"
 #include "cli/record_options.h"
 #include "cli/record_summary.h"
 #include "flamegraph/flamegraph.h"
@@ -217,7 +218,7 @@ static int write_output(const struct record_options *o, struct record_sink *k, s
     struct timespec now;
     uint64_t duration_ns = (uint64_t)(st->duration_s * 1e9);
     uint64_t now_ns = clock_gettime(CLOCK_REALTIME, &now) == 0 ? (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec : 0;
-    struct export_info info = { .name = cmdline, .exporter = "taskspy 0.1", .period_ns = 1000000000u / o->frequency,
+    struct export_info info = { .name = cmdline, .exporter = "taskspy " TASKSPY_VERSION, .period_ns = 1000000000u / o->frequency,
                                 .duration_ns = duration_ns, .start_time_ns = now_ns > duration_ns ? now_ns - duration_ns : 0 };
     struct output_content content = { .profile = k->profile, .svg = &so, .info = &info };
     return output_set_write(outs, &o->outputs, &content, err, errlen);

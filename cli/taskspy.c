@@ -4,11 +4,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
-
-/* git describe of the checkout it was built from (GNUmakefile), else this. */
-#ifndef TASKSPY_VERSION
-#define TASKSPY_VERSION "0.1"
-#endif
+#include "cli/version.h"
 
 struct command {
     const char *name;
