@@ -1,6 +1,7 @@
 /* record.c: `taskspy record`: wires sampler -> symbolize -> flamegraph. Each sample's addresses are
  * turned into prepared frames through a per-address cache (symbolized and named once), the stack is merged
- * into the profile by task or thread, and at the end the output is written whole and a summary printed. */
+ * into the profile by task or thread, and at the end the output is written whole and a summary printed
+ * (cli/record_summary.c). record_command runs its steps in order until one ends the command. */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -12,7 +13,9 @@
 
 #include "cli/commands.h"
 #include "cli/output_formats.h"
+#include "cli/version.h"
 #include "cli/record_options.h"
+#include "cli/record_summary.h"
 #include "cli/status_line.h"
 #include "flamegraph/flamegraph.h"
 #include "sampler/sampler.h"
@@ -224,95 +227,6 @@ static void command_line_of(const struct record_options *o, pid_t pid, char *buf
         snprintf(buf, len, "pid %d", (int)pid);
 }
 
-/* A task id as the graph shows it: addresses (a runtime's task header, without markers) in hex. */
-static const char *task_id_text(uint64_t id, char *buf, size_t len)
-{
-    if (id > UINT32_MAX)
-        snprintf(buf, len, "0x%" PRIx64, id);
-    else
-        snprintf(buf, len, "%" PRIu64, id);
-    return buf;
-}
-
-static void print_summary(const struct record_options *o, const struct sampler_stats *st, pid_t pid,
-                          uint64_t boundary_samples)
-{
-    fprintf(stderr,
-            "taskspy: %" PRIu64 " samples, %" PRIu64 " lost, %u threads, pid %d, %.1f s at %u Hz (%s, %s)\n",
-            st->samples, st->lost, st->threads, (int)pid, st->duration_s, o->frequency,
-            st->event_name ? st->event_name : "?", o->call_graph == SAMPLER_CALL_GRAPH_DWARF ? "dwarf" : "fp");
-    if (st->processing_cpu_ns) {
-        fprintf(stderr, "taskspy: processing: %" PRIu64 " samples and %" PRIu64 " marker records in %.3f CPU-s "
-                        "(%.0f records per CPU-s", st->samples, st->marker_records, st->processing_cpu_ns / 1e9,
-                (double)(st->samples + st->marker_records) * 1e9 / (double)st->processing_cpu_ns);
-        if (st->marker_records)
-            fprintf(stderr, "; markers %.3f CPU-s, %.0f ns per record", st->marker_cpu_ns / 1e9,
-                    (double)st->marker_cpu_ns / (double)st->marker_records);
-        fprintf(stderr, ")\n");
-    }
-    if (st->other_processes)
-        fprintf(stderr, "taskspy: %" PRIu64 " samples of the target's child processes left out (only the target "
-                        "process is profiled)\n", st->other_processes);
-    if (st->unwind_truncated)
-        fprintf(stderr, "taskspy: %" PRIu64 " stacks were truncated (deeper than the %u-byte copy or no unwind info)\n",
-                st->unwind_truncated, o->stack_size);
-    if (strcmp(o->markers, "none") == 0) {
-        fprintf(stderr, "taskspy: markers: off (--markers none)\n");
-        return;
-    }
-    if (st->n_probes == 0) {
-        if (boundary_samples)
-            fprintf(stderr, "taskspy: markers: none found; %" PRIu64 " samples put in tasks by the runtime's task "
-                            "boundary frames (tokio's Harness<T,S>::poll), grouped by entry\n", boundary_samples);
-        else
-            fprintf(stderr, "taskspy: markers: none found, and no known runtime task boundary (tokio's "
-                            "Harness<T,S>::poll) on any stack; stacks are rooted at thread names\n");
-        return;
-    }
-    fprintf(stderr, "taskspy: markers:");
-    for (size_t i = 0; i < st->n_probes; i++)
-        fprintf(stderr, "%s %s:%s x %u", i ? "," : "", st->probes[i].provider, st->probes[i].name,
-                st->probes[i].locations);
-    if (!st->marker_locations_perf)
-        fprintf(stderr, "; hits through BPF");
-    else if (!st->marker_locations_bpf)
-        fprintf(stderr, "; hits as perf samples");
-    else
-        fprintf(stderr, "; hits through BPF at %zu locations, as perf samples at %zu",
-                st->marker_locations_bpf, st->marker_locations_perf);
-    fprintf(stderr, "\n");
-    fprintf(stderr, "taskspy: %" PRIu64 " polls, %" PRIu64 " tasks, %" PRIu64 " spawned, %" PRIu64
-            " terminated, %" PRIu64 " lost marker records\n",
-            st->polls, st->tasks_seen, st->spawns, st->terminates, st->lost_markers);
-    if (st->throttled_markers)
-        fprintf(stderr, "taskspy: the kernel throttled marker events %" PRIu64 " times (records dropped; raise "
-                        "kernel.perf_event_max_sample_rate); those threads count as [unknown task] until "
-                        "their next poll\n", st->throttled_markers);
-    if (st->polls && !st->timed_polls)
-        fprintf(stderr, "taskspy: poll entries only (no poll durations; --poll-times adds return probes)\n");
-    char id[32];
-    for (size_t i = 0; i < st->n_tasks && i < 5; i++) {
-        if (st->timed_polls)
-            fprintf(stderr, "taskspy:   task %s: %" PRIu64 " polls, %.1f ms total, longest %.2f ms\n",
-                    task_id_text(st->tasks[i].task_id, id, sizeof(id)), st->tasks[i].polls,
-                    st->tasks[i].total_poll_ns / 1e6, st->tasks[i].longest_poll_ns / 1e6);
-        else
-            fprintf(stderr, "taskspy:   task %s: %" PRIu64 " polls\n", task_id_text(st->tasks[i].task_id, id, sizeof(id)),
-                    st->tasks[i].polls);
-    }
-    if (st->long_polls) {
-        fprintf(stderr, "taskspy: %" PRIu64 " long polls (> 10 ms) blocked an executor thread:", st->long_polls);
-        size_t shown = 0;
-        for (size_t i = 0; i < st->n_tasks && shown < 5; i++)
-            if (st->tasks[i].longest_poll_ns > 10000000ull) {
-                fprintf(stderr, "%s task %s (%.1f ms)", shown ? "," : "",
-                        task_id_text(st->tasks[i].task_id, id, sizeof(id)), st->tasks[i].longest_poll_ns / 1e6);
-                shown++;
-            }
-        fprintf(stderr, "\n");
-    }
-}
-
 static int write_output(const struct record_options *o, struct record_sink *k, struct output_set *outs,
                         const struct sampler_stats *st, pid_t pid, char *err, size_t errlen)
 {
@@ -330,7 +244,7 @@ static int write_output(const struct record_options *o, struct record_sink *k, s
     struct timespec now;
     uint64_t duration_ns = (uint64_t)(st->duration_s * 1e9);
     uint64_t now_ns = clock_gettime(CLOCK_REALTIME, &now) == 0 ? (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec : 0;
-    struct export_info info = { .name = cmdline, .exporter = "taskspy 0.1", .period_ns = 1000000000u / o->frequency,
+    struct export_info info = { .name = cmdline, .exporter = "taskspy " TASKSPY_VERSION, .period_ns = 1000000000u / o->frequency,
                                 .duration_ns = duration_ns, .start_time_ns = now_ns > duration_ns ? now_ns - duration_ns : 0 };
     struct output_content content = { .profile = k->profile, .svg = &so, .info = &info };
     return output_set_write(outs, &o->outputs, &content, err, errlen);
@@ -350,105 +264,154 @@ static void sink_free(struct record_sink *k)
     free(k);
 }
 
-int record_command(int argc, char **argv)
-{
+/* One `taskspy record`: what its steps share. */
+struct recording {
+    int argc;
+    char **argv;
     struct record_options o;
-    char err[1024] = "";
-    int prc = record_options_parse(&o, argc, argv, err, sizeof(err));
-    if (prc == 1)
-        return 0;
-    if (prc != 0) {
-        fprintf(stderr, "taskspy: %s\n", err);
-        fprintf(stderr, "Run 'taskspy record --help' for usage.\n");
-        return 2;
-    }
     struct output_set outs;
-    if (output_set_open(&outs, &o.outputs, err, sizeof(err)) != 0) {
-        fprintf(stderr, "taskspy: %s\n", err);
-        return 1;
+    bool outs_open;                /* outs are to be aborted unless written */
+    struct record_sink *k;
+    struct sampler *s;
+    char err[1024];
+};
+
+/* Each step returns CARRY_ON, or the exit status when the command ends there. */
+enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2, CARRY_ON = -1 };
+
+static int fail(struct recording *r, int status)
+{
+    fprintf(stderr, "taskspy: %s\n", r->err);
+    return status;
+}
+
+static int parse_options(struct recording *r)
+{
+    int rc = record_options_parse(&r->o, r->argc, r->argv, r->err, sizeof(r->err));
+    if (rc == 1)
+        return 0;                  /* --help was printed */
+    if (rc != 0) {
+        fail(r, EXIT_USAGE);
+        fprintf(stderr, "Run 'taskspy record --help' for usage.\n");
+        return EXIT_USAGE;
     }
-    struct record_sink *k = calloc(1, sizeof(*k));
-    struct symbolizer_options so = { .kernel = o.kernel, .demangle = true };
+    return CARRY_ON;
+}
+
+/* Before any work, so that an unwritable destination fails at once. */
+static int open_outputs(struct recording *r)
+{
+    if (output_set_open(&r->outs, &r->o.outputs, r->err, sizeof(r->err)) != 0)
+        return fail(r, EXIT_RUNTIME);
+    r->outs_open = true;
+    return CARRY_ON;
+}
+
+static int make_sink(struct recording *r)
+{
+    struct record_sink *k = r->k = calloc(1, sizeof(*k));
+    struct symbolizer_options so = { .kernel = r->o.kernel, .demangle = true };
     if (!k || !(k->profile = profile_new()) || !(k->symbolizer = symbolizer_new(&so)) ||
         u64_map_init(&k->user_cache, 4096) != 0 || u64_map_init(&k->kernel_cache, 256) != 0) {
         fprintf(stderr, "taskspy: out of memory\n");
-        output_set_abort(&outs);
-        if (k)
-            sink_free(k);
-        return 1;
+        return EXIT_RUNTIME;
     }
     status_line_init(&k->status, stderr);
-    k->stacks = task_stacks_new(k->profile, o.group_by, o.await_points, o.task_boundary, err, sizeof(err));
-    if (!k->stacks) {
-        fprintf(stderr, "taskspy: %s\n", err);
-        output_set_abort(&outs);
-        sink_free(k);
-        return 2;
-    }
+    k->stacks = task_stacks_new(k->profile, r->o.group_by, r->o.await_points, r->o.task_boundary, r->err,
+                                sizeof(r->err));
+    return k->stacks ? CARRY_ON : fail(r, EXIT_USAGE);
+}
+
+/* Ctrl-C, SIGTERM and SIGHUP end the recording and still write the output. */
+static int catch_stop_signals(struct recording *r)
+{
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0 ||
         sigaction(SIGHUP, &sa, NULL) != 0) {
-        fprintf(stderr, "taskspy: cannot install signal handlers: %s\n", strerror(errno));
-        output_set_abort(&outs);
-        sink_free(k);
-        return 1;
+        snprintf(r->err, sizeof(r->err), "cannot install signal handlers: %s", strerror(errno));
+        return fail(r, EXIT_RUNTIME);
     }
     signal(SIGPIPE, SIG_IGN);
+    return CARRY_ON;
+}
+
+static int open_sampler(struct recording *r)
+{
+    const struct record_options *o = &r->o;
     struct sampler_config cfg = {
-        .pid = o.pid, .argv = o.argv, .frequency = o.frequency, .call_graph = o.call_graph,
-        .stack_size = o.stack_size, .kernel = o.kernel, .duration = o.duration, .markers = o.markers,
-        .poll_times = o.poll_times,
+        .pid = o->pid, .argv = o->argv, .frequency = o->frequency, .call_graph = o->call_graph,
+        .stack_size = o->stack_size, .kernel = o->kernel, .duration = o->duration, .markers = o->markers,
+        .poll_times = o->poll_times,
         .stop = &stop_requested,
-        .search_path = getenv("PATH"), .marker_records = o.marker_records, .uprobe_events = o.uprobe_events,
-        .on_warning = print_warning, .warning_ctx = &k->status,
+        .search_path = getenv("PATH"), .marker_records = o->marker_records, .uprobe_events = o->uprobe_events,
+        .on_warning = print_warning, .warning_ctx = &r->k->status,
     };
-    struct sampler *s;
-    if (sampler_open(&s, &cfg, err, sizeof(err)) != 0) {
-        fprintf(stderr, "taskspy: %s\n", err);
-        output_set_abort(&outs);
-        sink_free(k);
-        return 1;
-    }
+    if (sampler_open(&r->s, &cfg, r->err, sizeof(r->err)) != 0)
+        return fail(r, EXIT_RUNTIME);
     /* Without poll markers, tasks of the runtimes taskspy knows are found by their boundary frames. */
-    bool boundaries = strcmp(o.markers, "none") != 0 && sampler_poll_markers(s) == 0;
-    task_stacks_use_runtime_boundaries(k->stacks, boundaries);
+    bool boundaries = strcmp(o->markers, "none") != 0 && sampler_poll_markers(r->s) == 0;
+    task_stacks_use_runtime_boundaries(r->k->stacks, boundaries);
+    return CARRY_ON;
+}
+
+static int run_sampler(struct recording *r)
+{
     struct sampler_sink sink = {
-        .ctx = k, .on_mapping = sink_mapping, .on_thread_name = sink_thread_name, .on_sample = sink_sample,
+        .ctx = r->k, .on_mapping = sink_mapping, .on_thread_name = sink_thread_name, .on_sample = sink_sample,
         .on_progress = sink_progress,
     };
-    int rc = sampler_run(s, &sink, err, sizeof(err));
-    status_line_clear(&k->status);
-    const struct sampler_stats *st = sampler_stats(s);
-    pid_t pid = sampler_target_pid(s);
-    int status = 0;
-    if (rc != 0) {
-        fprintf(stderr, "taskspy: %s\n", err);
-        output_set_abort(&outs);
-        status = 1;
-    } else if (k->failed || task_stacks_finish(k->stacks) != 0) {
+    int rc = sampler_run(r->s, &sink, r->err, sizeof(r->err));
+    status_line_clear(&r->k->status);
+    if (rc != 0)
+        return fail(r, EXIT_RUNTIME);
+    if (r->k->failed || task_stacks_finish(r->k->stacks) != 0) {
         fprintf(stderr, "taskspy: out of memory while recording; nothing written\n");
-        output_set_abort(&outs);
-        status = 1;
-    } else {
-        print_summary(&o, st, pid, task_stacks_boundary_samples(k->stacks));
-        if (st->target_exited)
-            fprintf(stderr, "taskspy: the target exited during the recording; writing what was gathered\n");
-        if (st->samples == 0)
-            fprintf(stderr, "taskspy: warning: no samples (the target used no CPU while recorded?)\n");
-        if (write_output(&o, k, &outs, st, pid, err, sizeof(err)) != 0) {
-            fprintf(stderr, "taskspy: %s\n", err);
-            status = 1;
-        } else {
-            for (size_t i = 0; i < o.outputs.n; i++)
-                if (strcmp(o.outputs.items[i].path, "-") != 0)
-                    fprintf(stderr, "taskspy: wrote %s (%zu stacks)\n", o.outputs.items[i].path,
-                            profile_distinct_stacks(k->profile));
-        }
+        return EXIT_RUNTIME;
     }
-    sampler_close(s);
-    sink_free(k);
+    return CARRY_ON;
+}
+
+static int report_and_write(struct recording *r)
+{
+    const struct sampler_stats *st = sampler_stats(r->s);
+    pid_t pid = sampler_target_pid(r->s);
+    record_summary_print(stderr, &r->o, st, pid, task_stacks_boundary_samples(r->k->stacks));
+    if (st->target_exited)
+        fprintf(stderr, "taskspy: the target exited during the recording; writing what was gathered\n");
+    if (st->samples == 0)
+        fprintf(stderr, "taskspy: warning: no samples (the target used no CPU while recorded?)\n");
+    if (write_output(&r->o, r->k, &r->outs, st, pid, r->err, sizeof(r->err)) != 0)
+        return fail(r, EXIT_RUNTIME);
+    r->outs_open = false;
+    for (size_t i = 0; i < r->o.outputs.n; i++)
+        if (strcmp(r->o.outputs.items[i].path, "-") != 0)
+            fprintf(stderr, "taskspy: wrote %s (%zu stacks)\n", r->o.outputs.items[i].path,
+                    profile_distinct_stacks(r->k->profile));
+    return 0;
+}
+
+static void finish(struct recording *r)
+{
+    if (r->outs_open)
+        output_set_abort(&r->outs);
+    if (r->s)
+        sampler_close(r->s);
+    if (r->k)
+        sink_free(r->k);
+}
+
+int record_command(int argc, char **argv)
+{
+    static int (*const steps[])(struct recording *) = {
+        parse_options, open_outputs, make_sink, catch_stop_signals, open_sampler, run_sampler, report_and_write,
+    };
+    struct recording r = { .argc = argc, .argv = argv };
+    int status = CARRY_ON;
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]) && status == CARRY_ON; i++)
+        status = steps[i](&r);
+    finish(&r);
     return status;
 }

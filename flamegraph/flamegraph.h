@@ -97,13 +97,19 @@ int profile_write_folded(const struct profile *p, FILE *out);
 struct folded_read_report {
     uint64_t lines;          /* lines read */
     uint64_t stacks;         /* lines accepted */
-    uint64_t skipped;        /* malformed lines skipped (each reported to the warn stream) */
+    uint64_t skipped;        /* malformed lines skipped (each reported through the warnings callback) */
+};
+/* Where the reader reports malformed lines: one call per message, a line without '\n'. */
+struct folded_warnings {
+    void (*warn)(void *ctx, const char *message);
+    void *ctx;
 };
 /* Read folded text into p (merging with what it holds). Malformed lines (no count, negative or
- * non-numeric count, empty frames, over-long lines) are reported as "NAME:LINE: why" on warn (if not
- * NULL) and skipped; CRLF endings are accepted; perf script's trailing annotations are tolerated.
- * Returns 0, or -1 with a one-line message in err for a fatal problem (read error, no valid line). */
-int profile_read_folded(struct profile *p, FILE *in, const char *name, FILE *warn,
+ * non-numeric count, empty frames, over-long lines) are reported as "NAME:LINE: why, line skipped"
+ * through warnings (if not NULL; the first 100, then "NAME: N more malformed lines skipped") and skipped;
+ * CRLF endings are accepted; perf script's trailing annotations are tolerated. Returns 0, or -1 with a
+ * one-line message in err for a fatal problem (read error, no valid line). */
+int profile_read_folded(struct profile *p, FILE *in, const char *name, const struct folded_warnings *warnings,
                         struct folded_read_report *report, char *err, size_t errlen);
 
 /* ---- SVG flame graph ------------------------------------------------------------------------------- */
@@ -121,6 +127,10 @@ struct svg_options {
     const char *count_name;  /* "samples" */
 };
 void svg_options_init(struct svg_options *o);
+/* True if palette names a known palette ("taskspy", "hot", "mem", "io", "red", ...). */
+bool svg_palette_known(const char *palette);
+/* Comma-separated list of the known palettes, for --help and error messages. */
+const char *svg_palette_names(void);
 /* Render p as one self-contained interactive SVG. Returns 0 or -1 (errno). */
 int profile_write_svg(const struct profile *p, FILE *out, const struct svg_options *opts);
 

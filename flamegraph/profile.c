@@ -5,6 +5,7 @@
  * totals and child links are derived when the nodes are read. */
 #include "flamegraph/profile_internal.h"
 
+#include "base/vec.h"
 #include "flamegraph/big_alloc.h"
 
 #include <stdlib.h>
@@ -351,23 +352,27 @@ static uint32_t child_of_hashed(struct profile *p, uint32_t parent, uint32_t fra
     return idx;
 }
 
+int reserve_parallel(size_t *cap, size_t need, const struct parallel_array *arrays, size_t n)
+{
+    if (need <= *cap)
+        return 0;
+    size_t new_cap = *cap;
+    for (size_t i = 0; i < n; i++) {
+        new_cap = *cap;
+        if (vec_reserve_raw(arrays[i].v, &new_cap, arrays[i].elem_size, need) != 0)
+            return -1;
+    }
+    *cap = new_cap;
+    return 0;
+}
+
 static int reserve_batch(struct profile *p, size_t n)
 {
-    if (n <= p->batch_cap)
-        return 0;
-    uint32_t **bufs[] = { &p->batch_node, &p->batch_shared, &p->batch_active };
-    for (size_t b = 0; b < sizeof(bufs) / sizeof(bufs[0]); b++) {
-        uint32_t *grown = realloc(*bufs[b], n * sizeof(uint32_t));
-        if (!grown)
-            return -1;
-        *bufs[b] = grown;
-    }
-    uint64_t *hash = realloc(p->batch_hash, n * sizeof(*hash));
-    if (!hash)
-        return -1;
-    p->batch_hash = hash;
-    p->batch_cap = n;
-    return 0;
+    const struct parallel_array bufs[] = {
+        PARALLEL_ARRAY(p->batch_node), PARALLEL_ARRAY(p->batch_shared), PARALLEL_ARRAY(p->batch_active),
+        PARALLEL_ARRAY(p->batch_hash),
+    };
+    return reserve_parallel(&p->batch_cap, n, bufs, sizeof(bufs) / sizeof(bufs[0]));
 }
 
 /* The stacks' paths are found one depth at a time across the batch: per depth one pass hashes each stack's

@@ -21,9 +21,9 @@ srcs() {
     usdt_args)    echo sampler/probes/usdt_args.c sampler/probes/usdt_notes.c elf/elf_file.c ;;
     elf_file)     echo elf/elf_file.c sampler/probes/usdt_notes.c ;;
     proc_maps)    echo sampler/target/proc_maps.c ;;
-    folded)       echo flamegraph/*.c ;;          # the whole layer: it depends on libc only
+    folded)       echo flamegraph/*.c base/vec.c ;;   # the whole layer: it depends on libc and vec.h only
     perf_records) echo sampler/perf/perf_records.c sampler/perf/ring_buffer.c ;;
-    demangle)     echo symbolize/demangle.c flamegraph/*.c ;;
+    demangle)     echo symbolize/demangle.c flamegraph/*.c base/vec.c ;;
     esac
 }
 libs() { case $1 in demangle) echo -liberty ;; *) echo ;; esac; }
