@@ -1,6 +1,7 @@
 /* bfd_object.c: one mapped object file opened with libbfd: its function symbols (static, else dynamic,
  * plus PLT entries) sorted for binary search, and its DWARF line table and inline chains, taken from a
  * separate debug file when the object itself has no DWARF. Only called on cache misses. */
+#include "elf/elf_file.h"
 #include "symbolize/symbolize_internal.h"
 
 #include <bfd.h>
@@ -30,7 +31,7 @@ struct bfd_object {
     struct func_symbol *funcs;
     size_t n_funcs;
     bool dynamic_only;             /* funcs come from .dynsym only: nearest symbol may be far off */
-    struct elf_layout layout;
+    struct elf_file elf;           /* the object's own headers: offsets to addresses, build-id, debuglink */
 };
 
 static asymbol *no_symbols[1] = { NULL };
@@ -182,10 +183,7 @@ static bool has_dwarf(bfd *b)
 
 static void attach_debug_file(struct bfd_object *o, const char *root, const char *path)
 {
-    unsigned long crc = 0;
-    char *link = bfd_get_debug_link_info(o->main, &crc);
-    char *debug_path = debug_file_find(root, path, &o->layout, link, crc);
-    free(link);
+    char *debug_path = elf_debug_file_find(&o->elf, root, path);
     if (!debug_path)
         return;
     o->debug = open_bfd(debug_path);
@@ -202,7 +200,9 @@ struct bfd_object *bfd_object_open(const char *root, const char *path)
     if (asprintf(&full, "%s%s", root, path) < 0)
         return NULL;
     struct bfd_object *o = calloc(1, sizeof(*o));
-    if (!o || elf_layout_read(&o->layout, full) != 0 || !(o->main = open_bfd(full))) {
+    if (!o || elf_file_open(&o->elf, full) != 0 || !(o->main = open_bfd(full))) {
+        if (o)
+            elf_file_close(&o->elf);
         free(o);
         free(full);
         return NULL;
@@ -234,12 +234,13 @@ void bfd_object_close(struct bfd_object *o)
     if (o->debug)
         bfd_close(o->debug);
     bfd_close(o->main);
+    elf_file_close(&o->elf);
     free(o);
 }
 
 bool bfd_object_offset_to_vaddr(const struct bfd_object *o, uint64_t offset, uint64_t *vaddr)
 {
-    return elf_layout_offset_to_vaddr(&o->layout, offset, vaddr);
+    return elf_file_offset_to_vaddr(&o->elf, offset, vaddr);
 }
 
 static const struct func_symbol *find_function(const struct bfd_object *o, uint64_t vaddr)

@@ -1,7 +1,6 @@
 /* symbolize_internal.h: the pieces the symbolize layer is built from, shared between its files only:
- * the address cache, the mapping table, the small
- * ELF layout reader (PT_LOAD segments, build-id), separate debug file lookup, one libbfd object, and the
- * kernel symbol table. Nothing outside symbolize/ includes this. */
+ * the address cache, the result pool, the mapping table, one libbfd object (with elf/ for its program
+ * headers and debug file), and the kernel symbol table. Nothing outside symbolize/ includes this. */
 #ifndef TASKSPY_SYMBOLIZE_INTERNAL_H
 #define TASKSPY_SYMBOLIZE_INTERNAL_H
 
@@ -40,31 +39,6 @@ struct result_pool {
 /* Returns the pooled copy of r (frames copied too), or NULL on allocation failure. */
 const struct sym_result *result_pool_intern(struct result_pool *p, const struct sym_result *r);
 void result_pool_free(struct result_pool *p);
-
-/* ---- elf_layout.c: what symbolize needs from an ELF file's headers, read with pread ----------------- */
-#define ELF_LAYOUT_MAX_LOADS 16
-#define ELF_LAYOUT_MAX_BUILD_ID 64
-struct elf_load_segment {
-    uint64_t offset, vaddr, filesz, memsz;
-};
-struct elf_layout {
-    struct elf_load_segment loads[ELF_LAYOUT_MAX_LOADS];
-    size_t n_loads;
-    uint8_t build_id[ELF_LAYOUT_MAX_BUILD_ID];
-    size_t build_id_len;   /* 0: none */
-};
-/* Reads the PT_LOAD headers and the GNU build-id note. Returns 0, or -1 (not a readable ELF64 file). */
-int elf_layout_read(struct elf_layout *lay, const char *path);
-/* File offset -> link-time address through the PT_LOAD headers; false if no segment holds it. */
-bool elf_layout_offset_to_vaddr(const struct elf_layout *lay, uint64_t offset, uint64_t *vaddr);
-
-/* ---- debug_file.c: separate debug files ----------------------------------------------------------- */
-/* Path of the separate debug file of the object at path (opened as root + path), looked up by build-id
- * under ROOT/usr/lib/debug/.build-id/ and by .gnu_debuglink beside it, in .debug/ and under
- * ROOT/usr/lib/debug/DIR/. link_name/link_crc: the object's .gnu_debuglink (NULL if none). Returns a
- * malloc'd path or NULL. */
-char *debug_file_find(const char *root, const char *path, const struct elf_layout *lay,
-                      const char *link_name, unsigned long link_crc);
 
 /* ---- bfd_object.c: one mapped object opened with libbfd --------------------------------------------- */
 struct bfd_object;
