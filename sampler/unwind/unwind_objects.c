@@ -32,26 +32,34 @@ int unwind_objects_init(struct unwind_objects *objs, const char *root)
 
 void unwind_objects_free(struct unwind_objects *objs)
 {
-    for (size_t b = 0; b < UNWIND_OBJECTS_BUCKETS; b++) {
-        struct unwind_object *o = objs->buckets[b];
-        while (o) {
-            struct unwind_object *next = o->next;
-            elf_file_close(&o->elf);
-            free(o->path);
-            free(o);
-            o = next;
-        }
+    for (size_t i = 0; i < objs->index.n_slots; i++) {
+        struct unwind_object *o = (struct unwind_object *)objs->index.slots[i].item;
+        if (!o)
+            continue;
+        elf_file_close(&o->elf);
+        free(o->path);
+        free(o);
     }
+    intern_table_free(&objs->index);
     free(objs->root);
     memset(objs, 0, sizeof(*objs));
 }
 
-static unsigned hash_key(const char *path, uint64_t inode)
+struct object_key {
+    const char *path;
+    uint64_t inode;
+};
+
+static uint64_t hash_key(const struct object_key *k)
 {
-    uint64_t h = 1469598103934665603ull ^ inode;
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-        h = (h ^ *p) * 1099511628211ull;
-    return (unsigned)(h ^ (h >> 32)) % UNWIND_OBJECTS_BUCKETS;
+    return intern_hash_bytes(intern_hash_u64(INTERN_HASH_SEED, k->inode), k->path, strlen(k->path));
+}
+
+static bool same_object(const void *item, const void *key)
+{
+    const struct unwind_object *o = item;
+    const struct object_key *k = key;
+    return o->inode == k->inode && strcmp(o->path, k->path) == 0;
 }
 
 /* Size in bytes of a fixed-size encoded value, or 0 for encodings the table reader does not accept. */
@@ -148,10 +156,11 @@ struct unwind_object *unwind_objects_get(struct unwind_objects *objs, const stru
     const char *path = map->path ? map->path : "";
     if (path[0] == '\0' || (path[0] == '[' && strcmp(path, "[vdso]") != 0))
         return NULL;
-    unsigned b = hash_key(path, map->inode);
-    for (struct unwind_object *o = objs->buckets[b]; o; o = o->next)
-        if (o->inode == map->inode && strcmp(o->path, path) == 0)
-            return o;
+    struct object_key key = { path, map->inode };
+    uint64_t hash = hash_key(&key);
+    struct unwind_object *found = (struct unwind_object *)intern_table_find(&objs->index, hash, same_object, &key);
+    if (found)
+        return found;
     struct unwind_object *o = calloc(1, sizeof(*o));
     if (!o)
         return NULL;
@@ -162,8 +171,12 @@ struct unwind_object *unwind_objects_get(struct unwind_objects *objs, const stru
     }
     o->inode = map->inode;
     open_object(objs, o);
-    o->next = objs->buckets[b];
-    objs->buckets[b] = o;
+    if (intern_table_add(&objs->index, hash, o) != 0) {
+        elf_file_close(&o->elf);
+        free(o->path);
+        free(o);
+        return NULL;
+    }
     return o;
 }
 
