@@ -5,38 +5,43 @@
 #define TASKSPY_SYMBOLIZE_INTERNAL_H
 
 #include "base/arena.h"
+#include "base/intern_table.h"
 #include "base/string_pool.h"
+#include "base/u64_map.h"
+#include "base/vec.h"
 #include "symbolize/symbolize.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- addr_cache.c: address (and kind) -> resolved result --------------------------------------------- */
+/* ---- addr_cache.c: address (and kind) -> resolved result, valid for one mapping generation ----------- */
 enum addr_kind { ADDR_USER = 0, ADDR_USER_RETURN = 1, ADDR_KERNEL = 2 };
-struct addr_cache_slot {
-    uint64_t addr;
-    const struct sym_result *result;   /* NULL: empty slot */
-    unsigned kind;
+struct addr_cache_entry {
+    const struct sym_result *result;
+    uint32_t generation;                 /* of the mapping it was resolved in (0 for kernel addresses) */
 };
 struct addr_cache {
-    struct addr_cache_slot *slots;
-    size_t n_slots;
-    size_t n_used;
+    struct u64_map user;                 /* address | return-address bit -> entries[] */
+    struct u64_map kernel;               /* address -> entries[] */
+    VEC_OF(struct addr_cache_entry) entries;
 };
-const struct sym_result *addr_cache_get(const struct addr_cache *c, uint64_t addr, enum addr_kind kind);
-int addr_cache_put(struct addr_cache *c, uint64_t addr, enum addr_kind kind, const struct sym_result *r);
-void addr_cache_clear(struct addr_cache *c);
+/* The result cached for addr, if it was resolved in the mapping generation given (a mapping replaced
+ * since has another generation: the entry is stale and misses). */
+const struct sym_result *addr_cache_get(const struct addr_cache *c, uint64_t addr, enum addr_kind kind,
+                                        uint32_t generation);
+/* Cache (or replace) addr's result. Returns 0 or -1 on allocation failure. */
+int addr_cache_put(struct addr_cache *c, uint64_t addr, enum addr_kind kind, uint32_t generation,
+                   const struct sym_result *r);
 void addr_cache_free(struct addr_cache *c);
 
 /* ---- result_pool.c: one copy of each distinct sym_result (same frames, object, start) --------------- */
 struct result_pool {
-    struct arena storage;
-    const struct sym_result **slots;
-    size_t n_slots;
-    size_t n_used;
+    struct arena storage;                /* the results and their frames */
+    struct intern_table index;
+    uint32_t n_results;                  /* the next result's id */
 };
-/* Returns the pooled copy of r (frames copied too), or NULL on allocation failure. */
+/* Returns the pooled copy of r (frames copied too, id set), or NULL on allocation failure. */
 const struct sym_result *result_pool_intern(struct result_pool *p, const struct sym_result *r);
 void result_pool_free(struct result_pool *p);
 
@@ -69,14 +74,16 @@ struct mapping {
     const char *path;            /* interned */
     const char *root;            /* interned, "" if none */
     const char *object_name;     /* interned base name, or NULL for anonymous mappings */
+    uint32_t generation;         /* set by mapping_table_add: the same for the same contents at the same
+                                    place (a mapping reported again), new when a mapping replaces another */
 };
 struct mapping_table {
-    struct mapping *items;
-    size_t n, cap;
+    VEC_OF(struct mapping) items;
+    uint32_t last_generation;
 };
-/* Inserts m, trimming or removing what it overlaps. *replaced is set when an existing, different mapping
- * lost some of its range. Returns 0 or -1 on allocation failure. */
-int mapping_table_add(struct mapping_table *t, const struct mapping *m, bool *replaced);
+/* Inserts m (its generation is set here), trimming or removing what it overlaps. Returns 0 or -1 on
+ * allocation failure. */
+int mapping_table_add(struct mapping_table *t, const struct mapping *m);
 const struct mapping *mapping_table_find(const struct mapping_table *t, uint64_t addr);
 void mapping_table_free(struct mapping_table *t);
 

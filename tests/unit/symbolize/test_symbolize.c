@@ -219,6 +219,23 @@ static void test_deleted_and_anonymous_mappings(void **state)
     assert_int_equal(symbolizer_add_mapping(s, 0x100000, 0x200000, 0, "/opt/app/other (deleted)", NULL), 0);
     r = symbolize_user(s, 0x100123, false);
     assert_string_equal(r->object, "other");
+    /* ... also as a return address, and when the first object comes back (dlopen again) */
+    r = symbolize_user(s, 0x100124, true);
+    assert_string_equal(r->object, "other");
+    assert_int_equal(symbolizer_add_mapping(s, 0x100000, 0x200000, 0, "/opt/app/server (deleted)", NULL), 0);
+    assert_string_equal(symbolize_user(s, 0x100123, false)->object, "server");
+    assert_string_equal(symbolize_user(s, 0x100124, true)->object, "server");
+    /* the same mapping reported again is not a replacement: the same answers */
+    const struct sym_result *before = symbolize_user(s, 0x100123, false);
+    assert_int_equal(symbolizer_add_mapping(s, 0x100000, 0x180000, 0, "/opt/app/server (deleted)", NULL), 0);
+    assert_ptr_equal(symbolize_user(s, 0x100123, false), before);
+    /* a replacement over part of the range leaves the rest as it was */
+    assert_int_equal(symbolizer_add_mapping(s, 0x180000, 0x200000, 0, "/opt/app/third (deleted)", NULL), 0);
+    assert_string_equal(symbolize_user(s, 0x100123, false)->object, "server");
+    assert_string_equal(symbolize_user(s, 0x180123, false)->object, "third");
+    /* equal results share one id, distinct ones get distinct ids */
+    assert_int_equal(symbolize_user(s, 0x100123, false)->id, before->id);
+    assert_int_not_equal(symbolize_user(s, 0x180123, false)->id, before->id);
     symbolizer_free(s);
 }
 
