@@ -126,3 +126,21 @@ const uint8_t *elf_file_section_data(const struct elf_file *ef, const Elf64_Shdr
     return ef->data + sh->sh_offset;
 }
 
+
+bool elf_file_section_addr(const struct elf_file *ef, const char *name, uint64_t *addr)
+{
+    const Elf64_Shdr *sh = elf_file_section(ef, name);
+    if (sh)
+        *addr = sh->sh_addr;
+    return sh != NULL;
+}
+
+bool elf_file_note_section(const struct elf_file *ef, const char *name, const uint8_t **data, size_t *size)
+{
+    const Elf64_Shdr *sh = elf_file_section(ef, name);
+    if (!sh || sh->sh_type != SHT_NOTE)
+        return false;
+    *size = 0;
+    *data = elf_file_section_data(ef, sh, size);
+    return true;
+}

@@ -40,6 +40,10 @@ void elf_file_close(struct elf_file *ef);
 const Elf64_Shdr *elf_file_section(const struct elf_file *ef, const char *name);
 /* Bytes of a section inside the file, or NULL for SHT_NOBITS or out-of-bounds sections. */
 const uint8_t *elf_file_section_data(const struct elf_file *ef, const Elf64_Shdr *sh, size_t *size);
+/* The link-time address of a section (sh_addr), whether or not it has bytes in the file. */
+bool elf_file_section_addr(const struct elf_file *ef, const char *name, uint64_t *addr);
+/* Is there a note section (SHT_NOTE) of that name? *data gets its bytes (NULL when they lie outside the file). */
+bool elf_file_note_section(const struct elf_file *ef, const char *name, const uint8_t **data, size_t *size);
 
 /* ---- elf_segments.c: program headers and addresses ------------------------------------------------ */
 /* Where a piece of the file lies: link-time address, file offset, size in the file. */

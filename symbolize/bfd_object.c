@@ -92,23 +92,20 @@ static int cmp_func(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-static int append_funcs(struct func_symbol **funcs, size_t *n, size_t *cap, asymbol *const *syms, long count)
+typedef VEC_OF(struct func_symbol) func_symbol_vec;
+
+static int append_funcs(func_symbol_vec *funcs, asymbol *const *syms, long count)
 {
     for (long i = 0; i < count; i++) {
         const asymbol *sym = syms[i];
         if (!is_function_symbol(sym))
             continue;
-        if (*n == *cap) {
-            size_t ncap = *cap ? *cap * 2 : 1024;
-            struct func_symbol *grown = realloc(*funcs, ncap * sizeof(**funcs));
-            if (!grown)
-                return -1;
-            *funcs = grown;
-            *cap = ncap;
-        }
+        struct func_symbol *f = vec_push(funcs);
+        if (!f)
+            return -1;
         const asection *sec = sym->section;
         uint64_t vaddr = bfd_asymbol_value(sym);
-        (*funcs)[(*n)++] = (struct func_symbol){
+        *f = (struct func_symbol){
             .vaddr = vaddr,
             .end = bfd_section_vma(sec) + bfd_section_size(sec),
             .name = bfd_asymbol_name(sym),
@@ -125,9 +122,8 @@ static void build_function_table(struct bfd_object *o)
     const struct symbol_table *primary = o->debug_static.n ? &o->debug_static
                                          : o->main_static.n ? &o->main_static : &o->main_dynamic;
     o->dynamic_only = primary == &o->main_dynamic;
-    struct func_symbol *funcs = NULL;
-    size_t n = 0, cap = 0;
-    if (append_funcs(&funcs, &n, &cap, primary->syms, primary->n) != 0)
+    func_symbol_vec table = { 0 };
+    if (append_funcs(&table, primary->syms, primary->n) != 0)
         goto fail;
     if (o->main_dynamic.n) {
         long n_synth = bfd_get_synthetic_symtab(o->main, o->main_static.n, o->main_static.syms,
@@ -138,12 +134,14 @@ static void build_function_table(struct bfd_object *o)
                 goto fail;
             for (long i = 0; i < n_synth; i++)
                 ptrs[i] = &o->synthetic[i];
-            int rc = append_funcs(&funcs, &n, &cap, ptrs, n_synth);
+            int rc = append_funcs(&table, ptrs, n_synth);
             free(ptrs);
             if (rc != 0)
                 goto fail;
         }
     }
+    struct func_symbol *funcs = table.v;
+    size_t n = table.n;
     if (n)
         qsort(funcs, n, sizeof(*funcs), cmp_func);
     size_t kept = 0;
@@ -157,7 +155,7 @@ static void build_function_table(struct bfd_object *o)
     o->n_funcs = kept;
     return;
 fail:
-    free(funcs);
+    vec_free(&table);
     o->funcs = NULL;
     o->n_funcs = 0;
 }

@@ -94,8 +94,7 @@ struct kallsyms_entry {
     const char *module;   /* interned module name, or NULL for the kernel image */
 };
 struct kallsyms {
-    struct kallsyms_entry *entries;
-    size_t n;
+    VEC_OF(struct kallsyms_entry) entries;
     bool loaded;          /* tried to read (successfully or not) */
     bool restricted;      /* every address was zero (kptr_restrict) */
 };

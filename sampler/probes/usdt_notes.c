@@ -128,17 +128,12 @@ int usdt_notes_parse(const struct elf_file *ef, const uint8_t *notes, size_t siz
 int usdt_notes_read(const struct elf_file *ef, struct usdt_note_list *out)
 {
     memset(out, 0, sizeof(*out));
-    const Elf64_Shdr *base = elf_file_section(ef, ".stapsdt.base");
-    bool has_base = base != NULL;
-    uint64_t base_addr = base ? base->sh_addr : 0;
-    const Elf64_Shdr *sec = elf_file_section(ef, ".note.stapsdt");
-    if (sec && sec->sh_type == SHT_NOTE) {
-        size_t size = 0;
-        const uint8_t *data = elf_file_section_data(ef, sec, &size);
-        if (data)
-            return usdt_notes_parse(ef, data, size, has_base, base_addr, out);
-        return 0;
-    }
+    uint64_t base_addr = 0;
+    bool has_base = elf_file_section_addr(ef, ".stapsdt.base", &base_addr);
+    const uint8_t *data;
+    size_t size;
+    if (elf_file_note_section(ef, ".note.stapsdt", &data, &size))
+        return data ? usdt_notes_parse(ef, data, size, has_base, base_addr, out) : 0;
     /* No section table entry (stripped of sections): look through PT_NOTE segments instead. */
     struct elf_range seg;
     for (size_t i = 0; elf_file_segment_range(ef, PT_NOTE, i, &seg); i++)
