@@ -8,20 +8,17 @@
 
 #define RETURN_ADDRESS_BIT (1ULL << 63)   /* user addresses stay below it (x86-64: 47 bits) */
 
-static struct u64_map *map_of(struct addr_cache *c, enum addr_kind kind, uint64_t *addr)
+/* The key of an address in its map: user return addresses are told apart by the top bit. */
+static uint64_t key_of(uint64_t addr, enum addr_kind kind)
 {
-    if (kind == ADDR_KERNEL)
-        return &c->kernel;
-    if (kind == ADDR_USER_RETURN)
-        *addr |= RETURN_ADDRESS_BIT;
-    return &c->user;
+    return kind == ADDR_USER_RETURN ? addr | RETURN_ADDRESS_BIT : addr;
 }
 
 const struct sym_result *addr_cache_get(const struct addr_cache *c, uint64_t addr, enum addr_kind kind,
                                         uint32_t generation)
 {
     uint32_t idx;
-    if (!u64_map_get(map_of((struct addr_cache *)c, kind, &addr), addr, &idx))
+    if (!u64_map_get(kind == ADDR_KERNEL ? &c->kernel : &c->user, key_of(addr, kind), &idx))
         return NULL;
     const struct addr_cache_entry *e = &c->entries.v[idx];
     return e->generation == generation ? e->result : NULL;
@@ -30,9 +27,10 @@ const struct sym_result *addr_cache_get(const struct addr_cache *c, uint64_t add
 int addr_cache_put(struct addr_cache *c, uint64_t addr, enum addr_kind kind, uint32_t generation,
                    const struct sym_result *r)
 {
-    struct u64_map *map = map_of(c, kind, &addr);
+    struct u64_map *map = kind == ADDR_KERNEL ? &c->kernel : &c->user;
+    uint64_t key = key_of(addr, kind);
     uint32_t idx;
-    if (u64_map_get(map, addr, &idx)) {   /* a stale entry: the address's mapping was replaced */
+    if (u64_map_get(map, key, &idx)) {   /* a stale entry: the address's mapping was replaced */
         c->entries.v[idx] = (struct addr_cache_entry){ r, generation };
         return 0;
     }
@@ -42,7 +40,7 @@ int addr_cache_put(struct addr_cache *c, uint64_t addr, enum addr_kind kind, uin
     if (!e)
         return -1;
     *e = (struct addr_cache_entry){ r, generation };
-    if (u64_map_put(map, addr, (uint32_t)(c->entries.n - 1)) != 0) {
+    if (u64_map_put(map, key, (uint32_t)(c->entries.n - 1)) != 0) {
         c->entries.n--;
         return -1;
     }
