@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Same object at the same file offset for the same address: symbols do not change. */
+/* Same file (path and inode) at the same file offset for the same address: symbols do not change. */
 static bool same_content(const struct mapping *a, const struct mapping *b)
 {
-    return a->path == b->path && a->root == b->root && a->pgoff - a->start == b->pgoff - b->start;
+    return a->path == b->path && a->root == b->root && a->pgoff - a->start == b->pgoff - b->start &&
+           a->file_dev == b->file_dev && a->file_ino == b->file_ino;
 }
 
 int mapping_table_add(struct mapping_table *t, const struct mapping *new_mapping)

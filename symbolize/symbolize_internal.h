@@ -74,8 +74,10 @@ struct mapping {
     const char *path;            /* interned */
     const char *root;            /* interned, "" if none */
     const char *object_name;     /* interned base name, or NULL for anonymous mappings */
+    uint64_t file_dev, file_ino; /* the file at root + path when the mapping was added (0, 0: not known) */
     uint32_t generation;         /* set by mapping_table_add: the same for the same contents at the same
-                                    place (a mapping reported again), new when a mapping replaces another */
+                                    place (a mapping reported again), new when a mapping replaces another
+                                    (another file, or the same path rewritten: another inode) */
 };
 struct mapping_table {
     VEC_OF(struct mapping) items;

@@ -8,7 +8,9 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define UNKNOWN_NAME "[unknown]"
 #define KERNEL_OBJECT "[kernel.kallsyms]"
@@ -17,6 +19,7 @@
 struct object_slot {
     const char *path;           /* interned */
     const char *root;           /* interned */
+    uint64_t file_dev, file_ino;
     struct bfd_object *object;  /* NULL: could not be opened (tried once) */
 };
 
@@ -113,6 +116,25 @@ static const char *object_name_of(struct symbolizer *s, const char *path)
     return string_pool_intern_len(&s->strings, base, len);
 }
 
+/* Only real files are opened: not anonymous or pseudo mappings, not files deleted since they were
+ * mapped (what is at that path now is another file). */
+static bool openable(const struct mapping *m)
+{
+    return m->path[0] == '/' && !ends_with(m->path, DELETED_SUFFIX) && strncmp(m->path, "/memfd:", 7) != 0;
+}
+
+/* Which file root + path is now (a library rewritten in place and mapped again is another file). */
+static void identify_file(struct mapping *m)
+{
+    char *full = NULL;
+    struct stat st;
+    if (openable(m) && asprintf(&full, "%s%s", m->root, m->path) >= 0 && stat(full, &st) == 0) {
+        m->file_dev = (uint64_t)st.st_dev;
+        m->file_ino = (uint64_t)st.st_ino;
+    }
+    free(full);
+}
+
 int symbolizer_add_mapping(struct symbolizer *s, uint64_t start, uint64_t end, uint64_t pgoff,
                            const char *path, const char *root)
 {
@@ -124,14 +146,8 @@ int symbolizer_add_mapping(struct symbolizer *s, uint64_t start, uint64_t end, u
     m.object_name = object_name_of(s, m.path);
     if (*m.path && !m.object_name)
         return -1;
+    identify_file(&m);
     return mapping_table_add(&s->mappings, &m);
-}
-
-/* Only real files are opened: not anonymous or pseudo mappings, not files deleted since they were
- * mapped (what is at that path now is another file). */
-static bool openable(const struct mapping *m)
-{
-    return m->path[0] == '/' && !ends_with(m->path, DELETED_SUFFIX) && strncmp(m->path, "/memfd:", 7) != 0;
 }
 
 static struct bfd_object *object_for(struct symbolizer *s, const struct mapping *m)
@@ -139,13 +155,15 @@ static struct bfd_object *object_for(struct symbolizer *s, const struct mapping 
     if (!openable(m))
         return NULL;
     for (size_t i = 0; i < s->objects.n; i++)
-        if (s->objects.v[i].path == m->path && s->objects.v[i].root == m->root)
+        if (s->objects.v[i].path == m->path && s->objects.v[i].root == m->root &&
+            s->objects.v[i].file_dev == m->file_dev && s->objects.v[i].file_ino == m->file_ino)
             return s->objects.v[i].object;
     struct object_slot *slot = vec_push(&s->objects);
     if (!slot)
         return NULL;
     struct bfd_object *o = bfd_object_open(m->root, m->path);
-    *slot = (struct object_slot){ .path = m->path, .root = m->root, .object = o };
+    *slot = (struct object_slot){ .path = m->path, .root = m->root, .file_dev = m->file_dev,
+                                  .file_ino = m->file_ino, .object = o };
     return o;
 }
 
