@@ -1,5 +1,5 @@
 /* record.c: `taskspy record`: wires sampler -> symbolize -> flamegraph. Each sample's addresses are
- * turned into prepared frames through a per-address cache (symbolized and named once), the stack is merged
+ * symbolized (symbolize caches by address) and each distinct result is named once, the stack is merged
  * into the profile by task or thread, and at the end the output is written whole and a summary printed
  * (cli/record_summary.c). record_command runs its steps in order until one ends the command. */
 #include <errno.h>
@@ -19,12 +19,10 @@
 #include "cli/status_line.h"
 #include "flamegraph/flamegraph.h"
 #include "sampler/sampler.h"
-#include "base/u64_map.h"
 #include "base/vec.h"
 #include "symbolize/symbolize.h"
 
 #define MAX_EXPANDED_FRAMES (SAMPLER_MAX_FRAMES * 8)
-#define RETURN_ADDRESS_BIT (1ULL << 63)
 
 /* The one piece of state a signal handler may touch. */
 static volatile sig_atomic_t stop_requested;
@@ -37,17 +35,14 @@ static void on_stop_signal(int sig)
 
 struct cached_address {
     uint32_t first;            /* into frame_pool, outermost first */
-    uint32_t n;
+    uint32_t n;                /* 0: this result is not prepared yet */
 };
 
 struct record_sink {
     struct symbolizer *symbolizer;
     struct profile *profile;
     struct task_stacks *stacks;
-    struct u64_map user_cache;     /* address (| RETURN_ADDRESS_BIT) -> cached[] */
-    struct u64_map kernel_cache;
-    struct cached_address *cached;
-    uint32_t n_cached, cap_cached;
+    VEC_OF(struct cached_address) by_result;   /* indexed by sym_result.id */
     struct stack_frame *frame_pool;
     uint32_t n_pool, cap_pool;
     VEC_OF(uint32_t) thread_roots; /* thread number -> frame id of its name (PROFILE_NO_FRAME: none) */
@@ -71,37 +66,29 @@ static int pool_reserve(struct record_sink *k, uint32_t extra)
     return 0;
 }
 
-/* The prepared frames of one address (outermost first), resolved and named on first sight only. */
+/* The prepared frames of one address (outermost first): symbolize caches the address, each distinct result
+ * is named on first sight only. */
 static const struct cached_address *frames_of(struct record_sink *k, uint64_t addr, bool return_address,
                                               bool kernel)
 {
-    struct u64_map *cache = kernel ? &k->kernel_cache : &k->user_cache;
-    uint64_t key = kernel ? addr : (addr | (return_address ? RETURN_ADDRESS_BIT : 0));
-    uint32_t idx;
-    if (u64_map_get(cache, key, &idx))
-        return &k->cached[idx];
     const struct sym_result *r = kernel ? symbolize_kernel(k->symbolizer, addr)
                                         : symbolize_user(k->symbolizer, addr, return_address);
-    if (k->n_cached == k->cap_cached) {
-        uint32_t cap = k->cap_cached ? k->cap_cached * 2 : 4096;
-        struct cached_address *v = realloc(k->cached, cap * sizeof(*v));
-        if (!v)
+    if (r->id < k->by_result.n && k->by_result.v[r->id].n)
+        return &k->by_result.v[r->id];
+    while (k->by_result.n <= r->id)
+        if (!vec_push(&k->by_result))
             return NULL;
-        k->cached = v;
-        k->cap_cached = cap;
-    }
-    uint32_t n = r && r->n ? (uint32_t)r->n : 1;
+    uint32_t n = r->n ? (uint32_t)r->n : 1;
     if (pool_reserve(k, n) != 0)
         return NULL;
-    struct cached_address *c = &k->cached[k->n_cached];
+    struct cached_address *c = &k->by_result.v[r->id];
     c->first = k->n_pool;
-    c->n = n;
     for (uint32_t i = 0; i < n; i++) {
         /* sym_result is innermost first; the cache keeps outermost first */
-        const struct sym_frame *f = r && r->n ? &r->frames[r->n - 1 - i] : NULL;
+        const struct sym_frame *f = r->n ? &r->frames[r->n - 1 - i] : NULL;
         const char *name = f ? f->name : "[unknown]";
         char object_name[300];
-        if ((!name || strcmp(name, "[unknown]") == 0) && r && r->object) {
+        if ((!name || strcmp(name, "[unknown]") == 0) && r->object) {
             /* no symbol: name the object ("[libfoo.so]"; pseudo objects such as "[vdso]" as they are) */
             snprintf(object_name, sizeof(object_name), r->object[0] == '[' ? "%s" : "[%s]", r->object);
             name = object_name;
@@ -111,9 +98,8 @@ static const struct cached_address *frames_of(struct record_sink *k, uint64_t ad
             return NULL;
     }
     k->n_pool += n;
-    if (u64_map_put(cache, key, k->n_cached) != 0)
-        return NULL;
-    return &k->cached[k->n_cached++];
+    c->n = n;
+    return c;
 }
 
 static void sink_mapping(void *ctx, const struct sampler_mapping *m)
@@ -256,10 +242,8 @@ static void sink_free(struct record_sink *k)
     profile_free(k->profile);
     if (k->symbolizer)
         symbolizer_free(k->symbolizer);
-    u64_map_free(&k->user_cache);
-    u64_map_free(&k->kernel_cache);
     vec_free(&k->thread_roots);
-    free(k->cached);
+    vec_free(&k->by_result);
     free(k->frame_pool);
     free(k);
 }
@@ -311,8 +295,7 @@ static int make_sink(struct recording *r)
 {
     struct record_sink *k = r->k = calloc(1, sizeof(*k));
     struct symbolizer_options so = { .kernel = r->o.kernel, .demangle = true };
-    if (!k || !(k->profile = profile_new()) || !(k->symbolizer = symbolizer_new(&so)) ||
-        u64_map_init(&k->user_cache, 4096) != 0 || u64_map_init(&k->kernel_cache, 256) != 0) {
+    if (!k || !(k->profile = profile_new()) || !(k->symbolizer = symbolizer_new(&so))) {
         fprintf(stderr, "taskspy: out of memory\n");
         return EXIT_RUNTIME;
     }
