@@ -130,6 +130,10 @@ static int parse_args(int argc, char **argv, struct flamegraph_args *a)
         return usage_error("unexpected argument '%s': give one folded file", argv[optind]);
     if (!a->output)
         return usage_error("%s", "no output: give -o FILE.svg");
+    enum output_format format;
+    if (output_format_of_path(a->output, &format) == 0 && format == FORMAT_TRACE)
+        return usage_error("cannot write %s: a Chrome trace needs the times of polls and samples, which a folded "
+                           "file does not have (taskspy record -o FILE.trace.json writes one)", a->output);
     return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "cli/output_formats.h"
 #include "cli/record_options.h"
 #include "cli/status_line.h"
+#include "cli/trace_collect.h"
 #include "flamegraph/flamegraph.h"
 #include "sampler/sampler.h"
 #include "base/u64_map.h"
@@ -50,6 +51,8 @@ struct record_sink {
     VEC_OF(uint32_t) thread_roots; /* thread number -> frame id of its name (PROFILE_NO_FRAME: none) */
     bool failed;                   /* out of memory somewhere: the profile is incomplete */
     struct status_line status;     /* on a terminal: how the recording goes */
+    bool want_trace;               /* an -o is a Chrome trace: keep polls and samples with their times */
+    struct trace_collect trace;
     const struct stack_frame *expanded[MAX_EXPANDED_FRAMES];
 };
 
@@ -143,6 +146,15 @@ static void sink_thread_name(void *ctx, uint32_t thread, pid_t tid, const char *
     while (k->thread_roots.n <= thread)
         k->thread_roots.v[k->thread_roots.n++] = PROFILE_NO_FRAME;
     k->thread_roots.v[thread] = id;
+    if (k->want_trace && trace_collect_thread(&k->trace, thread, (uint32_t)tid, id) != 0)
+        k->failed = true;
+}
+
+static void sink_poll(void *ctx, const struct sampler_poll *p)
+{
+    struct record_sink *k = ctx;
+    if (trace_collect_poll(&k->trace, p) != 0)
+        k->failed = true;
 }
 
 static void sink_sample(void *ctx, const struct sampler_sample *s)
@@ -182,6 +194,9 @@ static void sink_sample(void *ctx, const struct sampler_sample *s)
                                   : s->task_state == SAMPLER_UNKNOWN_TASK ? STACK_UNKNOWN_TASK
                                                                           : STACK_NO_TASK;
     if (task_stacks_add(k->stacks, root, state, s->task_id, marker_function, k->expanded, n, 1) != 0)
+        k->failed = true;
+    else if (k->want_trace && trace_collect_sample(&k->trace, (uint32_t)s->tid, s->time_ns,
+                                                   task_stacks_last_node(k->stacks), s->task_id) != 0)
         k->failed = true;
 }
 
@@ -314,7 +329,8 @@ static void print_summary(const struct record_options *o, const struct sampler_s
 }
 
 static int write_output(const struct record_options *o, struct record_sink *k, struct output_set *outs,
-                        const struct sampler_stats *st, pid_t pid, char *err, size_t errlen)
+                        const struct sampler_stats *st, pid_t pid, uint64_t start_ns,
+                        struct trace_report *trace_report, char *err, size_t errlen)
 {
     char cmdline[1024], title[1100], header[1400];
     command_line_of(o, pid, cmdline, sizeof(cmdline));
@@ -333,7 +349,29 @@ static int write_output(const struct record_options *o, struct record_sink *k, s
     struct export_info info = { .name = cmdline, .exporter = "taskspy 0.1", .period_ns = 1000000000u / o->frequency,
                                 .duration_ns = duration_ns, .start_time_ns = now_ns > duration_ns ? now_ns - duration_ns : 0 };
     struct output_content content = { .profile = k->profile, .svg = &so, .info = &info };
+    struct trace_events trace;
+    if (k->want_trace) {
+        if (trace_collect_finish(&k->trace, k->stacks, k->profile, (uint32_t)pid, start_ns, &trace) != 0) {
+            snprintf(err, errlen, "out of memory while preparing the trace; nothing written");
+            output_set_abort(outs);
+            return -1;
+        }
+        content.trace = &trace;
+        content.trace_report = trace_report;
+    }
     return output_set_write(outs, &o->outputs, &content, err, errlen);
+}
+
+static void print_trace_written(const char *path, const struct trace_collect *c, const struct trace_report *r)
+{
+    fprintf(stderr, "taskspy: wrote %s (%" PRIu64 " polls, %zu samples", path, r->polls, c->samples.n);
+    if (r->clipped || r->dropped)
+        fprintf(stderr, "; %" PRIu64 " polls overlapping an earlier one on their thread clipped, %" PRIu64
+                        " inside one left out", r->clipped, r->dropped);
+    if (c->left_out)
+        fprintf(stderr, "; the cap of %u events was reached: %" PRIu64 " later polls and samples left out",
+                TRACE_MAX_EVENTS, c->left_out);
+    fprintf(stderr, ")\n");
 }
 
 static void sink_free(struct record_sink *k)
@@ -345,6 +383,7 @@ static void sink_free(struct record_sink *k)
     u64_map_free(&k->user_cache);
     u64_map_free(&k->kernel_cache);
     vec_free(&k->thread_roots);
+    trace_collect_free(&k->trace);
     free(k->cached);
     free(k->frame_pool);
     free(k);
@@ -378,6 +417,9 @@ int record_command(int argc, char **argv)
         return 1;
     }
     status_line_init(&k->status, stderr);
+    trace_collect_init(&k->trace, TRACE_MAX_EVENTS);
+    for (size_t i = 0; i < o.outputs.n; i++)
+        k->want_trace |= o.outputs.items[i].format == FORMAT_TRACE;
     k->stacks = task_stacks_new(k->profile, o.group_by, o.await_points, o.task_boundary, err, sizeof(err));
     if (!k->stacks) {
         fprintf(stderr, "taskspy: %s\n", err);
@@ -417,8 +459,11 @@ int record_command(int argc, char **argv)
     task_stacks_use_runtime_boundaries(k->stacks, boundaries);
     struct sampler_sink sink = {
         .ctx = k, .on_mapping = sink_mapping, .on_thread_name = sink_thread_name, .on_sample = sink_sample,
-        .on_progress = sink_progress,
+        .on_progress = sink_progress, .on_poll = k->want_trace ? sink_poll : NULL,
     };
+    struct timespec start;     /* the clock of sample and poll times; the events are enabled just after */
+    uint64_t start_ns = clock_gettime(CLOCK_MONOTONIC, &start) == 0
+                            ? (uint64_t)start.tv_sec * 1000000000u + (uint64_t)start.tv_nsec : 0;
     int rc = sampler_run(s, &sink, err, sizeof(err));
     status_line_clear(&k->status);
     const struct sampler_stats *st = sampler_stats(s);
@@ -438,12 +483,17 @@ int record_command(int argc, char **argv)
             fprintf(stderr, "taskspy: the target exited during the recording; writing what was gathered\n");
         if (st->samples == 0)
             fprintf(stderr, "taskspy: warning: no samples (the target used no CPU while recorded?)\n");
-        if (write_output(&o, k, &outs, st, pid, err, sizeof(err)) != 0) {
+        struct trace_report trace_report = { 0 };
+        if (write_output(&o, k, &outs, st, pid, start_ns, &trace_report, err, sizeof(err)) != 0) {
             fprintf(stderr, "taskspy: %s\n", err);
             status = 1;
         } else {
             for (size_t i = 0; i < o.outputs.n; i++)
-                if (strcmp(o.outputs.items[i].path, "-") != 0)
+                if (strcmp(o.outputs.items[i].path, "-") == 0)
+                    continue;
+                else if (o.outputs.items[i].format == FORMAT_TRACE)
+                    print_trace_written(o.outputs.items[i].path, &k->trace, &trace_report);
+                else
                     fprintf(stderr, "taskspy: wrote %s (%zu stacks)\n", o.outputs.items[i].path,
                             profile_distinct_stacks(k->profile));
         }
