@@ -53,16 +53,22 @@ function parseArgs(argv) {
   return args;
 }
 
-// The schema and the weights. Returns the parsed document, or null when it is not JSON.
-function checkFile(args, text) {
-  let doc;
+// The parsed document (a check that it is JSON), or null.
+function parseJson(text) {
   try {
-    doc = JSON.parse(text);
+    const doc = JSON.parse(text);
     ok(true, 'the file is JSON');
+    return doc;
   } catch (e) {
     ok(false, 'the file is JSON', e.message);
     return null;
   }
+}
+
+// The schema and the weights. Returns the parsed document, or null when it is not JSON.
+function checkFile(args, text) {
+  const doc = parseJson(text);
+  if (doc === null) return null;
   const schema = JSON.parse(fs.readFileSync(path.join(RELEASE_DIR, 'file-format-schema.json'), 'utf8'));
   const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
   const valid = validate(doc);
@@ -83,14 +89,8 @@ function checkFile(args, text) {
 
 // A Chrome trace: what speedscope needs to import it. Returns the parsed document, or null when it is not JSON.
 function checkTrace(text) {
-  let doc;
-  try {
-    doc = JSON.parse(text);
-    ok(true, 'the file is JSON');
-  } catch (e) {
-    ok(false, 'the file is JSON', e.message);
-    return null;
-  }
+  const doc = parseJson(text);
+  if (doc === null) return null;
   const events = doc && Array.isArray(doc.traceEvents) ? doc.traceEvents : [];
   ok(events.length > 0 && events.every((e) => typeof e.ph === 'string'), `traceEvents: events with a phase (${events.length})`);
   const complete = events.filter((e) => e.ph === 'X');
