@@ -3,6 +3,8 @@
 
 #include "base/u64_map.h"
 
+#include <string.h>
+
 void trace_collect_init(struct trace_collect *c, size_t cap)
 {
     memset(c, 0, sizeof(*c));

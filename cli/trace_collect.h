@@ -12,7 +12,7 @@
 #include "flamegraph/flamegraph.h"
 #include "sampler/sampler.h"
 
-#define TRACE_MAX_EVENTS 2000000u    /* polls and samples kept at most (about 50 MB) */
+#define TRACE_MAX_EVENTS 2000000u    /* polls and samples kept at most (64 MB at most) */
 
 /* A sample whose stack task_stacks held back (its task's entry unknown then): rooted at the end. */
 struct trace_pending_sample {
