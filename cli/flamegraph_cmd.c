@@ -98,6 +98,12 @@ static int parse_args(int argc, char **argv, struct flamegraph_args *a)
     }
     if (!a->output)
         return usage_error("no output: give -o FILE.svg");
+    enum output_format format;
+    if (output_format_of_path(a->output, &format) == 0 && format == FORMAT_TRACE) {
+        snprintf(err, sizeof(err), "cannot write %s: a Chrome trace needs the times of polls and samples, which a "
+                 "folded file does not have (taskspy record -o FILE.trace.json writes one)", a->output);
+        return usage_error(err);
+    }
     return 0;
 }
 

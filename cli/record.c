@@ -17,6 +17,7 @@
 #include "cli/record_options.h"
 #include "cli/record_summary.h"
 #include "cli/status_line.h"
+#include "cli/trace_collect.h"
 #include "flamegraph/flamegraph.h"
 #include "sampler/sampler.h"
 #include "base/vec.h"
@@ -48,6 +49,8 @@ struct record_sink {
     VEC_OF(uint32_t) thread_roots; /* thread number -> frame id of its name (PROFILE_NO_FRAME: none) */
     bool failed;                   /* out of memory somewhere: the profile is incomplete */
     struct status_line status;     /* on a terminal: how the recording goes */
+    bool want_trace;               /* an -o is a Chrome trace: keep polls and samples with their times */
+    struct trace_collect trace;
     const struct stack_frame *expanded[MAX_EXPANDED_FRAMES];
 };
 
@@ -132,6 +135,15 @@ static void sink_thread_name(void *ctx, uint32_t thread, pid_t tid, const char *
     while (k->thread_roots.n <= thread)
         k->thread_roots.v[k->thread_roots.n++] = PROFILE_NO_FRAME;
     k->thread_roots.v[thread] = id;
+    if (k->want_trace && trace_collect_thread(&k->trace, thread, (uint32_t)tid, id) != 0)
+        k->failed = true;
+}
+
+static void sink_poll(void *ctx, const struct sampler_poll *p)
+{
+    struct record_sink *k = ctx;
+    if (trace_collect_poll(&k->trace, p) != 0)
+        k->failed = true;
 }
 
 static void sink_sample(void *ctx, const struct sampler_sample *s)
@@ -171,6 +183,9 @@ static void sink_sample(void *ctx, const struct sampler_sample *s)
                                   : s->task_state == SAMPLER_UNKNOWN_TASK ? STACK_UNKNOWN_TASK
                                                                           : STACK_NO_TASK;
     if (task_stacks_add(k->stacks, root, state, s->task_id, marker_function, k->expanded, n, 1) != 0)
+        k->failed = true;
+    else if (k->want_trace && trace_collect_sample(&k->trace, (uint32_t)s->tid, s->time_ns,
+                                                   task_stacks_last_node(k->stacks), s->task_id) != 0)
         k->failed = true;
 }
 
@@ -214,7 +229,8 @@ static void command_line_of(const struct record_options *o, pid_t pid, char *buf
 }
 
 static int write_output(const struct record_options *o, struct record_sink *k, struct output_set *outs,
-                        const struct sampler_stats *st, pid_t pid, char *err, size_t errlen)
+                        const struct sampler_stats *st, pid_t pid, uint64_t start_ns,
+                        struct trace_report *trace_report, char *err, size_t errlen)
 {
     char cmdline[1024], title[1100], header[1400];
     command_line_of(o, pid, cmdline, sizeof(cmdline));
@@ -233,7 +249,29 @@ static int write_output(const struct record_options *o, struct record_sink *k, s
     struct export_info info = { .name = cmdline, .exporter = "taskspy " TASKSPY_VERSION, .period_ns = 1000000000u / o->frequency,
                                 .duration_ns = duration_ns, .start_time_ns = now_ns > duration_ns ? now_ns - duration_ns : 0 };
     struct output_content content = { .profile = k->profile, .svg = &so, .info = &info };
+    struct trace_events trace;
+    if (k->want_trace) {
+        if (trace_collect_finish(&k->trace, k->stacks, k->profile, (uint32_t)pid, start_ns, &trace) != 0) {
+            snprintf(err, errlen, "out of memory while preparing the trace; nothing written");
+            output_set_abort(outs);
+            return -1;
+        }
+        content.trace = &trace;
+        content.trace_report = trace_report;
+    }
     return output_set_write(outs, &o->outputs, &content, err, errlen);
+}
+
+static void print_trace_written(const char *path, const struct trace_collect *c, const struct trace_report *r)
+{
+    fprintf(stderr, "taskspy: wrote %s (%" PRIu64 " polls, %zu samples", path, r->polls, c->samples.n);
+    if (r->clipped || r->dropped)
+        fprintf(stderr, "; %" PRIu64 " polls overlapping an earlier one on their thread clipped, %" PRIu64
+                        " inside one left out", r->clipped, r->dropped);
+    if (c->left_out)
+        fprintf(stderr, "; the cap of %u events was reached: %" PRIu64 " later polls and samples left out",
+                TRACE_MAX_EVENTS, c->left_out);
+    fprintf(stderr, ")\n");
 }
 
 static void sink_free(struct record_sink *k)
@@ -244,6 +282,7 @@ static void sink_free(struct record_sink *k)
         symbolizer_free(k->symbolizer);
     vec_free(&k->thread_roots);
     vec_free(&k->by_result);
+    trace_collect_free(&k->trace);
     free(k->frame_pool);
     free(k);
 }
@@ -257,6 +296,7 @@ struct recording {
     bool outs_open;                /* outs are to be aborted unless written */
     struct record_sink *k;
     struct sampler *s;
+    uint64_t start_ns;             /* CLOCK_MONOTONIC when recording began: the trace's origin */
     char err[1024];
 };
 
@@ -300,6 +340,9 @@ static int make_sink(struct recording *r)
         return EXIT_RUNTIME;
     }
     status_line_init(&k->status, stderr);
+    trace_collect_init(&k->trace, TRACE_MAX_EVENTS);
+    for (size_t i = 0; i < r->o.outputs.n; i++)
+        k->want_trace |= r->o.outputs.items[i].format == FORMAT_TRACE;
     k->stacks = task_stacks_new(k->profile, r->o.group_by, r->o.await_points, r->o.task_boundary, r->err,
                                 sizeof(r->err));
     return k->stacks ? CARRY_ON : fail(r, EXIT_USAGE);
@@ -344,8 +387,11 @@ static int run_sampler(struct recording *r)
 {
     struct sampler_sink sink = {
         .ctx = r->k, .on_mapping = sink_mapping, .on_thread_name = sink_thread_name, .on_sample = sink_sample,
-        .on_progress = sink_progress,
+        .on_progress = sink_progress, .on_poll = r->k->want_trace ? sink_poll : NULL,
     };
+    struct timespec start;     /* the clock of sample and poll times; the events are enabled just after */
+    r->start_ns = clock_gettime(CLOCK_MONOTONIC, &start) == 0
+                      ? (uint64_t)start.tv_sec * 1000000000u + (uint64_t)start.tv_nsec : 0;
     int rc = sampler_run(r->s, &sink, r->err, sizeof(r->err));
     status_line_clear(&r->k->status);
     if (rc != 0)
@@ -366,13 +412,19 @@ static int report_and_write(struct recording *r)
         fprintf(stderr, "taskspy: the target exited during the recording; writing what was gathered\n");
     if (st->samples == 0)
         fprintf(stderr, "taskspy: warning: no samples (the target used no CPU while recorded?)\n");
-    if (write_output(&r->o, r->k, &r->outs, st, pid, r->err, sizeof(r->err)) != 0)
+    struct trace_report trace_report = { 0 };
+    if (write_output(&r->o, r->k, &r->outs, st, pid, r->start_ns, &trace_report, r->err, sizeof(r->err)) != 0)
         return fail(r, EXIT_RUNTIME);
     r->outs_open = false;
-    for (size_t i = 0; i < r->o.outputs.n; i++)
-        if (strcmp(r->o.outputs.items[i].path, "-") != 0)
-            fprintf(stderr, "taskspy: wrote %s (%zu stacks)\n", r->o.outputs.items[i].path,
-                    profile_distinct_stacks(r->k->profile));
+    for (size_t i = 0; i < r->o.outputs.n; i++) {
+        const struct output_request *out = &r->o.outputs.items[i];
+        if (strcmp(out->path, "-") == 0)
+            continue;
+        if (out->format == FORMAT_TRACE)
+            print_trace_written(out->path, &r->k->trace, &trace_report);
+        else
+            fprintf(stderr, "taskspy: wrote %s (%zu stacks)\n", out->path, profile_distinct_stacks(r->k->profile));
+    }
     return 0;
 }
 

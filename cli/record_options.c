@@ -53,9 +53,10 @@ static const struct option_spec record_specs[] = {
     { .name = "output", .short_name = 'o', .arg = "FILE", .kind = OPTION_CALL, .offset = AT(outputs),
       .call = add_output,
       .help = ".svg flame graph, .folded/.txt folded stacks, .speedscope.json,\n"
-              ".pb.gz/.pprof pprof; repeatable: every file from the same recording" },
+              ".pb.gz/.pprof pprof, .trace.json Chrome trace (polls and samples in\n"
+              "time); repeatable: every file from the same recording" },
     { .name = "format", .short_name = 'f', .arg = "FMT", .kind = OPTION_STRING, .offset = AT(format_name),
-      .help = "flamegraph, folded, speedscope or pprof: for an -o whose extension\nsays nothing" },
+      .help = "flamegraph, folded, speedscope, pprof or chrometrace: for an -o whose\nextension says nothing" },
     { .name = "call-graph", .arg = "MODE", .kind = OPTION_CHOICE, .offset = AT(call_graph),
       .choices = call_graph_modes, .bad_value = "invalid --call-graph '%s' (dwarf or fp)",
       .help = "dwarf (default) or fp" },

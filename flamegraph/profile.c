@@ -57,6 +57,7 @@ struct profile {
     uint32_t last_frames[LAST_PATH_MAX];
     uint32_t last_nodes[LAST_PATH_MAX];
     size_t last_depth;
+    uint32_t last_leaf;             /* node of the stack added last (PROFILE_NO_NODE: the add failed) */
     /* scratch of profile_add_batch, one entry per stack of a batch */
     uint32_t *batch_node, *batch_shared, *batch_active;
     uint64_t *batch_hash;
@@ -384,6 +385,7 @@ int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t 
 {
     if (n == 0)
         return 0;
+    p->last_leaf = PROFILE_NO_NODE;
     if (reserve_batch(p, n) != 0) {
         p->last_depth = 0;
         return -1;
@@ -446,6 +448,7 @@ int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t 
         n_active = kept;
     }
     p->last_depth = len[n - 1] < LAST_PATH_MAX ? len[n - 1] : LAST_PATH_MAX;
+    p->last_leaf = len[n - 1] ? node[n - 1] : 0;
     for (size_t k = 0; k < n; k++) {
         struct profile_node *leaf = &p->nodes[len[k] ? node[k] : 0];
         if (leaf->self == 0 && len[k] > 0)
@@ -507,6 +510,11 @@ int profile_add(struct profile *p, const char *const *names, size_t n, uint64_t 
     if (ids != stack_ids)
         free(ids);
     return rc;
+}
+
+uint32_t profile_last_leaf(const struct profile *p)
+{
+    return p->last_leaf;
 }
 
 const struct profile_node *profile_nodes(const struct profile *p, size_t *n)

@@ -43,6 +43,7 @@ struct task_stacks {
     size_t n_learned;
     /* samples inside a poll wrapper of a task whose entry was not known yet: settled by task_stacks_finish */
     VEC_OF(struct pending_samples) pending;
+    uint32_t last_node;                  /* the stack node of the sample added last, PROFILE_NO_NODE: held back */
     uint32_t ids[MAX_STACK + 2];
 };
 
@@ -361,6 +362,7 @@ static bool runs_worker_loop(const struct stack_frame *const *frames, size_t n, 
 int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task_state state, uint64_t task_id,
                     uint32_t marker_function, const struct stack_frame *const *frames, size_t n, uint64_t count)
 {
+    t->last_node = PROFILE_NO_NODE;
     if (n > MAX_STACK)
         n = MAX_STACK;          /* keep the outermost; the unwinder already bounds depth far below this */
     size_t first = 0;           /* first frame kept */
@@ -435,7 +437,21 @@ int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task
     }
     for (size_t i = first; i < n; i++)
         t->ids[out++] = frames[i]->display;
-    return profile_add_ids(t->profile, t->ids, out, count);
+    if (profile_add_ids(t->profile, t->ids, out, count) != 0)
+        return -1;
+    t->last_node = profile_last_leaf(t->profile);
+    return 0;
+}
+
+uint32_t task_stacks_last_node(const struct task_stacks *t)
+{
+    return t->last_node;
+}
+
+uint32_t task_stacks_task_root(struct task_stacks *t, uint64_t task_id)
+{
+    uint32_t entry = known_entry(t, task_id);
+    return entry != PROFILE_NO_FRAME ? task_root(t, task_id, entry) : t->unknown_entry_root;
 }
 
 int task_stacks_finish(struct task_stacks *t)

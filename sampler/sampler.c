@@ -262,9 +262,21 @@ static void finish_recording(struct sampler *s)
     }
 }
 
+/* A poll the task tracker saw end, to the sink with its thread's number. */
+static void forward_poll(void *ctx, const struct sampler_poll *p)
+{
+    struct sampler *s = ctx;
+    struct sampler_poll out = *p;
+    long thread = thread_names_find(&s->names, (pid_t)p->tid);
+    out.thread = thread >= 0 ? (uint32_t)thread : SAMPLER_NO_THREAD;
+    s->sink->on_poll(s->sink->ctx, &out);
+}
+
 int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, size_t errlen)
 {
     s->sink = sink;
+    s->tasks.on_poll = sink->on_poll ? forward_poll : NULL;
+    s->tasks.poll_ctx = s;
     announce_known(s);
     if (start_recording(s, err, errlen) != 0)
         return -1;

@@ -64,6 +64,10 @@ struct task_tracker {
     VEC_OF(uint32_t) active;               /* threads.v[] indices whose queue is not empty */
     uint32_t last_tid, last_index;         /* the thread of the previous queued hit (usually the next's too) */
     bool have_last;
+    /* told of every poll whose start and end were both seen, as its end is applied (thread not filled in:
+     * UINT32_MAX); NULL: not told. Set after task_tracker_init. */
+    void (*on_poll)(void *ctx, const struct sampler_poll *p);
+    void *poll_ctx;
 };
 
 int task_tracker_init(struct task_tracker *t);

@@ -173,7 +173,7 @@ static void test_invalid_values(void **state)
     EXPECT_ERROR("invalid --await-points 'yes'", "-p", "1", "--await-points", "yes", "-o", "x.svg");
     EXPECT_ERROR("invalid --markers ''", "-p", "1", "--markers", "", "-o", "x.svg");
     EXPECT_ERROR("unsupported format 'json'", "-p", "1", "-f", "json", "-o", "x.svg");
-    EXPECT_ERROR("unsupported format 'chrometrace'", "-p", "1", "--format", "chrometrace", "-o", "x.svg");
+    EXPECT_ERROR("unsupported format 'perfetto'", "-p", "1", "--format", "perfetto", "-o", "x.svg");
 }
 
 static void test_unknown_and_missing(void **state)
@@ -235,6 +235,10 @@ static void test_several_outputs(void **state)
     p = PARSE("-p", "1", "-o", "x.json", "--format", "speedscope");
     assert_int_equal(p.rc, 0);
     assert_int_equal(p.o.outputs.items[0].format, FORMAT_SPEEDSCOPE);
+    p = PARSE("-p", "1", "-o", "a.trace.json", "-o", "b.json", "-f", "chrometrace");
+    assert_int_equal(p.rc, 0);
+    assert_int_equal(p.o.outputs.items[0].format, FORMAT_TRACE);
+    assert_int_equal(p.o.outputs.items[1].format, FORMAT_TRACE);
     EXPECT_ERROR("cannot tell the format of 'b.data'", "-p", "1", "-o", "a.svg", "-o", "b.data");
     EXPECT_ERROR("only one output can go to standard output", "-p", "1", "-o", "-", "-o", "-", "-f", "folded");
     EXPECT_ERROR("too many outputs", "-p", "1", "-o", "1.svg", "-o", "2.svg", "-o", "3.svg", "-o", "4.svg", "-o",
