@@ -260,6 +260,21 @@ static void print_summary(const struct record_options *o, const struct sampler_s
         fprintf(stderr, "taskspy: markers: off (--markers none)\n");
         return;
     }
+    if (st->tls_marker) {
+        fprintf(stderr, "taskspy: tasks: from the TLS marker %s (thread pointer %+" PRId64 ") read at each sample: "
+                        "%" PRIu64 " samples, %" PRIu64 " without a record and %" PRIu64 " unreadable ([unknown task])",
+                st->tls_marker, st->tls_offset, st->tls_joined, st->tls_missing, st->tls_unreadable);
+        if (st->tls_compared)
+            fprintf(stderr, "; poll probes disagreed on %" PRIu64 " of %" PRIu64, st->tls_disagreements,
+                    st->tls_compared);
+        fprintf(stderr, "\n");
+    } else if (st->n_probes) {
+        fprintf(stderr, "taskspy: tasks: from poll probes\n");
+    }
+    if (st->n_probes == 0 && st->tls_marker) {
+        fprintf(stderr, "taskspy: markers: no poll probes (tasks from the TLS marker only)\n");
+        return;
+    }
     if (st->n_probes == 0) {
         if (boundary_samples)
             fprintf(stderr, "taskspy: markers: none found; %" PRIu64 " samples put in tasks by the runtime's task "

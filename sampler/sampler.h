@@ -112,6 +112,13 @@ struct sampler_stats {
     const struct sampler_task_stat *tasks;   /* every task seen, busiest (total poll time) first */
     size_t n_tasks;
     uint64_t long_polls;                     /* polls longer than 10 ms */
+    /* the TLS marker route (README, "TLS task marker"): each sample's task read in the kernel */
+    const char *tls_marker;                  /* the marker's symbol, or NULL when tasks came from poll probes */
+    int64_t tls_offset;                      /* its offset from the thread pointer */
+    uint64_t tls_joined;                     /* samples whose task came from the marker */
+    uint64_t tls_missing;                    /* samples without a marker record: [unknown task] */
+    uint64_t tls_unreadable;                 /* samples whose marker could not be read: [unknown task] */
+    uint64_t tls_compared, tls_disagreements;/* joined samples the poll probes also placed, and disagreed on */
 };
 
 struct sampler;
