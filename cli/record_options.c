@@ -23,7 +23,8 @@ void record_usage(FILE *out)
           "      --stack-size BYTES   user stack copied per sample in dwarf mode (default/max 65528)\n"
           "      --group-by KEY       entry (default), task or none\n"
           "      --await-points on|off  label async frames with the await they poll (default on)\n"
-          "      --markers SPEC       auto (default), none, or a comma list of providers\n"
+          "      --markers SPEC       auto (default), none, or a comma list of providers and tls (the\n"
+          "                           taskspy_current_task thread-local, read at each sample)\n"
           "      --task-boundary RE   extra runtime frame (regex) below which task stacks start\n"
           "      --poll-times         runtimes without markers: also probe poll returns, for poll durations\n"
           "      --kernel             include kernel frames (suffixed _[k])\n"
@@ -180,7 +181,7 @@ int record_options_parse(struct record_options *o, int argc, char **argv, char *
             break;
         case OPT_MARKERS:
             if (!*optarg) {
-                snprintf(err, errlen, "invalid --markers '' (auto, none, or providers)");
+                snprintf(err, errlen, "invalid --markers '' (auto, none, or providers and tls)");
                 return -1;
             }
             o->markers = optarg;
