@@ -427,8 +427,9 @@ int record_command(int argc, char **argv)
         sink_free(k);
         return 1;
     }
-    /* Without poll markers, tasks of the runtimes taskspy knows are found by their boundary frames. */
-    bool boundaries = strcmp(o.markers, "none") != 0 && sampler_poll_markers(s) == 0;
+    /* Without poll markers, tasks of the runtimes taskspy knows are found by their boundary frames (a TLS
+     * marker says itself which samples are in no task). */
+    bool boundaries = strcmp(o.markers, "none") != 0 && sampler_poll_markers(s) == 0 && !sampler_tls_route(s);
     task_stacks_use_runtime_boundaries(k->stacks, boundaries);
     struct sampler_sink sink = {
         .ctx = k, .on_mapping = sink_mapping, .on_thread_name = sink_thread_name, .on_sample = sink_sample,

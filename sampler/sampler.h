@@ -132,6 +132,8 @@ const struct sampler_stats *sampler_stats(const struct sampler *s);
 pid_t sampler_target_pid(const struct sampler *s);
 /* Number of task-poll-start probe locations attached so far (0 without markers). */
 size_t sampler_poll_markers(const struct sampler *s);
+/* Whether tasks come from a TLS marker read at each sample (sampler/markers/tls_join.h), not probes. */
+bool sampler_tls_route(const struct sampler *s);
 /* Detach everything (probes, semaphores, events) and free. Safe after a failed run. */
 void sampler_close(struct sampler *s);
 

@@ -72,6 +72,11 @@ void sampler_tls_sample(struct sampler *s, struct sampler_sample *out)
                         &out->poll_probe_addr);
 }
 
+bool sampler_tls_route(const struct sampler *s)
+{
+    return s->tls != NULL;
+}
+
 void sampler_tls_stats(struct sampler *s)
 {
     if (!s->tls)
