@@ -3,6 +3,7 @@
  * where BPF or BTF is missing), the program on every sampling event, and each sample's task. */
 #include "sampler/sampler_internal.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,6 +13,19 @@ static void warn(struct sampler *s, const char *message)
 {
     if (s->cfg.on_warning)
         s->cfg.on_warning(s->cfg.warning_ctx, message);
+}
+
+/* tokio's CONTEXT thread-local holds the current task's id, but where inside it needs DWARF: say what was
+ * found. Returns whether it was. */
+static bool tokio_context(const char *exe, char *message, size_t len)
+{
+    struct tls_marker ctx;
+    if (tls_marker_find_tokio_context(exe, &ctx) != 1)
+        return false;
+    snprintf(message, len, "no TLS task marker (%s); tokio's CONTEXT thread-local is there (%" PRIu64 " bytes at "
+             "thread pointer %" PRId64 ") but reading its current_task_id needs its DWARF layout, not supported "
+             "yet; tasks come from poll probes", TLS_MARKER_SYMBOL, ctx.size, ctx.tp_offset);
+    return true;
 }
 
 void sampler_tls_open(struct sampler *s)
@@ -34,6 +48,8 @@ void sampler_tls_open(struct sampler *s)
     if (rc < 0)
         snprintf(message, sizeof(message), "TLS task marker found but not readable at samples (%s); tasks come "
                  "from poll probes", err);
+    else if (tokio_context(exe, message, sizeof(message)))
+        ;
     else
         snprintf(message, sizeof(message), "no TLS task marker (%s) in %.900s; tasks come from poll probes",
                  TLS_MARKER_SYMBOL, exe);

@@ -18,9 +18,11 @@ int64_t tls_marker_tp_offset(uint64_t st_value, uint64_t memsz, uint64_t align, 
     return (int64_t)st_value - (int64_t)block;
 }
 
-/* The one place that reads ELF: the STT_TLS symbol named name in .symtab (else .dynsym) and PT_TLS.
- * Returns 1 found, 0 not, -1 with errno. */
-static int read_tls_symbol(const char *path, const char *name, struct tls_marker *out)
+typedef bool (*symbol_match_fn)(const char *name);
+
+/* The one place that reads ELF: the first STT_TLS symbol whose name matches in .symtab (else .dynsym), and
+ * PT_TLS. Returns 1 found, 0 not, -1 with errno. */
+static int read_tls_symbol(const char *path, symbol_match_fn match, struct tls_marker *out)
 {
     struct elf_file ef;
     if (elf_file_open(&ef, path) != 0)
@@ -44,9 +46,9 @@ static int read_tls_symbol(const char *path, const char *name, struct tls_marker
             if (ELF64_ST_TYPE(syms[i].st_info) != STT_TLS || syms[i].st_shndx == SHN_UNDEF ||
                 syms[i].st_name >= str_size || strnlen(strs + syms[i].st_name, str_size - syms[i].st_name) ==
                                                    str_size - syms[i].st_name ||
-                strcmp(strs + syms[i].st_name, name) != 0)
+                !match(strs + syms[i].st_name))
                 continue;
-            snprintf(out->symbol, sizeof(out->symbol), "%s", name);
+            snprintf(out->symbol, sizeof(out->symbol), "%s", strs + syms[i].st_name);
             out->st_value = syms[i].st_value;
             out->size = syms[i].st_size;
             out->tls_vaddr = tls->p_vaddr;
@@ -60,10 +62,30 @@ static int read_tls_symbol(const char *path, const char *name, struct tls_marker
     return found;
 }
 
+static bool is_marker(const char *name)
+{
+    return strcmp(name, TLS_MARKER_SYMBOL) == 0;
+}
+
+/* tokio::runtime::context::CONTEXT's storage, legacy (..5tokio7runtime7context7CONTEXT..) or v0 mangled */
+static bool is_tokio_context(const char *name)
+{
+    return strstr(name, "5tokio7runtime7context7CONTEXT") && strstr(name, "__RUST_STD_INTERNAL_VAL");
+}
+
+int tls_marker_find_tokio_context(const char *path, struct tls_marker *out)
+{
+    memset(out, 0, sizeof(*out));
+    int rc = read_tls_symbol(path, is_tokio_context, out);
+    if (rc == 1)
+        out->tp_offset = tls_marker_tp_offset(out->st_value, out->tls_memsz, out->tls_align, out->tls_vaddr);
+    return rc;
+}
+
 int tls_marker_find(const char *path, struct tls_marker *out)
 {
     memset(out, 0, sizeof(*out));
-    int rc = read_tls_symbol(path, TLS_MARKER_SYMBOL, out);
+    int rc = read_tls_symbol(path, is_marker, out);
     if (rc != 1)
         return rc;
     /* a uint64_t inside the segment, or it is not the marker the ABI describes */

@@ -30,4 +30,10 @@ int64_t tls_marker_tp_offset(uint64_t st_value, uint64_t memsz, uint64_t align, 
  * thread-local (or no TLS segment), -1 when the file cannot be read as ELF (errno set). */
 int tls_marker_find(const char *path, struct tls_marker *out);
 
+/* tokio's thread-local runtime context (tokio::runtime::context::CONTEXT, tokio 1.24 and later), whose
+ * current_task_id field is the id of the task the thread polls: its storage symbol, size and offset from
+ * the thread pointer. The field's place inside it comes from DWARF, which is not read yet, so this is
+ * reported, not used. Returns 1 found, 0 not, -1 when the file cannot be read as ELF. */
+int tls_marker_find_tokio_context(const char *path, struct tls_marker *out);
+
 #endif
