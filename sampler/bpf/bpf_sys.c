@@ -2,6 +2,7 @@
 #include "sampler/bpf/bpf_sys.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -73,6 +74,16 @@ int bpf_sys_prog_load_probe(const struct bpf_insn *insns, size_t n, bool uprobe_
 int bpf_sys_prog_load_perf_event(const struct bpf_insn *insns, size_t n, char *log, size_t logsz)
 {
     return prog_load_logged(BPF_PROG_TYPE_PERF_EVENT, insns, n, false, log, logsz);
+}
+
+void bpf_sys_refusal(char *log, int err_no, char *out, size_t len)
+{
+    /* the verifier's last line says why */
+    size_t n = strlen(log);
+    while (n && log[n - 1] == '\n')
+        log[--n] = '\0';
+    const char *why = strrchr(log, '\n');
+    snprintf(out, len, "BPF program refused: %s%s%s", strerror(err_no), log[0] ? ": " : "", why ? why + 1 : log);
 }
 
 /* BPF_LINK_CREATE's attributes for a uprobe_multi link, as the uapi lays them out (kernel 6.6+). */

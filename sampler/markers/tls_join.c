@@ -105,13 +105,7 @@ static int load_program(struct tls_join *j, pid_t tgid, char *err, size_t errlen
     char log[4096] = "";
     j->prog_fd = bpf_sys_prog_load_perf_event(insns, (size_t)n, log, sizeof(log));
     if (j->prog_fd < 0) {
-        int saved = errno;
-        size_t len = strlen(log);
-        while (len && log[len - 1] == '\n')
-            log[--len] = '\0';
-        const char *why = strrchr(log, '\n');
-        snprintf(err, errlen, "BPF program refused: %s%s%s", strerror(saved), log[0] ? ": " : "",
-                 why ? why + 1 : log);
+        bpf_sys_refusal(log, errno, err, errlen);
         return -1;
     }
     return 0;
