@@ -36,13 +36,12 @@ void sampler_tls_open(struct sampler *s)
     if (!want)
         return;
     char exe[4096], err[512] = "", message[1024];
-    if (s->target.launched) {
-        if (!target_resolve_command(s->cfg.argv[0], s->cfg.search_path, exe, sizeof(exe)))
-            return;
-    } else {
+    bool have_exe = true;
+    if (!s->target.launched)
         snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)s->target.pid);
-    }
-    int rc = tls_join_open(&s->tls, s->target.pid, exe, err, sizeof(err));
+    else if (!(have_exe = target_resolve_command(s->cfg.argv[0], s->cfg.search_path, exe, sizeof(exe))))
+        snprintf(exe, sizeof(exe), "%.4000s", s->cfg.argv[0]);
+    int rc = have_exe ? tls_join_open(&s->tls, s->target.pid, exe, err, sizeof(err)) : 0;
     if (rc == 1)
         return;
     if (rc < 0)
