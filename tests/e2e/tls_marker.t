@@ -5,9 +5,9 @@
 # task code under a thread root, no uprobe in the target while recording, the summary naming the route;
 # ids are the executor's own; auto takes the marker and keeps the probes for poll events; at 999 Hz on
 # short polls (--fast-polls) no task sample is filed under a thread root; a program without the marker
-# falls back to poll probes and says so.
+# falls back to poll probes and says so, and so does a recording without BPF.
 source "$(dirname "$0")/lib/tap.sh"
-plan 18
+plan 19
 
 TASK_CODE='task_(parse|render|compress)|parse_|render_|compress_|burn'
 RUNTIME_FRAMES='worker_main|start_thread|clone|poll_task|rq_pop|rq_push'
@@ -71,4 +71,15 @@ check "999 Hz, fast polls: no task code under a thread root" no_stack "$WORK/fas
     > /dev/null 2> "$WORK/nomarker.err"
 check "no TLS marker: warning, then poll probes" \
     grep -q "^taskspy: no TLS task marker (taskspy_current_task) in .*; tasks come from poll probes" "$WORK/nomarker.err"
+
+# without BPF (capabilities dropped): the route says why, once, and the probes take over
+if command -v capsh > /dev/null; then
+    capsh --drop=cap_sys_admin,cap_bpf,cap_perfmon -- -c \
+        "'$TASKSPY' record -d 1 -F 199 --markers tls -o '$WORK/nobpf.folded' -- '$FIXTURES/executor' 2" \
+        > /dev/null 2> "$WORK/nobpf.err"
+    check "no BPF: one warning naming why, then poll probes" sh -c \
+        "test \$(grep -c '^taskspy: TLS task marker found but not readable at samples (.*not permitted); tasks come from poll probes' '$WORK/nobpf.err') -eq 1"
+else
+    ok 0 "no BPF: # SKIP capsh not installed"
+fi
 finish
