@@ -15,16 +15,16 @@ static void warn(struct sampler *s, const char *message)
         s->cfg.on_warning(s->cfg.warning_ctx, message);
 }
 
-/* tokio's CONTEXT thread-local holds the current task's id, but where inside it needs DWARF: say what was
- * found. Returns whether it was. */
+/* tokio's CONTEXT thread-local is there but its current_task_id could not be placed: say what was found.
+ * Returns whether it was. */
 static bool tokio_context(const char *exe, char *message, size_t len)
 {
     struct tls_marker ctx;
     if (tls_marker_find_tokio_context(exe, &ctx) != 1)
         return false;
     snprintf(message, len, "no TLS task marker (%s); tokio's CONTEXT thread-local is there (%" PRIu64 " bytes at "
-             "thread pointer %" PRId64 ") but reading its current_task_id needs its DWARF layout, not supported "
-             "yet; tasks come from poll probes", TLS_MARKER_SYMBOL, ctx.size, ctx.tp_offset);
+             "thread pointer %" PRId64 ") but its DWARF does not describe current_task_id (no debug info?); tasks "
+             "come from poll probes", TLS_MARKER_SYMBOL, ctx.size, ctx.tp_offset);
     return true;
 }
 
@@ -41,7 +41,9 @@ void sampler_tls_open(struct sampler *s)
         snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)s->target.pid);
     else if (!(have_exe = target_resolve_command(s->cfg.argv[0], s->cfg.search_path, exe, sizeof(exe))))
         snprintf(exe, sizeof(exe), "%.4000s", s->cfg.argv[0]);
-    int rc = have_exe ? tls_join_open(&s->tls, s->target.pid, exe, err, sizeof(err)) : 0;
+    /* tokio's own task id only when asked for by name (auto keeps tokio's probes and header ids for now) */
+    bool tokio = s->cfg.markers && strcmp(s->cfg.markers, "auto") != 0;
+    int rc = have_exe ? tls_join_open(&s->tls, s->target.pid, exe, tokio, err, sizeof(err)) : 0;
     if (rc == 1)
         return;
     if (rc < 0)

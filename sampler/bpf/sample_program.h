@@ -8,6 +8,7 @@
 #ifndef TASKSPY_BPF_SAMPLE_PROGRAM_H
 #define TASKSPY_BPF_SAMPLE_PROGRAM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,14 +30,21 @@ struct bpf_sample_program_spec {
     uint32_t tgid;                     /* the target process: other processes' samples are not recorded */
     int ring_fd;                       /* BPF_MAP_TYPE_RINGBUF */
     int32_t tp_offset;                 /* the marker at fs_base + tp_offset */
+    /* A marker that is an Option with a discriminant of its own (tokio's current_task_id): the value is
+     * read only when the discriminant (tag_size bytes at fs_base + tag_tp_offset) is some_value, else 0. */
+    bool has_tag;
+    int32_t tag_tp_offset;
+    uint32_t tag_size;                 /* 1 to 8 */
+    uint32_t some_value;
     uint16_t off_ctx_data;             /* offsetof(struct bpf_perf_event_data_kern, data) */
     uint16_t off_data_time;            /* offsetof(struct perf_sample_data, time) */
     uint16_t off_task_fsbase;          /* offsetof(struct task_struct, thread.fsbase) */
 };
 
-#define BPF_SAMPLE_PROGRAM_MAX 64
+#define BPF_SAMPLE_PROGRAM_MAX 96
 
-/* Write the program into out (max instructions). Returns the number of instructions, or -1. */
+/* Write the program into out (max instructions). Returns the number of instructions, or -1 (no room, or a
+ * tag size out of range). */
 int bpf_sample_program(const struct bpf_sample_program_spec *spec, struct bpf_insn *out, size_t max);
 
 #endif

@@ -20,6 +20,7 @@
 #include "sampler/bpf/btf_offsets.h"
 #include "sampler/bpf/sample_program.h"
 #include "sampler/probes/tls_marker.h"
+#include "sampler/probes/tokio_task_field.h"
 
 #define RING_BYTES ((size_t)4 << 20)
 #define STALE_NS 2000000000ull           /* a record this much older than the newest one lost its sample */
@@ -90,14 +91,12 @@ static int kernel_offsets(struct bpf_sample_program_spec *spec, char *err, size_
     return 0;
 }
 
-static int load_program(struct tls_join *j, pid_t tgid, char *err, size_t errlen)
+static int load_program(struct tls_join *j, struct bpf_sample_program_spec *spec, char *err, size_t errlen)
 {
-    struct bpf_sample_program_spec spec = { .tgid = (uint32_t)tgid, .ring_fd = j->ring.map_fd,
-                                            .tp_offset = (int32_t)j->stats.tp_offset };
-    if (kernel_offsets(&spec, err, errlen) != 0)
+    if (kernel_offsets(spec, err, errlen) != 0)
         return -1;
     struct bpf_insn insns[BPF_SAMPLE_PROGRAM_MAX];
-    int n = bpf_sample_program(&spec, insns, BPF_SAMPLE_PROGRAM_MAX);
+    int n = bpf_sample_program(spec, insns, BPF_SAMPLE_PROGRAM_MAX);
     if (n < 0) {
         snprintf(err, errlen, "the sample program does not fit");
         return -1;
@@ -111,17 +110,47 @@ static int load_program(struct tls_join *j, pid_t tgid, char *err, size_t errlen
     return 0;
 }
 
-int tls_join_open(struct tls_join **out, pid_t tgid, const char *exe, char *err, size_t errlen)
+/* Where the task id is: the TLS marker, else (tokio) CONTEXT.current_task_id through DWARF. Fills the
+ * program's marker fields and the stats' name and offset. Returns 1, 0 (neither), -1 with err. */
+static int find_marker(const char *exe, bool tokio, struct bpf_sample_program_spec *spec, struct tls_join_stats *st,
+                       char *err, size_t errlen)
 {
-    *out = NULL;
     struct tls_marker marker;
-    int found = tls_marker_find(exe, &marker);
-    if (found <= 0)
+    struct tokio_task_field field = { 0 };
+    int64_t offset, tag_offset = 0;
+    if (tls_marker_find(exe, &marker) == 1) {
+        snprintf(st->symbol, sizeof(st->symbol), "%s", marker.symbol);
+        offset = marker.tp_offset;
+    } else if (tokio && tls_marker_find_tokio_context(exe, &marker) == 1 &&
+               tokio_task_field_find(exe, marker.symbol, &field) == 1) {
+        snprintf(st->symbol, sizeof(st->symbol), "tokio CONTEXT.current_task_id");
+        offset = marker.tp_offset + field.id_offset;
+        tag_offset = marker.tp_offset + field.tag_offset;
+    } else {
         return 0;              /* no marker (or no ELF to find one in: the probes' side says why) */
-    if (marker.tp_offset < INT32_MIN || marker.tp_offset > INT32_MAX) {
-        snprintf(err, errlen, "TLS marker %s is out of a BPF program's reach", marker.symbol);
+    }
+    if (offset < INT32_MIN || offset > INT32_MAX || tag_offset < INT32_MIN || tag_offset > INT32_MAX ||
+        field.some_value > INT32_MAX) {
+        snprintf(err, errlen, "TLS marker %s is out of a BPF program's reach", st->symbol);
         return -1;
     }
+    st->tp_offset = offset;
+    spec->tp_offset = (int32_t)offset;
+    spec->has_tag = field.has_tag;
+    spec->tag_tp_offset = (int32_t)tag_offset;
+    spec->tag_size = field.tag_size;
+    spec->some_value = (uint32_t)field.some_value;
+    return 1;
+}
+
+int tls_join_open(struct tls_join **out, pid_t tgid, const char *exe, bool tokio, char *err, size_t errlen)
+{
+    *out = NULL;
+    struct bpf_sample_program_spec spec = { .tgid = (uint32_t)tgid };
+    struct tls_join_stats found = { 0 };
+    int rc = find_marker(exe, tokio, &spec, &found, err, errlen);
+    if (rc <= 0)
+        return rc;
     struct tls_join *j = calloc(1, sizeof(*j));
     if (!j || u64_map_init(&j->index, 1024) != 0) {
         free(j);
@@ -130,14 +159,14 @@ int tls_join_open(struct tls_join **out, pid_t tgid, const char *exe, char *err,
     }
     j->prog_fd = -1;
     j->ring.map_fd = -1;
-    snprintf(j->stats.symbol, sizeof(j->stats.symbol), "%s", marker.symbol);
-    j->stats.tp_offset = marker.tp_offset;
+    j->stats = found;
     if (bpf_ring_create(&j->ring, RING_BYTES) != 0) {
         snprintf(err, errlen, "cannot create a BPF ring buffer: %s", strerror(errno));
         tls_join_close(j);
         return -1;
     }
-    if (load_program(j, tgid, err, errlen) != 0) {
+    spec.ring_fd = j->ring.map_fd;
+    if (load_program(j, &spec, err, errlen) != 0) {
         tls_join_close(j);
         return -1;
     }

@@ -17,7 +17,7 @@ struct tls_join;
 
 /* What the route did, for the summary. */
 struct tls_join_stats {
-    char symbol[128];                  /* the marker's symbol */
+    char symbol[512];                  /* the marker's symbol */
     int64_t tp_offset;                 /* its offset from the thread pointer */
     uint64_t records;                  /* records read from the ring */
     uint64_t joined;                   /* samples that found their record */
@@ -30,10 +30,11 @@ struct tls_join_stats {
 /* The --markers spec split: *tls is true for "auto" or a "tls" entry; probes gets the rest of the spec
  * ("auto" stays "auto"; "tls" alone gives "none"). */
 void tls_join_split_spec(const char *spec, bool *tls, char *probes, size_t len);
-/* Look for the marker in exe (the target's executable as seen from here) and set up the ring and the
- * program for process tgid. Returns 1 (ready), 0 (exe has no marker: *out NULL), or -1 with a reason in
- * err (BPF not permitted, no kernel BTF, the program refused). */
-int tls_join_open(struct tls_join **out, pid_t tgid, const char *exe, char *err, size_t errlen);
+/* Look for the marker in exe (the target's executable as seen from here; with tokio, also tokio's
+ * CONTEXT.current_task_id through the executable's DWARF) and set up the ring and the program for process
+ * tgid. Returns 1 (ready), 0 (no marker: *out NULL), or -1 with a reason in err (BPF not permitted, no
+ * kernel BTF, the program refused). */
+int tls_join_open(struct tls_join **out, pid_t tgid, const char *exe, bool tokio, char *err, size_t errlen);
 /* Run the program at every sample of the sampling event event_fd (inherited by the threads the event
  * follows). Returns 0, or -1 with a reason in err. */
 int tls_join_attach(struct tls_join *j, int event_fd, char *err, size_t errlen);

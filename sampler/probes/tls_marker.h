@@ -12,7 +12,7 @@
 #define TLS_MARKER_SYMBOL "taskspy_current_task"
 
 struct tls_marker {
-    char symbol[128];          /* the symbol found */
+    char symbol[512];          /* the symbol found */
     uint64_t st_value;         /* its offset in the TLS template */
     uint64_t size;             /* its st_size */
     uint64_t tls_vaddr;        /* PT_TLS p_vaddr, p_memsz, p_align */
@@ -32,8 +32,8 @@ int tls_marker_find(const char *path, struct tls_marker *out);
 
 /* tokio's thread-local runtime context (tokio::runtime::context::CONTEXT, tokio 1.24 and later), whose
  * current_task_id field is the id of the task the thread polls: its storage symbol, size and offset from
- * the thread pointer. The field's place inside it comes from DWARF, which is not read yet, so this is
- * reported, not used. Returns 1 found, 0 not, -1 when the file cannot be read as ELF. */
+ * the thread pointer (the field's place inside: sampler/probes/tokio_task_field.h). Returns 1 found, 0 not,
+ * -1 when the file cannot be read as ELF. */
 int tls_marker_find_tokio_context(const char *path, struct tls_marker *out);
 
 #endif
