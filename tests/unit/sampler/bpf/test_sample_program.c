@@ -3,7 +3,8 @@
  * and a missing member refused, a bad header refused. Then, where this process may use BPF and the kernel
  * has BTF: the per-sample program (sampler/bpf/sample_program) is accepted by the verifier, attached to a
  * real cpu-clock sampling event of this thread, and while the thread burns CPU with its marker set to 42,
- * every record it writes names this thread and 42, with the sample's time close to the program's clock. */
+ * every record it writes names this thread and 42, with the sample's time close to the program's clock.
+ * The same with an Option-shaped marker (tokio's): the value while its discriminant says Some, 0 after. */
 #include <errno.h>
 #include <linux/btf.h>
 #include <linux/perf_event.h>
@@ -27,6 +28,8 @@
 #include "sampler/probes/tls_marker.h"
 
 __thread uint64_t taskspy_current_task __attribute__((tls_model("initial-exec"), used));
+/* an Option<u64> as tokio's current_task_id lays it out: discriminant (1: Some), then the value */
+__thread struct { uint64_t tag, id; } option_task __attribute__((tls_model("initial-exec")));
 
 /* ---- a synthetic BTF image ---- */
 
@@ -128,6 +131,7 @@ static int open_sampling_event(void)
 
 struct seen {
     uint32_t tid;
+    uint64_t want;
     size_t records, right, close_in_time;
 };
 
@@ -138,16 +142,24 @@ static void count_record(void *ctx, const void *data, uint32_t len)
     assert_true(len >= sizeof(r));
     memcpy(&r, data, sizeof(r));
     s->records++;
-    if (r.tid == s->tid && r.task == 42 && r.flags == 0)
+    if (r.tid == s->tid && r.task == s->want && r.flags == 0)
         s->right++;
     uint64_t skew = r.time_ns > r.ktime_ns ? r.time_ns - r.ktime_ns : r.ktime_ns - r.time_ns;
     if (r.time_ns && skew < 10000000)
         s->close_in_time++;
 }
 
-static void test_program_on_samples(void **state)
+static uintptr_t thread_pointer(void)
 {
-    (void)state;
+    uintptr_t tp;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+    return tp;
+}
+
+/* Load the program of spec (ring, tgid and kernel offsets filled here), sample this thread for 100 ms of
+ * CPU and check every record says want. Skips where BPF or BTF is missing. */
+static void run_program(struct bpf_sample_program_spec *spec, uint64_t want)
+{
     struct btf_types btf;
     if (btf_types_load(&btf, "/sys/kernel/btf/vmlinux") != 0)
         skip();                                   /* no kernel BTF: the route falls back to probes */
@@ -160,16 +172,15 @@ static void test_program_on_samples(void **state)
     if (bpf_ring_create(&ring, 1 << 16) != 0 && (errno == EPERM || errno == EACCES))
         skip();
     assert_true(ring.map_fd >= 0);
-    struct tls_marker m;
-    assert_int_equal(tls_marker_find("/proc/self/exe", &m), 1);
-    struct bpf_sample_program_spec spec = {
-        .tgid = (uint32_t)getpid(), .ring_fd = ring.map_fd, .tp_offset = (int32_t)m.tp_offset,
-        .off_ctx_data = (uint16_t)data, .off_data_time = (uint16_t)time, .off_task_fsbase = (uint16_t)fsbase,
-    };
+    spec->tgid = (uint32_t)getpid();
+    spec->ring_fd = ring.map_fd;
+    spec->off_ctx_data = (uint16_t)data;
+    spec->off_data_time = (uint16_t)time;
+    spec->off_task_fsbase = (uint16_t)fsbase;
     struct bpf_insn insns[BPF_SAMPLE_PROGRAM_MAX];
-    int n = bpf_sample_program(&spec, insns, BPF_SAMPLE_PROGRAM_MAX);
+    int n = bpf_sample_program(spec, insns, BPF_SAMPLE_PROGRAM_MAX);
     assert_true(n > 0);
-    assert_int_equal(bpf_sample_program(&spec, insns, 8), -1);     /* does not fit: refused */
+    assert_int_equal(bpf_sample_program(spec, insns, 8), -1);     /* does not fit: refused */
     char log[4096] = "";
     int prog = bpf_sys_prog_load_perf_event(insns, (size_t)n, log, sizeof(log));
     if (prog < 0)
@@ -178,7 +189,6 @@ static void test_program_on_samples(void **state)
     int ev = open_sampling_event();
     assert_true(ev >= 0);
     assert_int_equal(ioctl(ev, PERF_EVENT_IOC_SET_BPF, prog), 0);
-    taskspy_current_task = 42;
     assert_int_equal(ioctl(ev, PERF_EVENT_IOC_ENABLE, 0), 0);
     struct timespec t0, t;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
@@ -189,8 +199,7 @@ static void test_program_on_samples(void **state)
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 100000000L);
     assert_int_equal(ioctl(ev, PERF_EVENT_IOC_DISABLE, 0), 0);
-    taskspy_current_task = 0;
-    struct seen s = { .tid = (uint32_t)syscall(SYS_gettid) };
+    struct seen s = { .tid = (uint32_t)syscall(SYS_gettid), .want = want };
     bpf_ring_consume(&ring, count_record, &s);
     assert_true(s.records >= 10);
     assert_int_equal(s.right, s.records);
@@ -200,11 +209,39 @@ static void test_program_on_samples(void **state)
     bpf_ring_destroy(&ring);
 }
 
+static void test_program_on_samples(void **state)
+{
+    (void)state;
+    struct tls_marker m;
+    assert_int_equal(tls_marker_find("/proc/self/exe", &m), 1);
+    struct bpf_sample_program_spec spec = { .tp_offset = (int32_t)m.tp_offset };
+    taskspy_current_task = 42;
+    run_program(&spec, 42);
+    taskspy_current_task = 0;
+}
+
+static void test_option_marker(void **state)
+{
+    (void)state;
+    int32_t at = (int32_t)((intptr_t)&option_task - (intptr_t)thread_pointer());
+    struct bpf_sample_program_spec spec = { .has_tag = true, .tag_tp_offset = at, .tag_size = 8, .some_value = 1,
+                                            .tp_offset = at + 8 };
+    option_task.tag = 1;
+    option_task.id = 7;
+    run_program(&spec, 7);
+    option_task.tag = 0;                            /* None: the stale id is not read */
+    run_program(&spec, 0);
+    spec.tag_size = 9;
+    struct bpf_insn insns[BPF_SAMPLE_PROGRAM_MAX];
+    assert_int_equal(bpf_sample_program(&spec, insns, BPF_SAMPLE_PROGRAM_MAX), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_btf_paths),
         cmocka_unit_test(test_program_on_samples),
+        cmocka_unit_test(test_option_marker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
