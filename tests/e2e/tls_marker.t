@@ -5,9 +5,11 @@
 # task code under a thread root, no uprobe in the target while recording, the summary naming the route;
 # ids are the executor's own; auto takes the marker and keeps the probes for poll events; at 999 Hz on
 # short polls (--fast-polls) no task sample is filed under a thread root; a program without the marker
-# falls back to poll probes and says so, and so does a recording without BPF.
+# falls back to poll probes and says so, and so does a recording without BPF. A tokio program with no
+# marker at all: --markers tls reads tokio's own CONTEXT.current_task_id (placed through DWARF), no probe,
+# the same task shares as the probe route, tokio's own small ids, no task code under a thread root.
 source "$(dirname "$0")/lib/tap.sh"
-plan 19
+plan 28
 
 TASK_CODE='task_(parse|render|compress)|parse_|render_|compress_|burn'
 RUNTIME_FRAMES='worker_main|start_thread|clone|poll_task|rq_pop|rq_push'
@@ -20,9 +22,10 @@ check_shares() { # check_shares LABEL FOLDED
         sh -c "$(declare -f within); within $p 16.7 5 && within $r 33.3 5 && within $c 50 5"
 }
 
-# --markers tls: no probe; the stack is cut at the poll wrapper named by --task-boundary
+# --markers tls: no probe; the stack is cut at the poll wrapper named by --task-boundary (499 Hz: enough
+# samples for the shares on a busy machine)
 start_fixture executor 30 --log-tasks
-"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 --markers tls --task-boundary '^poll_task$' \
+"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 499 --markers tls --task-boundary '^poll_task$' \
     -o "$WORK/tls.folded" 2> "$WORK/tls.err" &
 rec=$!
 wait_for 10 attached "$rec"
@@ -54,7 +57,7 @@ check "group-by task: every id and kind is one the executor spawned" \
     sh -c "! grep -vxFf '$WORK/executor.stdout' '$WORK/ids'"
 
 # auto: the marker gives the tasks, the probes still count polls (and name the poll frame to cut at)
-"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 -o "$WORK/auto.folded" 2> "$WORK/auto.err"
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 499 -o "$WORK/auto.folded" 2> "$WORK/auto.err"
 stop_fixture
 check "auto: the TLS route" grep -q "^taskspy: tasks: from the TLS marker taskspy_current_task" "$WORK/auto.err"
 check "auto: poll probes still attached" grep -q "taskspy_demo:task__poll__start x 1" "$WORK/auto.err"
@@ -71,6 +74,33 @@ check "999 Hz, fast polls: no task code under a thread root" no_stack "$WORK/fas
     > /dev/null 2> "$WORK/nomarker.err"
 check "no TLS marker: warning, then poll probes" \
     grep -q "^taskspy: no TLS task marker (taskspy_current_task) in .*; tasks come from poll probes" "$WORK/nomarker.err"
+
+# tokio: CONTEXT.current_task_id, no probe, against the probe route (Harness::poll probes) of the same run
+TOKIO_KINDS='^task[^:]*: tokio_fixture::(parse|render|compress)_task'
+tokio_shares() { # FOLDED -> "parse render compress" percentages
+    local k; for k in parse render compress; do echo -n "$(share "$1" "^task[^:]*: tokio_fixture::${k}_task" "$TOKIO_KINDS") "; done
+}
+start_fixture tokio_plain 60
+"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 --markers tls -o "$WORK/tokio-tls.folded" 2> "$WORK/tokio-tls.err"
+check "tokio --markers tls: exit 0" test $? -eq 0
+"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/tokio-probes.folded" 2> /dev/null
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --markers tls --group-by task -o "$WORK/tokio-ids.folded" 2> /dev/null
+stop_fixture
+grep '^taskspy: \(tasks\|markers\):' "$WORK/tokio-tls.err" | diag
+check "tokio --markers tls: summary names tokio's CONTEXT.current_task_id" \
+    grep -q "^taskspy: tasks: from the TLS marker tokio CONTEXT.current_task_id" "$WORK/tokio-tls.err"
+check "tokio --markers tls: no probe attached" grep -q "^taskspy: markers: no poll probes" "$WORK/tokio-tls.err"
+for kind in parse render compress; do
+    check "tokio --markers tls: a task root for ${kind}_task" grep -q "^task: tokio_fixture::${kind}_task" "$WORK/tokio-tls.folded"
+done
+read -r tp tr tc <<< "$(tokio_shares "$WORK/tokio-tls.folded")"
+read -r pp pr pc <<< "$(tokio_shares "$WORK/tokio-probes.folded")"
+check "tokio --markers tls: shares $tp/$tr/$tc agree with the probe route's $pp/$pr/$pc within 5 points" \
+    sh -c "$(declare -f within); within $tp $pp 5 && within $tr $pr 5 && within $tc $pc 5"
+check "tokio --markers tls: ids are tokio's own (small integers)" \
+    sh -c "grep -Eq '^task [0-9]{1,7}: tokio_fixture::' '$WORK/tokio-ids.folded' && ! grep -q '^task 0x' '$WORK/tokio-ids.folded'"
+check "tokio --markers tls: no task code under a thread root" \
+    no_stack "$WORK/tokio-tls.folded" '^tokio' 'tokio_fixture::(parse|render|compress)_task'
 
 # without BPF (capabilities dropped): the route says why, once, and the probes take over
 if command -v capsh > /dev/null; then
