@@ -377,8 +377,9 @@ static int open_sampler(struct recording *r)
     };
     if (sampler_open(&r->s, &cfg, r->err, sizeof(r->err)) != 0)
         return fail(r, EXIT_RUNTIME);
-    /* Without poll markers, tasks of the runtimes taskspy knows are found by their boundary frames. */
-    bool boundaries = strcmp(o->markers, "none") != 0 && sampler_poll_markers(r->s) == 0;
+    /* Without poll markers, tasks of the runtimes taskspy knows are found by their boundary frames (a TLS
+     * marker says itself which samples are in no task). */
+    bool boundaries = strcmp(o->markers, "none") != 0 && sampler_poll_markers(r->s) == 0 && !sampler_tls_route(r->s);
     task_stacks_use_runtime_boundaries(r->k->stacks, boundaries);
     return CARRY_ON;
 }

@@ -46,12 +46,33 @@ static void print_caveats(FILE *out, const struct record_options *o, const struc
                 st->unwind_truncated, o->stack_size);
 }
 
+/* Where the samples' tasks come from: the TLS marker read at each sample, or the poll probes. */
+static void print_task_source(FILE *out, const struct sampler_stats *st)
+{
+    if (st->tls_marker) {
+        fprintf(out, "taskspy: tasks: from the TLS marker %s (thread pointer %+" PRId64 ") read at each sample: "
+                     "%" PRIu64 " samples, %" PRIu64 " without a record and %" PRIu64 " unreadable ([unknown task])",
+                st->tls_marker, st->tls_offset, st->tls_joined, st->tls_missing, st->tls_unreadable);
+        if (st->tls_compared)
+            fprintf(out, "; poll probes disagreed on %" PRIu64 " of %" PRIu64, st->tls_disagreements,
+                    st->tls_compared);
+        fprintf(out, "\n");
+    } else if (st->n_probes) {
+        fprintf(out, "taskspy: tasks: from poll probes\n");
+    }
+}
+
 /* The probes attached, or why there were none. Returns true if there were. */
 static bool print_markers(FILE *out, const struct record_options *o, const struct sampler_stats *st,
                           uint64_t boundary_samples)
 {
     if (strcmp(o->markers, "none") == 0) {
         fprintf(out, "taskspy: markers: off (--markers none)\n");
+        return false;
+    }
+    print_task_source(out, st);
+    if (st->n_probes == 0 && st->tls_marker) {
+        fprintf(out, "taskspy: markers: no poll probes (tasks from the TLS marker only)\n");
         return false;
     }
     if (st->n_probes == 0) {

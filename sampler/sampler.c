@@ -97,7 +97,7 @@ static int open_markers(struct sampler *s, char *err, size_t errlen)
 {
     int cpu_ids[1024];
     struct markers_config mc = {
-        .spec = s->cfg.markers, .poll_times = s->cfg.poll_times, .pid = s->target.pid, .root = s->root,
+        .spec = s->probe_spec, .poll_times = s->cfg.poll_times, .pid = s->target.pid, .root = s->root,
         .cpus = cpu_ids, .n_cpus = cpu_buffers_mapped(&s->cpus, NULL, cpu_ids, 1024), .buffer_pages = s->cpus.pages,
         .records = s->cfg.marker_records, .uprobes = s->cfg.uprobe_events, .on_warning = s->cfg.on_warning,
         .warning_ctx = s->cfg.warning_ctx,
@@ -126,8 +126,12 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (open_target(s, err, errlen) != 0 || set_up_buffers(s, err, errlen) != 0 ||
-        open_events(s, err, errlen) != 0 || open_markers(s, err, errlen) != 0) {
+    if (open_target(s, err, errlen) != 0 || set_up_buffers(s, err, errlen) != 0) {
+        sampler_close(s);
+        return -1;
+    }
+    sampler_tls_open(s);       /* before the events: each gets the TLS program as it opens */
+    if (open_events(s, err, errlen) != 0 || open_markers(s, err, errlen) != 0) {
         sampler_close(s);
         return -1;
     }
@@ -255,6 +259,7 @@ static void finish_recording(struct sampler *s)
     s->stats.long_polls = s->tasks.long_polls;
     s->stats.tasks = s->tasks.tasks.v;
     s->stats.n_tasks = s->tasks.tasks.n;
+    sampler_tls_stats(s);
     s->stats.tasks_seen = s->tasks.tasks.n;
     if (s->markers) {
         markers_stats(s->markers, &s->stats.probes, &s->stats.n_probes);
@@ -308,6 +313,7 @@ void sampler_close(struct sampler *s)
         return;
     if (s->markers)
         markers_close(s->markers);
+    tls_join_close(s->tls);
     cpu_buffers_free(&s->cpus);
     event_fds_close(&s->events);
     if (s->target.launched && !s->target.exited && s->target.go_fd < 0)

@@ -115,6 +115,13 @@ struct sampler_stats {
     const struct sampler_task_stat *tasks;   /* every task seen, busiest (total poll time) first */
     size_t n_tasks;
     uint64_t long_polls;                     /* polls longer than 10 ms */
+    /* the TLS marker route (README, "TLS task marker"): each sample's task read in the kernel */
+    const char *tls_marker;                  /* the marker's symbol, or NULL when tasks came from poll probes */
+    int64_t tls_offset;                      /* its offset from the thread pointer */
+    uint64_t tls_joined;                     /* samples whose task came from the marker */
+    uint64_t tls_missing;                    /* samples without a marker record: [unknown task] */
+    uint64_t tls_unreadable;                 /* samples whose marker could not be read: [unknown task] */
+    uint64_t tls_compared, tls_disagreements;/* joined samples the poll probes also placed, and disagreed on */
 };
 
 struct sampler;
@@ -128,6 +135,8 @@ const struct sampler_stats *sampler_stats(const struct sampler *s);
 pid_t sampler_target_pid(const struct sampler *s);
 /* Number of task-poll-start probe locations attached so far (0 without markers). */
 size_t sampler_poll_markers(const struct sampler *s);
+/* Whether tasks come from a TLS marker read at each sample (sampler/markers/tls_join.h), not probes. */
+bool sampler_tls_route(const struct sampler *s);
 /* Detach everything (probes, semaphores, events) and free. Safe after a failed run. */
 void sampler_close(struct sampler *s);
 

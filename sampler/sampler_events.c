@@ -91,6 +91,7 @@ static int open_thread_events(struct sampler *s, pid_t tid)
             errno = e;
             return -1;
         }
+        sampler_tls_attach(s, fd);
         opened++;
     }
     if (opened == 0) {

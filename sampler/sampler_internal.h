@@ -18,6 +18,7 @@
 #include "sampler/target/target.h"
 #include "sampler/target/thread_names.h"
 #include "sampler/markers/task_tracker.h"
+#include "sampler/markers/tls_join.h"
 #include "base/u64_map.h"
 #include "sampler/unwind/unwind.h"
 
@@ -40,6 +41,8 @@ struct sampler {
     struct unwinder *unwinder;
     struct task_tracker tasks;
     struct markers *markers;
+    struct tls_join *tls;                /* tasks from a TLS marker read at each sample, or NULL */
+    char probe_spec[256];                /* the --markers spec the probes get (sampler_tls.c) */
     struct sample_layout layout;
     struct perf_event_attr attr;         /* of the sampling events */
     struct cpu_buffers cpus;             /* the samples' ring buffer of each CPU */
@@ -84,5 +87,13 @@ void sampler_read_round(struct sampler *s, bool final);
 int sampler_open_first_event(struct sampler *s, pid_t tid, char *err, size_t errlen);
 int sampler_attach_new_threads(struct sampler *s, bool first, char *err, size_t errlen);
 void sampler_enable(struct sampler *s, bool on);
+
+/* sampler_tls.c: the TLS marker route (sampler/markers/tls_join.h): open it if the spec and the executable
+ * allow (else the probes' spec says what to attach instead), run it on each new sampling event, take a
+ * sample's task from it, and its counts for the statistics. */
+void sampler_tls_open(struct sampler *s);
+void sampler_tls_attach(struct sampler *s, int event_fd);
+void sampler_tls_sample(struct sampler *s, struct sampler_sample *out);
+void sampler_tls_stats(struct sampler *s);
 
 #endif

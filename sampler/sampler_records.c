@@ -99,6 +99,7 @@ static void handle_sample(struct sampler *s, const struct decoded_sample *d)
     if (out.truncated)
         s->stats.unwind_truncated++;
     task_tracker_at(&s->tasks, d->tid, d->time, &out.task_state, &out.task_id, &out.poll_probe_addr);
+    sampler_tls_sample(s, &out);
     long thread = thread_names_find(&s->names, out.tid);
     char name[THREAD_NAME_LEN + 8];
     if (thread < 0 && target_thread_name(s->target.pid, out.tid, name, sizeof(name))) {

@@ -2,6 +2,7 @@
 #include "sampler/bpf/bpf_sys.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -28,11 +29,12 @@ int bpf_sys_map_create(enum bpf_map_type type, uint32_t key_size, uint32_t value
 #define ATTACH_UPROBE_MULTI 48
 #define UPROBE_MULTI_RETURN 1u
 
-static int prog_load(const struct bpf_insn *insns, size_t n, bool uprobe_multi, char *log, size_t logsz)
+static int prog_load(enum bpf_prog_type type, const struct bpf_insn *insns, size_t n, bool uprobe_multi, char *log,
+                     size_t logsz)
 {
     union bpf_attr a;
     memset(&a, 0, sizeof(a));
-    a.prog_type = BPF_PROG_TYPE_KPROBE;
+    a.prog_type = type;
     a.expected_attach_type = uprobe_multi ? ATTACH_UPROBE_MULTI : 0;
     a.insns = (uint64_t)(uintptr_t)insns;
     a.insn_cnt = (uint32_t)n;
@@ -46,14 +48,15 @@ static int prog_load(const struct bpf_insn *insns, size_t n, bool uprobe_multi, 
     return bpf_call(BPF_PROG_LOAD, &a);
 }
 
-int bpf_sys_prog_load_probe(const struct bpf_insn *insns, size_t n, bool uprobe_multi, char *log, size_t logsz)
+static int prog_load_logged(enum bpf_prog_type type, const struct bpf_insn *insns, size_t n, bool uprobe_multi,
+                            char *log, size_t logsz)
 {
     /* Without a log first: a log too small for the verifier's account fails even a good program (ENOSPC). */
-    int fd = prog_load(insns, n, uprobe_multi, NULL, 0);
+    int fd = prog_load(type, insns, n, uprobe_multi, NULL, 0);
     if (fd < 0 && log && logsz > 1) {
         int saved = errno;
         log[0] = '\0';
-        int again = prog_load(insns, n, uprobe_multi, log, logsz);
+        int again = prog_load(type, insns, n, uprobe_multi, log, logsz);
         if (again >= 0) {                 /* accepted the second time: no reason to give, and no fd kept */
             close(again);
             log[0] = '\0';
@@ -61,6 +64,26 @@ int bpf_sys_prog_load_probe(const struct bpf_insn *insns, size_t n, bool uprobe_
         errno = saved;
     }
     return fd;
+}
+
+int bpf_sys_prog_load_probe(const struct bpf_insn *insns, size_t n, bool uprobe_multi, char *log, size_t logsz)
+{
+    return prog_load_logged(BPF_PROG_TYPE_KPROBE, insns, n, uprobe_multi, log, logsz);
+}
+
+int bpf_sys_prog_load_perf_event(const struct bpf_insn *insns, size_t n, char *log, size_t logsz)
+{
+    return prog_load_logged(BPF_PROG_TYPE_PERF_EVENT, insns, n, false, log, logsz);
+}
+
+void bpf_sys_refusal(char *log, int err_no, char *out, size_t len)
+{
+    /* the verifier's last line says why */
+    size_t n = strlen(log);
+    while (n && log[n - 1] == '\n')
+        log[--n] = '\0';
+    const char *why = strrchr(log, '\n');
+    snprintf(out, len, "BPF program refused: %s%s%s", strerror(err_no), log[0] ? ": " : "", why ? why + 1 : log);
 }
 
 /* BPF_LINK_CREATE's attributes for a uprobe_multi link, as the uapi lays them out (kernel 6.6+). */

@@ -73,13 +73,7 @@ static int load_program(struct marker_bpf *b, uint32_t location, const struct us
     int prog = bpf_sys_prog_load_probe(insns, (size_t)n, uprobe_multi, log, sizeof(log));
     if (prog < 0) {
         int saved = errno;
-        /* the verifier's last line says why */
-        size_t len = strlen(log);
-        while (len && log[len - 1] == '\n')
-            log[--len] = '\0';
-        const char *why = strrchr(log, '\n');
-        snprintf(err, errlen, "BPF program refused: %s%s%s", strerror(saved), log[0] ? ": " : "",
-                 why ? why + 1 : log);
+        bpf_sys_refusal(log, saved, err, errlen);
         errno = saved;
         return -1;
     }

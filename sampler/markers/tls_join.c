@@ -1,0 +1,306 @@
+/* tls_join.c: the TLS marker route (see tls_join.h): finding the marker, the kernel offsets from BTF, the
+ * ring and the program, and the join of ring records with samples. Records wait in a table keyed by
+ * (tid, time); a sample whose record is not there yet reads the ring first (the program writes its record
+ * before the kernel writes the sample, so a record is in the ring before its sample can be read). Records
+ * whose sample never came (a sample lost to a full perf buffer) are dropped two seconds later. */
+#include "sampler/markers/tls_join.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "base/u64_map.h"
+#include "base/vec.h"
+#include "sampler/bpf/bpf_ring.h"
+#include "sampler/bpf/bpf_sys.h"
+#include "sampler/bpf/btf_offsets.h"
+#include "sampler/bpf/sample_program.h"
+#include "sampler/probes/tls_marker.h"
+#include "sampler/probes/tokio_task_field.h"
+
+#define RING_BYTES ((size_t)4 << 20)
+#define STALE_NS 2000000000ull           /* a record this much older than the newest one lost its sample */
+#define TIME_CHECK_NS 10000000ull        /* the sample's time and the program's clock differ by less */
+
+struct tls_join {
+    struct bpf_ring ring;
+    int prog_fd;
+    size_t attached;                             /* sampling events running the program */
+    VEC_OF(struct bpf_sample_record) pending;   /* read, not joined yet (tid 0 once joined) */
+    struct u64_map index;                        /* key_of(tid, time) -> pending.v[] */
+    size_t joined_since_compact;
+    uint64_t newest_ns;
+    uint64_t last_probe_addr;                    /* of a poll probe that opened a poll the marker agrees with */
+    struct tls_join_stats stats;
+};
+
+void tls_join_split_spec(const char *spec, bool *tls, char *probes, size_t len)
+{
+    *tls = false;
+    if (!spec || strcmp(spec, "auto") == 0) {
+        *tls = true;
+        snprintf(probes, len, "auto");
+        return;
+    }
+    size_t at = 0;
+    probes[0] = '\0';
+    for (const char *p = spec; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == 3 && strncmp(p, "tls", 3) == 0)
+            *tls = true;
+        else if (n > 0 && at + n + 2 < len)
+            at += (size_t)snprintf(probes + at, len - at, "%s%.*s", at ? "," : "", (int)n, p);
+        p += n + (p[n] == ',');
+    }
+    if (!probes[0])
+        snprintf(probes, len, "none");
+}
+
+static uint64_t key_of(uint32_t tid, uint64_t time_ns)
+{
+    return time_ns ^ ((uint64_t)tid << 40) ^ ((uint64_t)tid >> 24);
+}
+
+/* The kernel offsets the program needs, from BTF. Returns 0, or -1 with a reason in err. */
+static int kernel_offsets(struct bpf_sample_program_spec *spec, char *err, size_t errlen)
+{
+    struct btf_types btf;
+    if (btf_types_load(&btf, "/sys/kernel/btf/vmlinux") != 0) {
+        snprintf(err, errlen, "no kernel BTF (/sys/kernel/btf/vmlinux: %s)", strerror(errno));
+        return -1;
+    }
+    uint32_t data, time, fsbase;
+    int rc = btf_member_offset(&btf, "bpf_perf_event_data_kern", "data", &data) == 0 &&
+                     btf_member_offset(&btf, "perf_sample_data", "time", &time) == 0 &&
+                     btf_member_offset(&btf, "task_struct", "thread.fsbase", &fsbase) == 0 && data < 32768 &&
+                     time < 32768 && fsbase < 32768
+                 ? 0
+                 : -1;
+    btf_types_free(&btf);
+    if (rc != 0) {
+        snprintf(err, errlen, "the kernel's BTF lacks task_struct.thread.fsbase or perf_sample_data.time");
+        return -1;
+    }
+    spec->off_ctx_data = (uint16_t)data;
+    spec->off_data_time = (uint16_t)time;
+    spec->off_task_fsbase = (uint16_t)fsbase;
+    return 0;
+}
+
+static int load_program(struct tls_join *j, struct bpf_sample_program_spec *spec, char *err, size_t errlen)
+{
+    if (kernel_offsets(spec, err, errlen) != 0)
+        return -1;
+    struct bpf_insn insns[BPF_SAMPLE_PROGRAM_MAX];
+    int n = bpf_sample_program(spec, insns, BPF_SAMPLE_PROGRAM_MAX);
+    if (n < 0) {
+        snprintf(err, errlen, "the sample program does not fit");
+        return -1;
+    }
+    char log[4096] = "";
+    j->prog_fd = bpf_sys_prog_load_perf_event(insns, (size_t)n, log, sizeof(log));
+    if (j->prog_fd < 0) {
+        bpf_sys_refusal(log, errno, err, errlen);
+        return -1;
+    }
+    return 0;
+}
+
+/* Where the task id is: the TLS marker, else (tokio) CONTEXT.current_task_id through DWARF. Fills the
+ * program's marker fields and the stats' name and offset. Returns 1, 0 (neither), -1 with err. */
+static int find_marker(const char *exe, bool tokio, struct bpf_sample_program_spec *spec, struct tls_join_stats *st,
+                       char *err, size_t errlen)
+{
+    struct tls_marker marker;
+    struct tokio_task_field field = { 0 };
+    int64_t offset, tag_offset = 0;
+    if (tls_marker_find(exe, &marker) == 1) {
+        snprintf(st->symbol, sizeof(st->symbol), "%s", marker.symbol);
+        offset = marker.tp_offset;
+    } else if (tokio && tls_marker_find_tokio_context(exe, &marker) == 1 &&
+               tokio_task_field_find(exe, marker.symbol, &field) == 1) {
+        snprintf(st->symbol, sizeof(st->symbol), "tokio CONTEXT.current_task_id");
+        offset = marker.tp_offset + field.id_offset;
+        tag_offset = marker.tp_offset + field.tag_offset;
+    } else {
+        return 0;              /* no marker (or no ELF to find one in: the probes' side says why) */
+    }
+    if (offset < INT32_MIN || offset > INT32_MAX || tag_offset < INT32_MIN || tag_offset > INT32_MAX ||
+        field.some_value > INT32_MAX) {
+        snprintf(err, errlen, "TLS marker %s is out of a BPF program's reach", st->symbol);
+        return -1;
+    }
+    st->tp_offset = offset;
+    spec->tp_offset = (int32_t)offset;
+    spec->has_tag = field.has_tag;
+    spec->tag_tp_offset = (int32_t)tag_offset;
+    spec->tag_size = field.tag_size;
+    spec->some_value = (uint32_t)field.some_value;
+    return 1;
+}
+
+int tls_join_open(struct tls_join **out, pid_t tgid, const char *exe, bool tokio, char *err, size_t errlen)
+{
+    *out = NULL;
+    struct bpf_sample_program_spec spec = { .tgid = (uint32_t)tgid };
+    struct tls_join_stats found = { 0 };
+    int rc = find_marker(exe, tokio, &spec, &found, err, errlen);
+    if (rc <= 0)
+        return rc;
+    struct tls_join *j = calloc(1, sizeof(*j));
+    if (!j || u64_map_init(&j->index, 1024) != 0) {
+        free(j);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    j->prog_fd = -1;
+    j->ring.map_fd = -1;
+    j->stats = found;
+    if (bpf_ring_create(&j->ring, RING_BYTES) != 0) {
+        snprintf(err, errlen, "cannot create a BPF ring buffer: %s", strerror(errno));
+        tls_join_close(j);
+        return -1;
+    }
+    spec.ring_fd = j->ring.map_fd;
+    if (load_program(j, &spec, err, errlen) != 0) {
+        tls_join_close(j);
+        return -1;
+    }
+    *out = j;
+    return 1;
+}
+
+int tls_join_attach(struct tls_join *j, int event_fd, char *err, size_t errlen)
+{
+    if (ioctl(event_fd, PERF_EVENT_IOC_SET_BPF, j->prog_fd) != 0) {
+        snprintf(err, errlen, "cannot attach the BPF program to a sampling event: %s", strerror(errno));
+        return -1;
+    }
+    j->attached++;
+    return 0;
+}
+
+size_t tls_join_attached(const struct tls_join *j)
+{
+    return j->attached;
+}
+
+/* Drop joined records and those whose sample was lost, and index the rest again. */
+static void compact(struct tls_join *j)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < j->pending.n; i++) {
+        const struct bpf_sample_record *r = &j->pending.v[i];
+        if (r->tid != 0 && r->time_ns + STALE_NS > j->newest_ns)
+            j->pending.v[kept++] = *r;
+    }
+    j->pending.n = kept;
+    struct u64_map fresh;
+    if (u64_map_init(&fresh, kept * 2 + 64) != 0)
+        return;                /* keep the old index: it still finds every record it held */
+    for (size_t i = 0; i < kept; i++)
+        if (u64_map_put(&fresh, key_of(j->pending.v[i].tid, j->pending.v[i].time_ns), (uint32_t)i) != 0)
+            break;
+    u64_map_free(&j->index);
+    j->index = fresh;
+    j->joined_since_compact = 0;
+}
+
+static void take_record(void *ctx, const void *data, uint32_t len)
+{
+    struct tls_join *j = ctx;
+    if (len < sizeof(struct bpf_sample_record))
+        return;
+    struct bpf_sample_record r;
+    memcpy(&r, data, sizeof(r));
+    j->stats.records++;
+    uint64_t skew = r.time_ns > r.ktime_ns ? r.time_ns - r.ktime_ns : r.ktime_ns - r.time_ns;
+    if (r.tid == 0 || skew > TIME_CHECK_NS)
+        return;                /* not the sample's time (a kernel that runs the program before filling it) */
+    struct bpf_sample_record *slot = vec_push(&j->pending);
+    if (!slot)
+        return;
+    *slot = r;
+    if (u64_map_put(&j->index, key_of(r.tid, r.time_ns), (uint32_t)(j->pending.n - 1)) != 0)
+        j->pending.n--;
+    if (r.time_ns > j->newest_ns)
+        j->newest_ns = r.time_ns;
+}
+
+static struct bpf_sample_record *find(struct tls_join *j, uint32_t tid, uint64_t time_ns)
+{
+    uint32_t i;
+    if (!u64_map_get(&j->index, key_of(tid, time_ns), &i) || i >= j->pending.n)
+        return NULL;
+    struct bpf_sample_record *r = &j->pending.v[i];
+    return r->tid == tid && r->time_ns == time_ns ? r : NULL;
+}
+
+void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool probes,
+                     enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr)
+{
+    struct bpf_sample_record *r = find(j, tid, time_ns);
+    if (!r) {
+        if (j->joined_since_compact > j->pending.n / 2 + 1024)
+            compact(j);
+        if (bpf_ring_consume(&j->ring, take_record, j) > 0)
+            r = find(j, tid, time_ns);
+    }
+    enum sampler_task_state probe_state = *state;
+    uint64_t probe_task = *task_id;
+    if (!r) {
+        j->stats.missing++;
+        *state = SAMPLER_UNKNOWN_TASK;
+        *task_id = 0;
+        *probe_addr = 0;
+        return;
+    }
+    j->stats.joined++;
+    j->joined_since_compact++;
+    uint32_t flags = r->flags;
+    uint64_t task = r->task;
+    r->tid = 0;                /* joined: a second sample of the same (tid, time) is not this one */
+    if (flags) {
+        j->stats.unreadable++;
+        *state = SAMPLER_UNKNOWN_TASK;
+        *task_id = 0;
+        *probe_addr = 0;
+        return;
+    }
+    if (probes && probe_state != SAMPLER_UNKNOWN_TASK) {
+        /* the probes' answer where they have one, for the summary (and their poll frame to cut at) */
+        j->stats.probe_compared++;
+        bool agree = task ? probe_state == SAMPLER_IN_TASK && probe_task == task : probe_state == SAMPLER_NOT_IN_TASK;
+        if (!agree)
+            j->stats.probe_disagreements++;
+        else if (task)
+            j->last_probe_addr = *probe_addr;
+    }
+    *state = task ? SAMPLER_IN_TASK : SAMPLER_NOT_IN_TASK;
+    *task_id = task;
+    if (task && (probe_state != SAMPLER_IN_TASK || probe_task != task))
+        *probe_addr = j->last_probe_addr;
+    else if (!task)
+        *probe_addr = 0;
+}
+
+const struct tls_join_stats *tls_join_stats(const struct tls_join *j)
+{
+    return &j->stats;
+}
+
+void tls_join_close(struct tls_join *j)
+{
+    if (!j)
+        return;
+    if (j->prog_fd >= 0)
+        close(j->prog_fd);
+    bpf_ring_destroy(&j->ring);
+    vec_free(&j->pending);
+    u64_map_free(&j->index);
+    free(j);
+}

@@ -1,0 +1,39 @@
+/* tls_marker.h: the TLS task marker of an executable (README, "TLS task marker"): an initial-exec thread-local
+ * uint64_t named taskspy_current_task that the program sets to the task it polls (0 outside a poll). Finds
+ * the variable's STT_TLS symbol and the PT_TLS segment, and turns them into the variable's offset from the
+ * thread pointer (x86-64 fs_base) in the executable's static TLS block, so the sampler can read it. */
+#ifndef TASKSPY_TLS_MARKER_H
+#define TASKSPY_TLS_MARKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TLS_MARKER_SYMBOL "taskspy_current_task"
+
+struct tls_marker {
+    char symbol[512];          /* the symbol found */
+    uint64_t st_value;         /* its offset in the TLS template */
+    uint64_t size;             /* its st_size */
+    uint64_t tls_vaddr;        /* PT_TLS p_vaddr, p_memsz, p_align */
+    uint64_t tls_memsz;
+    uint64_t tls_align;
+    int64_t tp_offset;         /* where it lives: thread pointer + tp_offset */
+};
+
+/* The executable's static TLS block ends at the thread pointer (x86-64 TLS variant II, the executable's
+ * block first): a variable at st_value in a segment of memsz bytes aligned to align, whose first byte sits
+ * at vaddr, is at tp + the returned (negative) offset. align 0 counts as 1. */
+int64_t tls_marker_tp_offset(uint64_t st_value, uint64_t memsz, uint64_t align, uint64_t vaddr);
+
+/* Look for the marker in the executable at path. Returns 1 with *out filled, 0 when the file has no such
+ * thread-local (or no TLS segment), -1 when the file cannot be read as ELF (errno set). */
+int tls_marker_find(const char *path, struct tls_marker *out);
+
+/* tokio's thread-local runtime context (tokio::runtime::context::CONTEXT, tokio 1.24 and later), whose
+ * current_task_id field is the id of the task the thread polls: its storage symbol, size and offset from
+ * the thread pointer (the field's place inside: sampler/probes/tokio_task_field.h). Returns 1 found, 0 not,
+ * -1 when the file cannot be read as ELF. */
+int tls_marker_find_tokio_context(const char *path, struct tls_marker *out);
+
+#endif

@@ -1,0 +1,109 @@
+/* sampler_tls.c: the sampler's side of the TLS marker route (sampler/markers/tls_join.h): which spec the
+ * probes get, opening the route on the target's executable (falling back to poll probes, with a warning,
+ * where BPF or BTF is missing), the program on every sampling event, and each sample's task. */
+#include "sampler/sampler_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sampler/probes/tls_marker.h"
+
+static void warn(struct sampler *s, const char *message)
+{
+    if (s->cfg.on_warning)
+        s->cfg.on_warning(s->cfg.warning_ctx, message);
+}
+
+/* tokio's CONTEXT thread-local is there but its current_task_id could not be placed: say what was found.
+ * Returns whether it was. */
+static bool tokio_context(const char *exe, char *message, size_t len)
+{
+    struct tls_marker ctx;
+    if (tls_marker_find_tokio_context(exe, &ctx) != 1)
+        return false;
+    snprintf(message, len, "no TLS task marker (%s); tokio's CONTEXT thread-local is there (%" PRIu64 " bytes at "
+             "thread pointer %" PRId64 ") but its DWARF does not describe current_task_id (no debug info?); tasks "
+             "come from poll probes", TLS_MARKER_SYMBOL, ctx.size, ctx.tp_offset);
+    return true;
+}
+
+void sampler_tls_open(struct sampler *s)
+{
+    bool want = false;
+    tls_join_split_spec(s->cfg.markers, &want, s->probe_spec, sizeof(s->probe_spec));
+    bool only_tls = want && strcmp(s->probe_spec, "none") == 0;
+    if (!want)
+        return;
+    char exe[4096], err[512] = "", message[1024];
+    bool have_exe = true;
+    if (!s->target.launched)
+        snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)s->target.pid);
+    else if (!(have_exe = target_resolve_command(s->cfg.argv[0], s->cfg.search_path, exe, sizeof(exe))))
+        snprintf(exe, sizeof(exe), "%.4000s", s->cfg.argv[0]);
+    /* tokio's own task id only when asked for by name (auto keeps tokio's probes and header ids for now) */
+    bool tokio = s->cfg.markers && strcmp(s->cfg.markers, "auto") != 0;
+    int rc = have_exe ? tls_join_open(&s->tls, s->target.pid, exe, tokio, err, sizeof(err)) : 0;
+    if (rc == 1)
+        return;
+    if (rc < 0)
+        snprintf(message, sizeof(message), "TLS task marker found but not readable at samples (%s); tasks come "
+                 "from poll probes", err);
+    else if (tokio_context(exe, message, sizeof(message)))
+        ;
+    else
+        snprintf(message, sizeof(message), "no TLS task marker (%s) in %.900s; tasks come from poll probes",
+                 TLS_MARKER_SYMBOL, exe);
+    if (rc < 0 || only_tls)
+        warn(s, message);
+    if (only_tls)
+        snprintf(s->probe_spec, sizeof(s->probe_spec), "auto");
+}
+
+void sampler_tls_attach(struct sampler *s, int event_fd)
+{
+    if (!s->tls)
+        return;
+    char err[512], message[700];
+    if (tls_join_attach(s->tls, event_fd, err, sizeof(err)) == 0)
+        return;
+    /* Samples of this event would have no record: rather poll probes for everyone (while nothing was
+     * recorded yet), else this thread's samples are [unknown task]. */
+    if (tls_join_attached(s->tls) == 0) {
+        snprintf(message, sizeof(message), "%s; tasks come from poll probes", err);
+        tls_join_close(s->tls);
+        s->tls = NULL;
+        if (strcmp(s->probe_spec, "none") == 0)
+            snprintf(s->probe_spec, sizeof(s->probe_spec), "auto");
+    } else {
+        snprintf(message, sizeof(message), "%s; that thread's samples are [unknown task]", err);
+    }
+    warn(s, message);
+}
+
+void sampler_tls_sample(struct sampler *s, struct sampler_sample *out)
+{
+    if (s->tls)
+        tls_join_sample(s->tls, (uint32_t)out->tid, out->time_ns, markers_poll_starts(s->markers) > 0,
+                        &out->task_state, &out->task_id,
+                        &out->poll_probe_addr);
+}
+
+bool sampler_tls_route(const struct sampler *s)
+{
+    return s->tls != NULL;
+}
+
+void sampler_tls_stats(struct sampler *s)
+{
+    if (!s->tls)
+        return;
+    const struct tls_join_stats *t = tls_join_stats(s->tls);
+    s->stats.tls_marker = t->symbol;
+    s->stats.tls_offset = t->tp_offset;
+    s->stats.tls_joined = t->joined;
+    s->stats.tls_missing = t->missing;
+    s->stats.tls_unreadable = t->unreadable;
+    s->stats.tls_compared = t->probe_compared;
+    s->stats.tls_disagreements = t->probe_disagreements;
+}

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# tls_marker.t: zero-probe task attribution through the TLS task marker (README, "TLS task marker"): the C
+# executor keeps its task id in the thread-local taskspy_current_task, which a BPF program reads at every
+# sample. --markers tls attaches no probe at all: task roots with the 1:2:3 shares of record_markers.t, no
+# task code under a thread root, no uprobe in the target while recording, the summary naming the route;
+# ids are the executor's own; auto takes the marker and keeps the probes for poll events; at 999 Hz on
+# short polls (--fast-polls) no task sample is filed under a thread root; a program without the marker
+# falls back to poll probes and says so, and so does a recording without BPF. A tokio program with no
+# marker at all: --markers tls reads tokio's own CONTEXT.current_task_id (placed through DWARF), no probe,
+# the same task shares as the probe route, tokio's own small ids, no task code under a thread root.
+source "$(dirname "$0")/lib/tap.sh"
+plan 28
+
+TASK_CODE='task_(parse|render|compress)|parse_|render_|compress_|burn'
+RUNTIME_FRAMES='worker_main|start_thread|clone|poll_task|rq_pop|rq_push'
+check_shares() { # check_shares LABEL FOLDED
+    local p r c
+    p=$(share "$2" '^task: task_parse;' '^task: task_(parse|render|compress);')
+    r=$(share "$2" '^task: task_render;' '^task: task_(parse|render|compress);')
+    c=$(share "$2" '^task: task_compress;' '^task: task_(parse|render|compress);')
+    check "$1: shares parse $p% render $r% compress $c% ~ 1:2:3" \
+        sh -c "$(declare -f within); within $p 16.7 5 && within $r 33.3 5 && within $c 50 5"
+}
+
+# --markers tls: no probe; the stack is cut at the poll wrapper named by --task-boundary (499 Hz: enough
+# samples for the shares on a busy machine)
+start_fixture executor 30 --log-tasks
+"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 499 --markers tls --task-boundary '^poll_task$' \
+    -o "$WORK/tls.folded" 2> "$WORK/tls.err" &
+rec=$!
+wait_for 10 attached "$rec"
+sleep 1
+sites=$(probe_sites "$FIXTURE_PID" "$FIXTURES/executor")
+wait $rec
+check "--markers tls: exit 0" test $? -eq 0
+cat "$WORK/tls.err" | diag
+check "--markers tls: no uprobe in the target while recording ($sites)" sh -c "! echo '$sites' | grep -q cc"
+check "--markers tls: summary names the TLS route" \
+    grep -q "^taskspy: tasks: from the TLS marker taskspy_current_task (thread pointer -8) read at each sample" "$WORK/tls.err"
+check "--markers tls: summary says no poll probes" grep -q "^taskspy: markers: no poll probes" "$WORK/tls.err"
+missing=$(sed -n 's/.* samples, \([0-9]*\) without a record and \([0-9]*\) unreadable.*/\1 \2/p' "$WORK/tls.err")
+check "--markers tls: every sample found its record ($missing)" test "$missing" = "0 0"
+for kind in parse render compress; do
+    check "--markers tls: a task root for task_$kind" grep -q "^task: task_$kind;" "$WORK/tls.folded"
+done
+check_shares "--markers tls" "$WORK/tls.folded"
+check "--markers tls: no task code under a thread root" no_stack "$WORK/tls.folded" '^exec-worker' "$TASK_CODE"
+check "--markers tls: no runtime frame in any task stack" no_stack "$WORK/tls.folded" '^task' "$RUNTIME_FRAMES"
+
+# --group-by task: the ids are the executor's own (each one it spawned, with its kind)
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --markers tls --task-boundary '^poll_task$' --group-by task \
+    -o "$WORK/ids.folded" 2> /dev/null
+grep -o '^task [0-9]*: task_[a-z]*' "$WORK/ids.folded" | sort -u |
+    sed 's/^task \([0-9]*\): task_\(.*\)/spawn \1 \2/' > "$WORK/ids"
+check "group-by task: task ids ($(wc -l < "$WORK/ids"))" test "$(wc -l < "$WORK/ids")" -gt 10
+check "group-by task: every id and kind is one the executor spawned" \
+    sh -c "! grep -vxFf '$WORK/executor.stdout' '$WORK/ids'"
+
+# auto: the marker gives the tasks, the probes still count polls (and name the poll frame to cut at)
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 499 -o "$WORK/auto.folded" 2> "$WORK/auto.err"
+stop_fixture
+check "auto: the TLS route" grep -q "^taskspy: tasks: from the TLS marker taskspy_current_task" "$WORK/auto.err"
+check "auto: poll probes still attached" grep -q "taskspy_demo:task__poll__start x 1" "$WORK/auto.err"
+check_shares "auto" "$WORK/auto.folded"
+
+# 999 Hz on polls of a few hundred nanoseconds: every task sample is in a task
+"$TASKSPY" record -d 3 -F 999 --markers tls --task-boundary '^poll_task$' -o "$WORK/fast.folded" \
+    -- "$FIXTURES/executor" 10 --fast-polls > /dev/null 2> "$WORK/fast.err"
+grep '^taskspy: tasks:' "$WORK/fast.err" | diag
+check "999 Hz, fast polls: no task code under a thread root" no_stack "$WORK/fast.folded" '^executor|^exec-worker' "$TASK_CODE"
+
+# no marker in the program: --markers tls falls back to the poll probes, with a warning
+"$TASKSPY" record -d 2 -F 199 --markers tls -o "$WORK/nomarker.folded" -- "$FIXTURES/shares_fp" 5 \
+    > /dev/null 2> "$WORK/nomarker.err"
+check "no TLS marker: warning, then poll probes" \
+    grep -q "^taskspy: no TLS task marker (taskspy_current_task) in .*; tasks come from poll probes" "$WORK/nomarker.err"
+
+# tokio: CONTEXT.current_task_id, no probe, against the probe route (Harness::poll probes) of the same run
+TOKIO_KINDS='^task[^:]*: tokio_fixture::(parse|render|compress)_task'
+tokio_shares() { # FOLDED -> "parse render compress" percentages
+    local k; for k in parse render compress; do echo -n "$(share "$1" "^task[^:]*: tokio_fixture::${k}_task" "$TOKIO_KINDS") "; done
+}
+start_fixture tokio_plain 60
+"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 --markers tls -o "$WORK/tokio-tls.folded" 2> "$WORK/tokio-tls.err"
+check "tokio --markers tls: exit 0" test $? -eq 0
+"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/tokio-probes.folded" 2> /dev/null
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --markers tls --group-by task -o "$WORK/tokio-ids.folded" 2> /dev/null
+stop_fixture
+grep '^taskspy: \(tasks\|markers\):' "$WORK/tokio-tls.err" | diag
+check "tokio --markers tls: summary names tokio's CONTEXT.current_task_id" \
+    grep -q "^taskspy: tasks: from the TLS marker tokio CONTEXT.current_task_id" "$WORK/tokio-tls.err"
+check "tokio --markers tls: no probe attached" grep -q "^taskspy: markers: no poll probes" "$WORK/tokio-tls.err"
+for kind in parse render compress; do
+    check "tokio --markers tls: a task root for ${kind}_task" grep -q "^task: tokio_fixture::${kind}_task" "$WORK/tokio-tls.folded"
+done
+read -r tp tr tc <<< "$(tokio_shares "$WORK/tokio-tls.folded")"
+read -r pp pr pc <<< "$(tokio_shares "$WORK/tokio-probes.folded")"
+check "tokio --markers tls: shares $tp/$tr/$tc agree with the probe route's $pp/$pr/$pc within 5 points" \
+    sh -c "$(declare -f within); within $tp $pp 5 && within $tr $pr 5 && within $tc $pc 5"
+check "tokio --markers tls: ids are tokio's own (small integers)" \
+    sh -c "grep -Eq '^task [0-9]{1,7}: tokio_fixture::' '$WORK/tokio-ids.folded' && ! grep -q '^task 0x' '$WORK/tokio-ids.folded'"
+check "tokio --markers tls: no task code under a thread root" \
+    no_stack "$WORK/tokio-tls.folded" '^tokio' 'tokio_fixture::(parse|render|compress)_task'
+
+# without BPF (capabilities dropped): the route says why, once, and the probes take over
+if command -v capsh > /dev/null; then
+    capsh --drop=cap_sys_admin,cap_bpf,cap_perfmon -- -c \
+        "'$TASKSPY' record -d 1 -F 199 --markers tls -o '$WORK/nobpf.folded' -- '$FIXTURES/executor' 2" \
+        > /dev/null 2> "$WORK/nobpf.err"
+    check "no BPF: one warning naming why, then poll probes" sh -c \
+        "test \$(grep -c '^taskspy: TLS task marker found but not readable at samples (.*not permitted); tasks come from poll probes' '$WORK/nobpf.err') -eq 1"
+else
+    ok 0 "no BPF: # SKIP capsh not installed"
+fi
+finish
