@@ -241,6 +241,10 @@ static void print_summary(const struct record_options *o, const struct sampler_s
             "taskspy: %" PRIu64 " samples, %" PRIu64 " lost, %u threads, pid %d, %.1f s at %u Hz (%s, %s)\n",
             st->samples, st->lost, st->threads, (int)pid, st->duration_s, o->frequency,
             st->event_name ? st->event_name : "?", o->call_graph == SAMPLER_CALL_GRAPH_DWARF ? "dwarf" : "fp");
+    if (st->lost)
+        fprintf(stderr, "taskspy: lost samples: %" PRIu64 " for want of ring-buffer room (PERF_RECORD_LOST; a larger "
+                        "--mmap-pages helps), %" PRIu64 " dropped by the event (PERF_RECORD_LOST_SAMPLES)\n",
+                st->lost_no_room, st->lost_by_event);
     if (st->processing_cpu_ns) {
         fprintf(stderr, "taskspy: processing: %" PRIu64 " samples and %" PRIu64 " marker records in %.3f CPU-s "
                         "(%.0f records per CPU-s", st->samples, st->marker_records, st->processing_cpu_ns / 1e9,
@@ -284,6 +288,13 @@ static void print_summary(const struct record_options *o, const struct sampler_s
     fprintf(stderr, "taskspy: %" PRIu64 " polls, %" PRIu64 " tasks, %" PRIu64 " spawned, %" PRIu64
             " terminated, %" PRIu64 " lost marker records\n",
             st->polls, st->tasks_seen, st->spawns, st->terminates, st->lost_markers);
+    if (st->lost_markers || st->unknown_task_samples)
+        fprintf(stderr, "taskspy: lost marker records: %" PRIu64 " from full perf buffers, %" PRIu64 " overwritten "
+                        "BPF slots; %" PRIu64 " samples counted as [unknown task] (until their thread's next poll)\n",
+                st->lost_markers_perf, st->lost_markers_bpf, st->unknown_task_samples);
+    if (st->late_markers)
+        fprintf(stderr, "taskspy: %" PRIu64 " marker records were read after later samples of their thread had "
+                        "been attributed\n", st->late_markers);
     if (st->throttled_markers)
         fprintf(stderr, "taskspy: the kernel throttled marker events %" PRIu64 " times (records dropped; raise "
                         "kernel.perf_event_max_sample_rate); those threads count as [unknown task] until "

@@ -253,6 +253,7 @@ static void finish_recording(struct sampler *s)
     s->stats.spawns = s->tasks.spawns;
     s->stats.terminates = s->tasks.terminates;
     s->stats.long_polls = s->tasks.long_polls;
+    s->stats.late_markers = s->tasks.late_hits;
     s->stats.tasks = s->tasks.tasks.v;
     s->stats.n_tasks = s->tasks.tasks.n;
     s->stats.tasks_seen = s->tasks.tasks.n;

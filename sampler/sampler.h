@@ -88,8 +88,14 @@ struct sampler_sink {
 
 struct sampler_stats {
     uint64_t samples;                /* samples delivered */
-    uint64_t lost;                   /* sample records the kernel dropped (PERF_RECORD_LOST) */
-    uint64_t lost_markers;           /* marker records the kernel dropped (their buffers are apart) */
+    uint64_t lost;                   /* samples the kernel dropped: both kinds below */
+    uint64_t lost_no_room;           /* of lost: the ring buffer was full (PERF_RECORD_LOST) */
+    uint64_t lost_by_event;          /* of lost: dropped before the buffer (PERF_RECORD_LOST_SAMPLES) */
+    uint64_t lost_markers;           /* marker records lost (their buffers are apart): both kinds below */
+    uint64_t lost_markers_perf;      /* of lost_markers: a full perf marker buffer (PERF_RECORD_LOST) */
+    uint64_t lost_markers_bpf;       /* of lost_markers: BPF slots overwritten before they were read */
+    uint64_t late_markers;           /* marker records read after samples later than them were attributed */
+    uint64_t unknown_task_samples;   /* samples delivered as SAMPLER_UNKNOWN_TASK (after a lost marker) */
     uint64_t throttled_markers;      /* times the kernel throttled a marker event (records dropped) */
     uint64_t unwind_truncated;
     uint64_t other_processes;        /* samples of the target's child processes, left out */

@@ -99,6 +99,8 @@ static void handle_sample(struct sampler *s, const struct decoded_sample *d)
     if (out.truncated)
         s->stats.unwind_truncated++;
     task_tracker_at(&s->tasks, d->tid, d->time, &out.task_state, &out.task_id, &out.poll_probe_addr);
+    if (out.task_state == SAMPLER_UNKNOWN_TASK)
+        s->stats.unknown_task_samples++;
     long thread = thread_names_find(&s->names, out.tid);
     char name[THREAD_NAME_LEN + 8];
     if (thread < 0 && target_thread_name(s->target.pid, out.tid, name, sizeof(name))) {
@@ -187,8 +189,18 @@ static enum ring_buffer_next handle_record(void *ctx, const struct perf_event_he
         break;
     case PERF_RECORD_LOST: {
         uint64_t lost;
-        if (perf_decode_lost(rec, &lost) == 0)
+        if (perf_decode_lost(rec, &lost) == 0) {
             s->stats.lost += lost;
+            s->stats.lost_no_room += lost;
+        }
+        break;
+    }
+    case PERF_RECORD_LOST_SAMPLES: {
+        uint64_t lost;
+        if (perf_decode_lost_samples(rec, &lost) == 0) {
+            s->stats.lost += lost;
+            s->stats.lost_by_event += lost;
+        }
         break;
     }
     default:
@@ -224,7 +236,11 @@ void sampler_read_round(struct sampler *s, bool final)
         markers_read(s->markers, s->round_end_ns, &s->tasks, &got);
         s->stats.marker_records += got.records;
         s->stats.lost_markers += got.lost;
+        s->stats.lost_markers_bpf += got.lost_bpf;
+        s->stats.lost_markers_perf += got.lost - got.lost_bpf;
         s->stats.throttled_markers += got.throttled;
+        /* every loss that read found happened before now: a poll-start after it makes a task known again */
+        task_tracker_loss_seen_by(&s->tasks, now_ns());
         task_tracker_round_begin(&s->tasks);
         cpu2 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     }

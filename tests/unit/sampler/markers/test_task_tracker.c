@@ -177,7 +177,16 @@ static void test_lost(void **state)
     expect_state(&t, 2, SAMPLER_UNKNOWN_TASK, 0, 0);
     expect_state(&t, 3, SAMPLER_NOT_IN_TASK, 0, 0);   /* never saw a marker */
     expect_state(&t, 4, SAMPLER_NOT_IN_TASK, 0, 0);
-    /* still unknown until this thread's own next poll-start */
+    /* while the loss's end is not known, no start makes the task known, and no end either */
+    task_tracker_marker(&t, 1, 210, MARKER_POLL_START, 12, 0xa);
+    expect_state(&t, 1, SAMPLER_UNKNOWN_TASK, 0, 0);
+    task_tracker_marker(&t, 1, 220, MARKER_POLL_END, 12, 0xb);
+    expect_state(&t, 1, SAMPLER_UNKNOWN_TASK, 0, 0);
+    task_tracker_loss_seen_by(&t, 250);
+    /* a start before the loss's end may have lost its end: still unknown */
+    task_tracker_marker(&t, 1, 240, MARKER_POLL_START, 13, 0xa);
+    expect_state(&t, 1, SAMPLER_UNKNOWN_TASK, 0, 0);
+    /* still unknown until this thread's own next poll-start after the loss */
     task_tracker_marker(&t, 1, 300, MARKER_POLL_START, 10, 0xa);
     expect_state(&t, 1, SAMPLER_IN_TASK, 10, 0xa);
     expect_state(&t, 2, SAMPLER_UNKNOWN_TASK, 0, 0);
@@ -186,6 +195,48 @@ static void test_lost(void **state)
     /* a second loss later hits them again */
     task_tracker_lost(&t);
     expect_state(&t, 1, SAMPLER_UNKNOWN_TASK, 0, 0);
+    task_tracker_free(&t);
+}
+
+static void queue(struct task_tracker *t, uint32_t tid, uint64_t time, enum marker_kind kind, uint64_t arg0);
+
+/* SPEC section 3 with rounds: a poll whose start was lost is never filed under the thread (not in a task) nor
+ * under the task before it; samples are [unknown task] from the unapplied hits until the first poll-start after
+ * the loss, on every thread that polls (the lost record's thread is not known). */
+static void test_lost_in_round(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    queue(&t, 1, 10, MARKER_POLL_START, 7);
+    queue(&t, 1, 20, MARKER_POLL_END, 7);
+    /* start of task 8 at 30: lost */
+    queue(&t, 1, 40, MARKER_POLL_END, 8);
+    queue(&t, 1, 60, MARKER_POLL_START, 9);
+    queue(&t, 1, 70, MARKER_POLL_END, 9);
+    queue(&t, 2, 15, MARKER_POLL_START, 5);      /* another thread, polling through the loss */
+    queue(&t, 2, 80, MARKER_SPAWN, 6);
+    queue(&t, 3, 15, MARKER_SPAWN, 6);           /* a thread that only spawns: not polling, not concerned */
+    task_tracker_lost(&t);
+    task_tracker_loss_seen_by(&t, 50);
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    for (uint64_t time = 5; time < 60; time += 5)
+        expect_at(&t, 1, time, SAMPLER_UNKNOWN_TASK, 0);
+    expect_at(&t, 1, 65, SAMPLER_IN_TASK, 9);
+    expect_at(&t, 1, 75, SAMPLER_NOT_IN_TASK, 0);
+    expect_at(&t, 2, 60, SAMPLER_UNKNOWN_TASK, 0);   /* its start predates the loss's end */
+    expect_at(&t, 3, 60, SAMPLER_NOT_IN_TASK, 0);
+    task_tracker_round_end(&t, 100);
+    expect_state(&t, 1, SAMPLER_NOT_IN_TASK, 0, 0);
+    expect_state(&t, 2, SAMPLER_UNKNOWN_TASK, 0, 0);
+    assert_int_equal(t.polls, 3);                    /* polls still counted */
+    /* the next round: thread 2's next start makes it known */
+    queue(&t, 2, 120, MARKER_POLL_START, 11);
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    expect_at(&t, 2, 110, SAMPLER_UNKNOWN_TASK, 0);
+    expect_at(&t, 2, 130, SAMPLER_IN_TASK, 11);
+    task_tracker_round_end(&t, 200);
+    expect_state(&t, 2, SAMPLER_IN_TASK, 11, 0x1000 + MARKER_POLL_START);
     task_tracker_free(&t);
 }
 
@@ -495,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_mismatched_and_orphan_ends),
         cmocka_unit_test(test_spawn_terminate_park),
         cmocka_unit_test(test_lost),
+        cmocka_unit_test(test_lost_in_round),
         cmocka_unit_test(test_round_out_of_order),
         cmocka_unit_test(test_round_keeps_later_hits),
         cmocka_unit_test(test_round_equal_times_keep_arrival_order),
