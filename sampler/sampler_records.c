@@ -98,7 +98,8 @@ static void handle_sample(struct sampler *s, const struct decoded_sample *d)
         return;     /* a kernel thread, or kernel-only time with kernel frames not asked for */
     if (out.truncated)
         s->stats.unwind_truncated++;
-    task_tracker_at(&s->tasks, d->tid, d->time, &out.task_state, &out.task_id, &out.poll_probe_addr);
+    task_tracker_at(&s->tasks, d->tid, d->time, out.n_user ? out.user_ips[0] : 0, &out.task_state, &out.task_id,
+                    &out.poll_probe_addr);
     if (out.task_state == SAMPLER_UNKNOWN_TASK)
         s->stats.unknown_task_samples++;
     long thread = thread_names_find(&s->names, out.tid);

@@ -279,8 +279,15 @@ int task_tracker_round_begin(struct task_tracker *t)
     return rc;
 }
 
-void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enum sampler_task_state *state,
-                     uint64_t *task_id, uint64_t *probe_addr)
+/* Whether a sampled instruction is a probe's: the probe's address, or the one after its breakpoint (where the
+ * trap leaves the user instruction pointer while the kernel handles the probe). */
+static bool at_probe(uint64_t user_ip, uint64_t probe_addr)
+{
+    return user_ip != 0 && probe_addr != 0 && (user_ip == probe_addr || user_ip == probe_addr + 1);
+}
+
+void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t user_ip,
+                     enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr)
 {
     uint32_t idx;
     if (!u64_map_get(&t->thread_index, tid, &idx)) {
@@ -299,6 +306,13 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enu
         else
             hi = mid;
     }
+    /* A sample taken in a poll marker's own trap (the kernel handling the probe, around the moment the hit was
+     * stamped) is on the poll's side of it: before a poll-end's stamp or after a poll-start's. Its stack is the
+     * task's (the marker sits in the poll wrapper, often with the task's future inlined around it). */
+    if (lo > 0 && h->v[lo - 1].kind == MARKER_POLL_END && at_probe(user_ip, h->v[lo - 1].probe_addr))
+        lo--;
+    else if (lo < h->n && h->v[lo].kind == MARKER_POLL_START && at_probe(user_ip, h->v[lo].probe_addr))
+        lo++;
     /* The state after hits v[0..lo): replayed from the last hit among them that sets the state by itself, or
      * from the round's start (none: the thread's state now). Samples are rare next to hits, so this is cheaper
      * than keeping the state after every hit. Usually a poll start or end sets it; while the thread is UNKNOWN
@@ -316,6 +330,18 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enu
     }
     for (size_t k = from > 0 ? from - 1 : 0; k < lo; k++)
         poll_state_after(&st, h->v[k].time_ns, h->v[k].kind, h->v[k].arg0, h->v[k].probe_addr);
+    /* A record lost without a trace (a BPF program the kernel skipped, a loss the reader cannot see) shows in
+     * the thread's next poll hit: an end that does not close the poll the state says is open means its start
+     * was lost (or the one before it: a sample then may be in either task or in neither), so the sample's task
+     * is not known. Only the hits already read can tell: later ones cannot change a sample already given. */
+    size_t next = lo;
+    while (next < h->n && h->v[next].kind != MARKER_POLL_START && h->v[next].kind != MARKER_POLL_END)
+        next++;
+    if (next < h->n && h->v[next].kind == MARKER_POLL_END &&
+        !(st.state == SAMPLER_IN_TASK && st.task_id == h->v[next].arg0)) {
+        st.state = SAMPLER_UNKNOWN_TASK;
+        st.probe_addr = 0;
+    }
     *state = st.state;
     *task_id = st.state == SAMPLER_IN_TASK ? st.task_id : 0;
     *probe_addr = st.probe_addr;

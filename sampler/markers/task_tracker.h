@@ -93,9 +93,12 @@ int task_tracker_queue(struct task_tracker *t, const struct marker_hit *hit);
 int task_tracker_round_begin(struct task_tracker *t);
 /* What tid was polling at time_ns: the state after its last queued hit at or before time_ns (or its state
  * before the round). Samples of a thread come from several CPUs' buffers, so they may be asked about out of
- * time order; the answer does not depend on the order of the questions. */
-void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enum sampler_task_state *state,
-                     uint64_t *task_id, uint64_t *probe_addr);
+ * time order; the answer does not depend on the order of the questions. user_ip (0: not known) is the sampled
+ * instruction: a sample in a poll marker's trap counts as inside that poll. UNKNOWN after a lost record, and
+ * when the thread's next queued poll hit is an end that does not close the poll open at time_ns (a record was
+ * lost unseen). */
+void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t user_ip,
+                     enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr);
 /* Apply every queued hit up to time_ns in time order (statistics, state); later ones wait for the next
  * round. */
 void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns);
