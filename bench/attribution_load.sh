@@ -20,5 +20,5 @@ run() { # LABEL FIXTURE TASK_FRAMES FIXTURE_ARGS...
     misfiled "$work/$label.folded" "$frames"
 }
 EXTRA=("$@")
-run executor executor 'task_(parse|render|compress)' 60 --fast-polls
-run tokio tokio_markers 'tokio_fixture::(parse|render|compress)_task|hash_task' 60 --fast-polls
+run executor executor ';task_(parse|render|compress)(;|$)' 60 --fast-polls
+run tokio tokio_markers ';tokio_fixture::(parse|render|compress)_task( @ [^;]*)?(;|$)' 60 --fast-polls

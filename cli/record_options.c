@@ -21,6 +21,8 @@ void record_usage(FILE *out)
           "                           says nothing\n"
           "      --call-graph MODE    dwarf (default) or fp\n"
           "      --stack-size BYTES   user stack copied per sample in dwarf mode (default/max 65528)\n"
+          "  -m, --mmap-pages N       ring-buffer data pages per CPU, a power of two (default: from\n"
+          "                           frequency x sample size x CPUs, as perf record -m)\n"
           "      --group-by KEY       entry (default), task or none\n"
           "      --await-points on|off  label async frames with the await they poll (default on)\n"
           "      --markers SPEC       auto (default), none, or a comma list of providers\n"
@@ -91,6 +93,7 @@ int record_options_parse(struct record_options *o, int argc, char **argv, char *
         { "format", required_argument, NULL, 'f' },
         { "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
         { "stack-size", required_argument, NULL, OPT_STACK_SIZE },
+        { "mmap-pages", required_argument, NULL, 'm' },
         { "group-by", required_argument, NULL, OPT_GROUP_BY },
         { "await-points", required_argument, NULL, OPT_AWAIT },
         { "markers", required_argument, NULL, OPT_MARKERS },
@@ -108,7 +111,7 @@ int record_options_parse(struct record_options *o, int argc, char **argv, char *
     opterr = 0;
     int c;
     double v;
-    while ((c = getopt_long(argc, argv, "+:p:d:F:o:f:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:p:d:F:o:f:m:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'p':
             if (parse_number(optarg, 1, 4194304, &v) != 0 || v != (double)(pid_t)v) {
@@ -155,6 +158,14 @@ int record_options_parse(struct record_options *o, int argc, char **argv, char *
             o->stack_size = ((unsigned)v + 7u) & ~7u;
             if (o->stack_size > SAMPLER_MAX_STACK_SIZE)
                 o->stack_size = SAMPLER_MAX_STACK_SIZE;
+            break;
+        case 'm':
+            /* as perf record -m: a power of two; 65536 pages (256 MiB per CPU) is far past any sane need */
+            if (parse_number(optarg, 1, 65536, &v) != 0 || v != (unsigned)v || ((unsigned)v & ((unsigned)v - 1))) {
+                snprintf(err, errlen, "invalid --mmap-pages '%s' (a power of two, 1 to 65536)", optarg);
+                return -1;
+            }
+            o->mmap_pages = (size_t)v;
             break;
         case OPT_GROUP_BY:
             if (strcmp(optarg, "entry") == 0)

@@ -19,6 +19,7 @@ struct record_options {
     struct output_list outputs;  /* every -o, each with its format */
     enum sampler_call_graph call_graph;
     unsigned stack_size;
+    size_t mmap_pages;           /* --mmap-pages; 0: automatic */
     enum task_grouping group_by;
     bool await_points;
     const char *markers;

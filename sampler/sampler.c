@@ -38,14 +38,23 @@ static int open_target(struct sampler *s, char *err, size_t errlen)
     return rc;
 }
 
-static size_t choose_buffer_pages(size_t n_cpus)
+/* The largest sample record: header, identifier, ip, tid, time, then the user registers and stack (dwarf) or
+ * the callchain (fp, and kernel frames in either mode). */
+static size_t sample_record_bytes(const struct sampler_config *cfg)
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t want = TOTAL_BUFFER_BYTES / (n_cpus ? n_cpus : 1) / page;
-    size_t pages = 32;
-    while (pages * 2 <= want && pages < 2048)
-        pages *= 2;
-    return pages;
+    size_t bytes = 8 + 4 * 8;
+    if (cfg->call_graph == SAMPLER_CALL_GRAPH_DWARF)
+        bytes += 8 + (size_t)__builtin_popcountll(USER_REGS_MASK) * 8 + 8 + cfg->stack_size + 8;
+    if (cfg->call_graph == SAMPLER_CALL_GRAPH_FP || cfg->kernel)
+        bytes += 8 + SAMPLER_MAX_FRAMES * 8;
+    return bytes;
+}
+
+static size_t choose_buffer_pages(const struct sampler_config *cfg, size_t n_cpus)
+{
+    if (cfg->mmap_pages)
+        return cfg->mmap_pages;
+    return ring_buffer_pages_for(cfg->frequency, sample_record_bytes(cfg), n_cpus, (size_t)sysconf(_SC_PAGESIZE));
 }
 
 /* The per-CPU sample buffers (not mapped yet) and the unwinder. */
@@ -56,8 +65,24 @@ static int set_up_buffers(struct sampler *s, char *err, size_t errlen)
         n_cpus = 1;
     /* Two buffers per CPU (samples, markers) within the locked memory perf grants a process without
      * CAP_IPC_LOCK: sized up front, so the marker buffers are not left without room. */
-    size_t pages = ring_buffer_pages_within(choose_buffer_pages((size_t)n_cpus), 2 * (size_t)n_cpus,
-                                            ring_buffer_lock_budget());
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), record = sample_record_bytes(&s->cfg);
+    if (s->cfg.mmap_pages && s->cfg.mmap_pages * page < 2 * record) {
+        /* the kernel drops a record larger than the buffer without a trace: refuse instead */
+        size_t least = 1;
+        while (least * page < 2 * record)
+            least *= 2;
+        snprintf(err, errlen, "--mmap-pages %zu is too small for two samples of %zu bytes: at least %zu", s->cfg.mmap_pages,
+                 record, least);
+        return -1;
+    }
+    size_t wanted = choose_buffer_pages(&s->cfg, (size_t)n_cpus);
+    size_t pages = ring_buffer_pages_within(wanted, 2 * (size_t)n_cpus, ring_buffer_lock_budget());
+    if (pages < wanted && s->cfg.mmap_pages && s->cfg.on_warning) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "--mmap-pages %zu is more locked memory than perf allows; using %zu pages",
+                 wanted, pages);
+        s->cfg.on_warning(s->cfg.warning_ctx, msg);
+    }
     if (cpu_buffers_init(&s->cpus, NULL, (size_t)n_cpus, pages) != 0) {
         snprintf(err, errlen, "out of memory");
         return -1;

@@ -25,6 +25,8 @@ struct sampler_config {
     unsigned frequency;              /* samples per second of CPU time, per thread */
     enum sampler_call_graph call_graph;
     unsigned stack_size;             /* user stack bytes copied per sample in dwarf mode */
+    size_t mmap_pages;               /* data pages per CPU ring buffer (a power of two); 0: from the frequency,
+                                        the sample size and the CPUs, as perf record's -m */
     bool kernel;                     /* also record kernel frames */
     double duration;                 /* seconds; 0 = until stopped or the target exits */
     const char *markers;             /* "auto", "none", or a comma list of provider names */

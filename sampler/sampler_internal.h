@@ -22,7 +22,6 @@
 #include "sampler/unwind/unwind.h"
 
 #define MAX_THREADS 65536
-#define TOTAL_BUFFER_BYTES (64u << 20)
 
 /* All general-purpose registers: what DWARF CFI may refer to, and what marker arguments live in. */
 #define USER_REGS_MASK ((1ULL << PERF_REG_X86_AX) | (1ULL << PERF_REG_X86_BX) | (1ULL << PERF_REG_X86_CX) | \
