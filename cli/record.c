@@ -245,6 +245,9 @@ static void print_summary(const struct record_options *o, const struct sampler_s
         fprintf(stderr, "taskspy: lost samples: %" PRIu64 " for want of ring-buffer room (PERF_RECORD_LOST; a larger "
                         "--mmap-pages helps), %" PRIu64 " dropped by the event (PERF_RECORD_LOST_SAMPLES)\n",
                 st->lost_no_room, st->lost_by_event);
+    if (st->dropped_samples)
+        fprintf(stderr, "taskspy: %" PRIu64 " samples lost: processing fell behind by more than its memory bound "
+                        "(the records copied out and waiting)\n", st->dropped_samples);
     if (st->processing_cpu_ns) {
         fprintf(stderr, "taskspy: processing: %" PRIu64 " samples and %" PRIu64 " marker records in %.3f CPU-s "
                         "(%.0f records per CPU-s", st->samples, st->marker_records, st->processing_cpu_ns / 1e9,

@@ -3,7 +3,9 @@
  * (as perf record does; the kernel refuses to map inherited per-task buffers; sampler_events.c). Marker
  * uprobes write into marker buffers of their own (sampler/markers/). A thread migrates between CPUs, so each
  * round first takes the marker records of every CPU up to the round's cut-off time, then consumes samples up
- * to that time: each sample sees all markers before it (sampler_records.c). */
+ * to that time: each sample sees all markers before it. The reading thread only copies records out and
+ * attributes samples (sampler_round.c); a processing thread unwinds them and feeds the sink
+ * (sampler_records.c), so a slow unwind never leaves the kernel's buffers full. */
 #include "sampler/sampler_internal.h"
 
 #include <errno.h>
@@ -22,8 +24,8 @@ static struct sampler *sampler_new(const struct sampler_config *cfg)
         return NULL;
     s->cfg = *cfg;
     s->target.go_fd = s->target.exec_error_fd = s->target.pidfd = -1;
-    if (u64_map_init(&s->attached, 64) != 0 || thread_names_init(&s->names) != 0 ||
-        task_tracker_init(&s->tasks) != 0) {
+    if (u64_map_init(&s->attached, 64) != 0 || u64_map_init(&s->born, 64) != 0 || thread_names_init(&s->names) != 0 ||
+        task_tracker_init(&s->tasks) != 0 || record_queue_init(&s->queue, SAMPLER_QUEUE_MAX_BYTES) != 0) {
         sampler_close(s);
         return NULL;
     }
@@ -205,17 +207,13 @@ static int wait_for_records(struct sampler *s, struct pollfd *pfds, int *fds, si
     return 0;
 }
 
-/* How the recording goes, to the sink, every SAMPLER_PROGRESS_INTERVAL_NS. */
+/* How the recording goes, to the sink (through the processing thread), every SAMPLER_PROGRESS_INTERVAL_NS. */
 static void report_progress(struct sampler *s, uint64_t t)
 {
     if (t < s->next_progress_ns || !s->sink->on_progress)
         return;
     s->next_progress_ns = t + SAMPLER_PROGRESS_INTERVAL_NS;
-    struct sampler_progress p = {
-        .elapsed_s = (double)(t - s->start_ns) / 1e9, .duration_s = s->cfg.duration, .samples = s->stats.samples,
-        .lost = s->stats.lost, .polls = s->tasks.polls, .tasks_seen = s->tasks.tasks.n,
-    };
-    s->sink->on_progress(s->sink->ctx, &p);
+    sampler_queue_progress(s, t);
 }
 
 /* Whether the recording is over: stop asked for, the deadline passed, or the target exited. */
@@ -269,6 +267,8 @@ static void finish_recording(struct sampler *s)
 {
     sampler_enable(s, false);
     sampler_read_round(s, true);
+    sampler_stop_processing(s);
+    s->stats.dropped_samples += s->copy_failures;
     s->stats.duration_s = (double)(now_ns() - s->start_ns) / 1e9;
     if (!s->stats.target_exited && s->target.launched)
         target_terminate(&s->target, 1000);
@@ -294,6 +294,8 @@ int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, s
     announce_known(s);
     if (start_recording(s, err, errlen) != 0)
         return -1;
+    /* From here the sink hears from the processing thread; without it (it could not start), from this one. */
+    sampler_start_processing(s);
     int rc = record_rounds(s, err, errlen);
     finish_recording(s);
     return rc;
@@ -320,6 +322,7 @@ void sampler_close(struct sampler *s)
 {
     if (!s)
         return;
+    sampler_stop_processing(s);     /* (already stopped when sampler_run ran) */
     if (s->markers)
         markers_close(s->markers);
     cpu_buffers_free(&s->cpus);
@@ -332,6 +335,9 @@ void sampler_close(struct sampler *s)
     proc_maps_free(&s->maps);
     task_tracker_free(&s->tasks);
     u64_map_free(&s->attached);
+    u64_map_free(&s->born);
+    record_batch_free(&s->batch);
+    record_queue_free(&s->queue);
     thread_names_free(&s->names);
     free(s);
 }

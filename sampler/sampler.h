@@ -84,7 +84,9 @@ struct sampler_sink {
     /* Thread tid is named (or renamed) name. Threads are numbered 0, 1, ... as first seen: thread. */
     void (*on_thread_name)(void *ctx, uint32_t thread, pid_t tid, const char *name);
     void (*on_sample)(void *ctx, const struct sampler_sample *s);
-    /* About every SAMPLER_PROGRESS_INTERVAL_NS while recording, from the recording loop; NULL: not called. */
+    /* About every SAMPLER_PROGRESS_INTERVAL_NS while recording; NULL: not called. Every callback comes from one
+     * thread: while sampler_run records, a thread of the sampler's own (the reading thread never waits on the
+     * sink); before and after, the caller's. */
     void (*on_progress)(void *ctx, const struct sampler_progress *p);
 };
 
@@ -96,6 +98,7 @@ struct sampler_stats {
     uint64_t lost_markers;           /* marker records lost (their buffers are apart): both kinds below */
     uint64_t lost_markers_perf;      /* of lost_markers: a full perf marker buffer (PERF_RECORD_LOST) */
     uint64_t lost_markers_bpf;       /* of lost_markers: BPF slots overwritten before they were read */
+    uint64_t dropped_samples;        /* copied out but left unprocessed: the processing queue was full */
     uint64_t late_markers;           /* marker records read after samples later than them were attributed */
     uint64_t unknown_task_samples;   /* samples delivered as SAMPLER_UNKNOWN_TASK (after a lost marker) */
     uint64_t throttled_markers;      /* times the kernel throttled a marker event (records dropped) */
