@@ -126,8 +126,8 @@ static int open_markers(struct sampler *s, char *err, size_t errlen)
     struct markers_config mc = {
         .spec = s->cfg.markers, .poll_times = s->cfg.poll_times, .pid = s->target.pid, .root = s->root,
         .cpus = cpu_ids, .n_cpus = cpu_buffers_mapped(&s->cpus, NULL, cpu_ids, 1024), .buffer_pages = s->cpus.pages,
-        .records = s->cfg.marker_records, .uprobes = s->cfg.uprobe_events, .on_warning = s->cfg.on_warning,
-        .warning_ctx = s->cfg.warning_ctx,
+        .records = s->cfg.marker_records, .uprobes = s->cfg.uprobe_events, .on_warning = sampler_relay_warning,
+        .warning_ctx = s,
     };
     if (markers_open(&s->markers, &mc, err, errlen) != 0)
         return -1;

@@ -99,6 +99,9 @@ void sampler_stop_processing(struct sampler *s);
  * thread runs); queue a progress report; hand the batch over now. */
 void sampler_read_round(struct sampler *s, bool final);
 void sampler_name_thread_later(struct sampler *s, pid_t tid, const char *name);
+/* The warning callback the sampler's parts get (ctx: the sampler): the configured one, through the batch once
+ * the processing thread runs, so that every callback comes from one thread. */
+void sampler_relay_warning(void *ctx, const char *message);
 void sampler_queue_progress(struct sampler *s, uint64_t t);
 void sampler_hand_over(struct sampler *s);
 

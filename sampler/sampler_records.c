@@ -195,6 +195,8 @@ void sampler_process_batch(struct sampler *s, const struct record_batch *b)
             handle_record(s, e, data);
         else if (e->kind == QUEUED_PROGRESS)
             report_progress(s, e);
+        else if (e->kind == QUEUED_WARNING && e->size > 0 && s->cfg.on_warning)
+            s->cfg.on_warning(s->cfg.warning_ctx, data);
         else if (e->kind == QUEUED_THREAD_NAME && e->size > 0)
             sampler_name_thread(s, (pid_t)e->task_id, data);
         at += sizeof(*e) + ((e->size + 7u) & ~(size_t)7u);

@@ -138,6 +138,18 @@ void sampler_name_thread_later(struct sampler *s, pid_t tid, const char *name)
     add_entry(s, &e, name);
 }
 
+void sampler_relay_warning(void *ctx, const char *message)
+{
+    struct sampler *s = ctx;
+    if (!s->processing) {
+        if (s->cfg.on_warning)
+            s->cfg.on_warning(s->cfg.warning_ctx, message);
+        return;
+    }
+    struct queued_entry e = { .kind = QUEUED_WARNING, .size = (uint32_t)strlen(message) + 1 };
+    add_entry(s, &e, message);
+}
+
 void sampler_queue_progress(struct sampler *s, uint64_t t)
 {
     struct queued_entry e = { .kind = QUEUED_PROGRESS, .time_ns = t, .polls = s->tasks.polls,
