@@ -4,14 +4,13 @@
 #define TASKSPY_BASE_STRING_POOL_H
 
 #include "base/arena.h"
+#include "base/intern_table.h"
 
 #include <stddef.h>
 
 struct string_pool {
-    struct arena storage;
-    const char **slots;   /* open addressing, power-of-two size */
-    size_t n_slots;
-    size_t n_used;
+    struct arena storage;        /* the strings */
+    struct intern_table index;
 };
 const char *string_pool_intern(struct string_pool *p, const char *s);
 const char *string_pool_intern_len(struct string_pool *p, const char *s, size_t len);

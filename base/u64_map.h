@@ -1,5 +1,6 @@
-/* u64_map.h: open-addressing hash map from a non-zero-able u64 key to a u32 value index, used for the
- * per-thread and per-task tables of the sampler (lookups on the per-sample path, no allocation once sized). */
+/* u64_map.h: the one hash map of taskspy: open addressing from any u64 key to a u32 value (an index into
+ * the caller's array), used by the sampler's per-thread and per-task tables and symbolize's address cache
+ * (lookups on the per-sample path, no allocation once sized). Interning by content is base/intern_table. */
 #ifndef TASKSPY_U64_MAP_H
 #define TASKSPY_U64_MAP_H
 

@@ -1,23 +1,29 @@
-/* output_file.h: an output that appears whole or not at all: written to a temporary file beside the
- * destination, renamed over it on commit, removed on abort (also by a signal handler via the path). */
+/* output_file.h: an output that appears whole or not at all (SPEC section 6). It is written to an unnamed
+ * file (O_TMPFILE) in the destination's directory and linked into place on commit, so that even kill -9
+ * leaves nothing behind; where the filesystem has no O_TMPFILE, to a hidden temporary file beside the
+ * destination that is renamed into place on commit and removed on abort. */
 #ifndef TASKSPY_OUTPUT_FILE_H
 #define TASKSPY_OUTPUT_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
 struct output_file {
     char final_path[4096];
-    char temp_path[4096];
+    char temp_path[4096];        /* the named fallback's temporary file, or "" */
+    bool unnamed;                /* written through O_TMPFILE: nothing to remove on abort */
     FILE *stream;
 };
 
 /* Create the temporary file now, so an unwritable destination fails before any work. "-" means stdout.
  * Returns 0, or -1 with a message in err. */
 int output_file_open(struct output_file *o, const char *path, char *err, size_t errlen);
-/* Flush, close and rename into place. Returns 0, or -1 with a message in err (the temp file is removed). */
+/* The same without trying O_TMPFILE: the fallback for filesystems that lack it (also for tests). */
+int output_file_open_named(struct output_file *o, const char *path, char *err, size_t errlen);
+/* Flush, close and put into place. Returns 0, or -1 with a message in err (nothing is left behind). */
 int output_file_commit(struct output_file *o, char *err, size_t errlen);
-/* Close and remove the temporary file. */
+/* Close and drop the temporary file. */
 void output_file_abort(struct output_file *o);
 
 #endif

@@ -16,6 +16,7 @@ static const struct format_entry formats[] = {
     { FORMAT_FOLDED, "folded", NULL, { ".folded", ".txt", NULL } },
     { FORMAT_SPEEDSCOPE, "speedscope", NULL, { ".speedscope.json", NULL } },
     { FORMAT_PPROF, "pprof", NULL, { ".pb.gz", ".pprof", NULL } },
+    { FORMAT_TRACE, "chrometrace", NULL, { ".trace.json", NULL } },
 };
 #define N_FORMATS (sizeof(formats) / sizeof(formats[0]))
 
@@ -59,11 +60,11 @@ int output_list_resolve(struct output_list *l, const char *format_name, char *er
         if (strcmp(format_name, formats[i].name) == 0 || (formats[i].alias && strcmp(format_name, formats[i].alias) == 0))
             named = &formats[i];
     if (format_name && !named) {
-        snprintf(err, errlen, "unsupported format '%s' (flamegraph, folded, speedscope or pprof)", format_name);
+        snprintf(err, errlen, "unsupported format '%s' (flamegraph, folded, speedscope, pprof or chrometrace)", format_name);
         return -1;
     }
     if (l->n == 0) {
-        snprintf(err, errlen, "no output file: give -o FILE (.svg, .folded, .speedscope.json or .pb.gz)");
+        snprintf(err, errlen, "no output file: give -o FILE (.svg, .folded, .speedscope.json, .pb.gz or .trace.json)");
         return -1;
     }
     for (size_t i = 0; i < l->n; i++) {
@@ -71,7 +72,7 @@ int output_list_resolve(struct output_list *l, const char *format_name, char *er
             continue;
         if (!named) {
             snprintf(err, errlen, "cannot tell the format of '%s': use .svg, .folded, .txt, .speedscope.json, "
-                                  ".pb.gz or .pprof, or -f", l->items[i].path);
+                                  ".pb.gz, .pprof or .trace.json, or -f", l->items[i].path);
             return -1;
         }
         l->items[i].format = named->format;
@@ -86,6 +87,10 @@ int output_write(enum output_format format, const struct output_content *content
     case FORMAT_FLAMEGRAPH: return profile_write_svg(content->profile, out, content->svg);
     case FORMAT_SPEEDSCOPE: return profile_write_speedscope(content->profile, out, content->info);
     case FORMAT_PPROF: return profile_write_pprof(content->profile, out, content->info);
+    case FORMAT_TRACE:
+        if (content->trace)
+            return profile_write_trace(content->profile, content->trace, content->info, out, content->trace_report);
+        break;     /* no times: nothing to write a trace from */
     }
     errno = EINVAL;
     return -1;

@@ -10,7 +10,7 @@
 #include "cli/output_file.h"
 #include "flamegraph/flamegraph.h"
 
-enum output_format { FORMAT_FOLDED, FORMAT_FLAMEGRAPH, FORMAT_SPEEDSCOPE, FORMAT_PPROF };
+enum output_format { FORMAT_FOLDED, FORMAT_FLAMEGRAPH, FORMAT_SPEEDSCOPE, FORMAT_PPROF, FORMAT_TRACE };
 
 #define MAX_OUTPUTS 8
 
@@ -37,9 +37,11 @@ int output_format_of_path(const char *path, enum output_format *format);
 struct output_content {
     const struct profile *profile;
     const struct svg_options *svg;       /* for FORMAT_FLAMEGRAPH */
-    const struct export_info *info;      /* for FORMAT_SPEEDSCOPE and FORMAT_PPROF */
+    const struct export_info *info;      /* for FORMAT_SPEEDSCOPE, FORMAT_PPROF and FORMAT_TRACE */
+    const struct trace_events *trace;    /* for FORMAT_TRACE: polls and samples with their times (record only) */
+    struct trace_report *trace_report;   /* FORMAT_TRACE tells what it did with the polls there; may be NULL */
 };
-/* Write content in format to out. Returns 0 or -1 (errno). */
+/* Write content in format to out. Returns 0 or -1 (errno; EINVAL: a trace without content->trace). */
 int output_write(enum output_format format, const struct output_content *content, FILE *out);
 
 struct output_set {

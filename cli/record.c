@@ -1,6 +1,7 @@
 /* record.c: `taskspy record`: wires sampler -> symbolize -> flamegraph. Each sample's addresses are
- * turned into prepared frames through a per-address cache (symbolized and named once), the stack is merged
- * into the profile by task or thread, and at the end the output is written whole and a summary printed. */
+ * symbolized (symbolize caches by address) and each distinct result is named once, the stack is merged
+ * into the profile by task or thread, and at the end the output is written whole and a summary printed
+ * (cli/record_summary.c). record_command runs its steps in order until one ends the command. */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -12,16 +13,17 @@
 
 #include "cli/commands.h"
 #include "cli/output_formats.h"
+#include "cli/version.h"
 #include "cli/record_options.h"
+#include "cli/record_summary.h"
 #include "cli/status_line.h"
+#include "cli/trace_collect.h"
 #include "flamegraph/flamegraph.h"
 #include "sampler/sampler.h"
-#include "base/u64_map.h"
 #include "base/vec.h"
 #include "symbolize/symbolize.h"
 
 #define MAX_EXPANDED_FRAMES (SAMPLER_MAX_FRAMES * 8)
-#define RETURN_ADDRESS_BIT (1ULL << 63)
 
 /* The one piece of state a signal handler may touch. */
 static volatile sig_atomic_t stop_requested;
@@ -34,22 +36,21 @@ static void on_stop_signal(int sig)
 
 struct cached_address {
     uint32_t first;            /* into frame_pool, outermost first */
-    uint32_t n;
+    uint32_t n;                /* 0: this result is not prepared yet */
 };
 
 struct record_sink {
     struct symbolizer *symbolizer;
     struct profile *profile;
     struct task_stacks *stacks;
-    struct u64_map user_cache;     /* address (| RETURN_ADDRESS_BIT) -> cached[] */
-    struct u64_map kernel_cache;
-    struct cached_address *cached;
-    uint32_t n_cached, cap_cached;
+    VEC_OF(struct cached_address) by_result;   /* indexed by sym_result.id */
     struct stack_frame *frame_pool;
     uint32_t n_pool, cap_pool;
     VEC_OF(uint32_t) thread_roots; /* thread number -> frame id of its name (PROFILE_NO_FRAME: none) */
     bool failed;                   /* out of memory somewhere: the profile is incomplete */
     struct status_line status;     /* on a terminal: how the recording goes */
+    bool want_trace;               /* an -o is a Chrome trace: keep polls and samples with their times */
+    struct trace_collect trace;
     const struct stack_frame *expanded[MAX_EXPANDED_FRAMES];
 };
 
@@ -68,37 +69,29 @@ static int pool_reserve(struct record_sink *k, uint32_t extra)
     return 0;
 }
 
-/* The prepared frames of one address (outermost first), resolved and named on first sight only. */
+/* The prepared frames of one address (outermost first): symbolize caches the address, each distinct result
+ * is named on first sight only. */
 static const struct cached_address *frames_of(struct record_sink *k, uint64_t addr, bool return_address,
                                               bool kernel)
 {
-    struct u64_map *cache = kernel ? &k->kernel_cache : &k->user_cache;
-    uint64_t key = kernel ? addr : (addr | (return_address ? RETURN_ADDRESS_BIT : 0));
-    uint32_t idx;
-    if (u64_map_get(cache, key, &idx))
-        return &k->cached[idx];
     const struct sym_result *r = kernel ? symbolize_kernel(k->symbolizer, addr)
                                         : symbolize_user(k->symbolizer, addr, return_address);
-    if (k->n_cached == k->cap_cached) {
-        uint32_t cap = k->cap_cached ? k->cap_cached * 2 : 4096;
-        struct cached_address *v = realloc(k->cached, cap * sizeof(*v));
-        if (!v)
+    if (r->id < k->by_result.n && k->by_result.v[r->id].n)
+        return &k->by_result.v[r->id];
+    while (k->by_result.n <= r->id)
+        if (!vec_push(&k->by_result))
             return NULL;
-        k->cached = v;
-        k->cap_cached = cap;
-    }
-    uint32_t n = r && r->n ? (uint32_t)r->n : 1;
+    uint32_t n = r->n ? (uint32_t)r->n : 1;
     if (pool_reserve(k, n) != 0)
         return NULL;
-    struct cached_address *c = &k->cached[k->n_cached];
+    struct cached_address *c = &k->by_result.v[r->id];
     c->first = k->n_pool;
-    c->n = n;
     for (uint32_t i = 0; i < n; i++) {
         /* sym_result is innermost first; the cache keeps outermost first */
-        const struct sym_frame *f = r && r->n ? &r->frames[r->n - 1 - i] : NULL;
+        const struct sym_frame *f = r->n ? &r->frames[r->n - 1 - i] : NULL;
         const char *name = f ? f->name : "[unknown]";
         char object_name[300];
-        if ((!name || strcmp(name, "[unknown]") == 0) && r && r->object) {
+        if ((!name || strcmp(name, "[unknown]") == 0) && r->object) {
             /* no symbol: name the object ("[libfoo.so]"; pseudo objects such as "[vdso]" as they are) */
             snprintf(object_name, sizeof(object_name), r->object[0] == '[' ? "%s" : "[%s]", r->object);
             name = object_name;
@@ -108,9 +101,8 @@ static const struct cached_address *frames_of(struct record_sink *k, uint64_t ad
             return NULL;
     }
     k->n_pool += n;
-    if (u64_map_put(cache, key, k->n_cached) != 0)
-        return NULL;
-    return &k->cached[k->n_cached++];
+    c->n = n;
+    return c;
 }
 
 static void sink_mapping(void *ctx, const struct sampler_mapping *m)
@@ -143,6 +135,15 @@ static void sink_thread_name(void *ctx, uint32_t thread, pid_t tid, const char *
     while (k->thread_roots.n <= thread)
         k->thread_roots.v[k->thread_roots.n++] = PROFILE_NO_FRAME;
     k->thread_roots.v[thread] = id;
+    if (k->want_trace && trace_collect_thread(&k->trace, thread, (uint32_t)tid, id) != 0)
+        k->failed = true;
+}
+
+static void sink_poll(void *ctx, const struct sampler_poll *p)
+{
+    struct record_sink *k = ctx;
+    if (trace_collect_poll(&k->trace, p) != 0)
+        k->failed = true;
 }
 
 static void sink_sample(void *ctx, const struct sampler_sample *s)
@@ -182,6 +183,9 @@ static void sink_sample(void *ctx, const struct sampler_sample *s)
                                   : s->task_state == SAMPLER_UNKNOWN_TASK ? STACK_UNKNOWN_TASK
                                                                           : STACK_NO_TASK;
     if (task_stacks_add(k->stacks, root, state, s->task_id, marker_function, k->expanded, n, 1) != 0)
+        k->failed = true;
+    else if (k->want_trace && trace_collect_sample(&k->trace, (uint32_t)s->tid, s->time_ns,
+                                                   task_stacks_last_node(k->stacks), s->task_id) != 0)
         k->failed = true;
 }
 
@@ -224,111 +228,9 @@ static void command_line_of(const struct record_options *o, pid_t pid, char *buf
         snprintf(buf, len, "pid %d", (int)pid);
 }
 
-/* A task id as the graph shows it: addresses (a runtime's task header, without markers) in hex. */
-static const char *task_id_text(uint64_t id, char *buf, size_t len)
-{
-    if (id > UINT32_MAX)
-        snprintf(buf, len, "0x%" PRIx64, id);
-    else
-        snprintf(buf, len, "%" PRIu64, id);
-    return buf;
-}
-
-static void print_summary(const struct record_options *o, const struct sampler_stats *st, pid_t pid,
-                          uint64_t boundary_samples)
-{
-    fprintf(stderr,
-            "taskspy: %" PRIu64 " samples, %" PRIu64 " lost, %u threads, pid %d, %.1f s at %u Hz (%s, %s)\n",
-            st->samples, st->lost, st->threads, (int)pid, st->duration_s, o->frequency,
-            st->event_name ? st->event_name : "?", o->call_graph == SAMPLER_CALL_GRAPH_DWARF ? "dwarf" : "fp");
-    if (st->lost)
-        fprintf(stderr, "taskspy: lost samples: %" PRIu64 " for want of ring-buffer room (PERF_RECORD_LOST; a larger "
-                        "--mmap-pages helps), %" PRIu64 " dropped by the event (PERF_RECORD_LOST_SAMPLES)\n",
-                st->lost_no_room, st->lost_by_event);
-    if (st->dropped_samples)
-        fprintf(stderr, "taskspy: %" PRIu64 " samples lost: processing fell behind by more than its memory bound "
-                        "(the records copied out and waiting)\n", st->dropped_samples);
-    if (st->processing_cpu_ns) {
-        fprintf(stderr, "taskspy: processing: %" PRIu64 " samples and %" PRIu64 " marker records in %.3f CPU-s "
-                        "(%.0f records per CPU-s", st->samples, st->marker_records, st->processing_cpu_ns / 1e9,
-                (double)(st->samples + st->marker_records) * 1e9 / (double)st->processing_cpu_ns);
-        if (st->marker_records)
-            fprintf(stderr, "; markers %.3f CPU-s, %.0f ns per record", st->marker_cpu_ns / 1e9,
-                    (double)st->marker_cpu_ns / (double)st->marker_records);
-        fprintf(stderr, ")\n");
-    }
-    if (st->other_processes)
-        fprintf(stderr, "taskspy: %" PRIu64 " samples of the target's child processes left out (only the target "
-                        "process is profiled)\n", st->other_processes);
-    if (st->unwind_truncated)
-        fprintf(stderr, "taskspy: %" PRIu64 " stacks were truncated (deeper than the %u-byte copy or no unwind info)\n",
-                st->unwind_truncated, o->stack_size);
-    if (strcmp(o->markers, "none") == 0) {
-        fprintf(stderr, "taskspy: markers: off (--markers none)\n");
-        return;
-    }
-    if (st->n_probes == 0) {
-        if (boundary_samples)
-            fprintf(stderr, "taskspy: markers: none found; %" PRIu64 " samples put in tasks by the runtime's task "
-                            "boundary frames (tokio's Harness<T,S>::poll), grouped by entry\n", boundary_samples);
-        else
-            fprintf(stderr, "taskspy: markers: none found, and no known runtime task boundary (tokio's "
-                            "Harness<T,S>::poll) on any stack; stacks are rooted at thread names\n");
-        return;
-    }
-    fprintf(stderr, "taskspy: markers:");
-    for (size_t i = 0; i < st->n_probes; i++)
-        fprintf(stderr, "%s %s:%s x %u", i ? "," : "", st->probes[i].provider, st->probes[i].name,
-                st->probes[i].locations);
-    if (!st->marker_locations_perf)
-        fprintf(stderr, "; hits through BPF");
-    else if (!st->marker_locations_bpf)
-        fprintf(stderr, "; hits as perf samples");
-    else
-        fprintf(stderr, "; hits through BPF at %zu locations, as perf samples at %zu",
-                st->marker_locations_bpf, st->marker_locations_perf);
-    fprintf(stderr, "\n");
-    fprintf(stderr, "taskspy: %" PRIu64 " polls, %" PRIu64 " tasks, %" PRIu64 " spawned, %" PRIu64
-            " terminated, %" PRIu64 " lost marker records\n",
-            st->polls, st->tasks_seen, st->spawns, st->terminates, st->lost_markers);
-    if (st->lost_markers || st->unknown_task_samples)
-        fprintf(stderr, "taskspy: lost marker records: %" PRIu64 " from full perf buffers, %" PRIu64 " overwritten "
-                        "BPF slots; %" PRIu64 " samples counted as [unknown task] (until their thread's next poll)\n",
-                st->lost_markers_perf, st->lost_markers_bpf, st->unknown_task_samples);
-    if (st->late_markers)
-        fprintf(stderr, "taskspy: %" PRIu64 " marker records were read after later samples of their thread had "
-                        "been attributed\n", st->late_markers);
-    if (st->throttled_markers)
-        fprintf(stderr, "taskspy: the kernel throttled marker events %" PRIu64 " times (records dropped; raise "
-                        "kernel.perf_event_max_sample_rate); those threads count as [unknown task] until "
-                        "their next poll\n", st->throttled_markers);
-    if (st->polls && !st->timed_polls)
-        fprintf(stderr, "taskspy: poll entries only (no poll durations; --poll-times adds return probes)\n");
-    char id[32];
-    for (size_t i = 0; i < st->n_tasks && i < 5; i++) {
-        if (st->timed_polls)
-            fprintf(stderr, "taskspy:   task %s: %" PRIu64 " polls, %.1f ms total, longest %.2f ms\n",
-                    task_id_text(st->tasks[i].task_id, id, sizeof(id)), st->tasks[i].polls,
-                    st->tasks[i].total_poll_ns / 1e6, st->tasks[i].longest_poll_ns / 1e6);
-        else
-            fprintf(stderr, "taskspy:   task %s: %" PRIu64 " polls\n", task_id_text(st->tasks[i].task_id, id, sizeof(id)),
-                    st->tasks[i].polls);
-    }
-    if (st->long_polls) {
-        fprintf(stderr, "taskspy: %" PRIu64 " long polls (> 10 ms) blocked an executor thread:", st->long_polls);
-        size_t shown = 0;
-        for (size_t i = 0; i < st->n_tasks && shown < 5; i++)
-            if (st->tasks[i].longest_poll_ns > 10000000ull) {
-                fprintf(stderr, "%s task %s (%.1f ms)", shown ? "," : "",
-                        task_id_text(st->tasks[i].task_id, id, sizeof(id)), st->tasks[i].longest_poll_ns / 1e6);
-                shown++;
-            }
-        fprintf(stderr, "\n");
-    }
-}
-
 static int write_output(const struct record_options *o, struct record_sink *k, struct output_set *outs,
-                        const struct sampler_stats *st, pid_t pid, char *err, size_t errlen)
+                        const struct sampler_stats *st, pid_t pid, uint64_t start_ns,
+                        struct trace_report *trace_report, char *err, size_t errlen)
 {
     char cmdline[1024], title[1100], header[1400];
     command_line_of(o, pid, cmdline, sizeof(cmdline));
@@ -344,10 +246,32 @@ static int write_output(const struct record_options *o, struct record_sink *k, s
     struct timespec now;
     uint64_t duration_ns = (uint64_t)(st->duration_s * 1e9);
     uint64_t now_ns = clock_gettime(CLOCK_REALTIME, &now) == 0 ? (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec : 0;
-    struct export_info info = { .name = cmdline, .exporter = "taskspy 0.1", .period_ns = 1000000000u / o->frequency,
+    struct export_info info = { .name = cmdline, .exporter = "taskspy " TASKSPY_VERSION, .period_ns = 1000000000u / o->frequency,
                                 .duration_ns = duration_ns, .start_time_ns = now_ns > duration_ns ? now_ns - duration_ns : 0 };
     struct output_content content = { .profile = k->profile, .svg = &so, .info = &info };
+    struct trace_events trace;
+    if (k->want_trace) {
+        if (trace_collect_finish(&k->trace, k->stacks, k->profile, (uint32_t)pid, start_ns, &trace) != 0) {
+            snprintf(err, errlen, "out of memory while preparing the trace; nothing written");
+            output_set_abort(outs);
+            return -1;
+        }
+        content.trace = &trace;
+        content.trace_report = trace_report;
+    }
     return output_set_write(outs, &o->outputs, &content, err, errlen);
+}
+
+static void print_trace_written(const char *path, const struct trace_collect *c, const struct trace_report *r)
+{
+    fprintf(stderr, "taskspy: wrote %s (%" PRIu64 " polls, %zu samples", path, r->polls, c->samples.n);
+    if (r->clipped || r->dropped)
+        fprintf(stderr, "; %" PRIu64 " polls overlapping an earlier one on their thread clipped, %" PRIu64
+                        " inside one left out", r->clipped, r->dropped);
+    if (c->left_out)
+        fprintf(stderr, "; the cap of %u events was reached: %" PRIu64 " later polls and samples left out",
+                TRACE_MAX_EVENTS, c->left_out);
+    fprintf(stderr, ")\n");
 }
 
 static void sink_free(struct record_sink *k)
@@ -356,113 +280,173 @@ static void sink_free(struct record_sink *k)
     profile_free(k->profile);
     if (k->symbolizer)
         symbolizer_free(k->symbolizer);
-    u64_map_free(&k->user_cache);
-    u64_map_free(&k->kernel_cache);
     vec_free(&k->thread_roots);
-    free(k->cached);
+    vec_free(&k->by_result);
+    trace_collect_free(&k->trace);
     free(k->frame_pool);
     free(k);
 }
 
-int record_command(int argc, char **argv)
-{
+/* One `taskspy record`: what its steps share. */
+struct recording {
+    int argc;
+    char **argv;
     struct record_options o;
-    char err[1024] = "";
-    int prc = record_options_parse(&o, argc, argv, err, sizeof(err));
-    if (prc == 1)
-        return 0;
-    if (prc != 0) {
-        fprintf(stderr, "taskspy: %s\n", err);
-        fprintf(stderr, "Run 'taskspy record --help' for usage.\n");
-        return 2;
-    }
     struct output_set outs;
-    if (output_set_open(&outs, &o.outputs, err, sizeof(err)) != 0) {
-        fprintf(stderr, "taskspy: %s\n", err);
-        return 1;
+    bool outs_open;                /* outs are to be aborted unless written */
+    struct record_sink *k;
+    struct sampler *s;
+    uint64_t start_ns;             /* CLOCK_MONOTONIC when recording began: the trace's origin */
+    char err[1024];
+};
+
+/* Each step returns CARRY_ON, or the exit status when the command ends there. */
+enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2, CARRY_ON = -1 };
+
+static int fail(struct recording *r, int status)
+{
+    fprintf(stderr, "taskspy: %s\n", r->err);
+    return status;
+}
+
+static int parse_options(struct recording *r)
+{
+    int rc = record_options_parse(&r->o, r->argc, r->argv, r->err, sizeof(r->err));
+    if (rc == 1)
+        return 0;                  /* --help was printed */
+    if (rc != 0) {
+        fail(r, EXIT_USAGE);
+        fprintf(stderr, "Run 'taskspy record --help' for usage.\n");
+        return EXIT_USAGE;
     }
-    struct record_sink *k = calloc(1, sizeof(*k));
-    struct symbolizer_options so = { .kernel = o.kernel, .demangle = true };
-    if (!k || !(k->profile = profile_new()) || !(k->symbolizer = symbolizer_new(&so)) ||
-        u64_map_init(&k->user_cache, 4096) != 0 || u64_map_init(&k->kernel_cache, 256) != 0) {
+    return CARRY_ON;
+}
+
+/* Before any work, so that an unwritable destination fails at once. */
+static int open_outputs(struct recording *r)
+{
+    if (output_set_open(&r->outs, &r->o.outputs, r->err, sizeof(r->err)) != 0)
+        return fail(r, EXIT_RUNTIME);
+    r->outs_open = true;
+    return CARRY_ON;
+}
+
+static int make_sink(struct recording *r)
+{
+    struct record_sink *k = r->k = calloc(1, sizeof(*k));
+    struct symbolizer_options so = { .kernel = r->o.kernel, .demangle = true };
+    if (!k || !(k->profile = profile_new()) || !(k->symbolizer = symbolizer_new(&so))) {
         fprintf(stderr, "taskspy: out of memory\n");
-        output_set_abort(&outs);
-        if (k)
-            sink_free(k);
-        return 1;
+        return EXIT_RUNTIME;
     }
     status_line_init(&k->status, stderr);
-    k->stacks = task_stacks_new(k->profile, o.group_by, o.await_points, o.task_boundary, err, sizeof(err));
-    if (!k->stacks) {
-        fprintf(stderr, "taskspy: %s\n", err);
-        output_set_abort(&outs);
-        sink_free(k);
-        return 2;
-    }
+    trace_collect_init(&k->trace, TRACE_MAX_EVENTS);
+    for (size_t i = 0; i < r->o.outputs.n; i++)
+        k->want_trace |= r->o.outputs.items[i].format == FORMAT_TRACE;
+    k->stacks = task_stacks_new(k->profile, r->o.group_by, r->o.await_points, r->o.task_boundary, r->err,
+                                sizeof(r->err));
+    return k->stacks ? CARRY_ON : fail(r, EXIT_USAGE);
+}
+
+/* Ctrl-C, SIGTERM and SIGHUP end the recording and still write the output. */
+static int catch_stop_signals(struct recording *r)
+{
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0 ||
         sigaction(SIGHUP, &sa, NULL) != 0) {
-        fprintf(stderr, "taskspy: cannot install signal handlers: %s\n", strerror(errno));
-        output_set_abort(&outs);
-        sink_free(k);
-        return 1;
+        snprintf(r->err, sizeof(r->err), "cannot install signal handlers: %s", strerror(errno));
+        return fail(r, EXIT_RUNTIME);
     }
     signal(SIGPIPE, SIG_IGN);
+    return CARRY_ON;
+}
+
+static int open_sampler(struct recording *r)
+{
+    const struct record_options *o = &r->o;
     struct sampler_config cfg = {
-        .pid = o.pid, .argv = o.argv, .frequency = o.frequency, .call_graph = o.call_graph,
-        .stack_size = o.stack_size, .mmap_pages = o.mmap_pages, .kernel = o.kernel, .duration = o.duration, .markers = o.markers,
-        .poll_times = o.poll_times,
+        .pid = o->pid, .argv = o->argv, .frequency = o->frequency, .call_graph = o->call_graph,
+        .stack_size = o->stack_size, .mmap_pages = o->mmap_pages, .kernel = o->kernel, .duration = o->duration, .markers = o->markers,
+        .poll_times = o->poll_times,
         .stop = &stop_requested,
-        .search_path = getenv("PATH"), .marker_records = o.marker_records, .uprobe_events = o.uprobe_events,
-        .on_warning = print_warning, .warning_ctx = &k->status,
+        .search_path = getenv("PATH"), .marker_records = o->marker_records, .uprobe_events = o->uprobe_events,
+        .on_warning = print_warning, .warning_ctx = &r->k->status,
     };
-    struct sampler *s;
-    if (sampler_open(&s, &cfg, err, sizeof(err)) != 0) {
-        fprintf(stderr, "taskspy: %s\n", err);
-        output_set_abort(&outs);
-        sink_free(k);
-        return 1;
-    }
+    if (sampler_open(&r->s, &cfg, r->err, sizeof(r->err)) != 0)
+        return fail(r, EXIT_RUNTIME);
     /* Without poll markers, tasks of the runtimes taskspy knows are found by their boundary frames. */
-    bool boundaries = strcmp(o.markers, "none") != 0 && sampler_poll_markers(s) == 0;
-    task_stacks_use_runtime_boundaries(k->stacks, boundaries);
+    bool boundaries = strcmp(o->markers, "none") != 0 && sampler_poll_markers(r->s) == 0;
+    task_stacks_use_runtime_boundaries(r->k->stacks, boundaries);
+    return CARRY_ON;
+}
+
+static int run_sampler(struct recording *r)
+{
     struct sampler_sink sink = {
-        .ctx = k, .on_mapping = sink_mapping, .on_thread_name = sink_thread_name, .on_sample = sink_sample,
-        .on_progress = sink_progress,
+        .ctx = r->k, .on_mapping = sink_mapping, .on_thread_name = sink_thread_name, .on_sample = sink_sample,
+        .on_progress = sink_progress, .on_poll = r->k->want_trace ? sink_poll : NULL,
     };
-    int rc = sampler_run(s, &sink, err, sizeof(err));
-    status_line_clear(&k->status);
-    const struct sampler_stats *st = sampler_stats(s);
-    pid_t pid = sampler_target_pid(s);
-    int status = 0;
-    if (rc != 0) {
-        fprintf(stderr, "taskspy: %s\n", err);
-        output_set_abort(&outs);
-        status = 1;
-    } else if (k->failed || task_stacks_finish(k->stacks) != 0) {
+    struct timespec start;     /* the clock of sample and poll times; the events are enabled just after */
+    r->start_ns = clock_gettime(CLOCK_MONOTONIC, &start) == 0
+                      ? (uint64_t)start.tv_sec * 1000000000u + (uint64_t)start.tv_nsec : 0;
+    int rc = sampler_run(r->s, &sink, r->err, sizeof(r->err));
+    status_line_clear(&r->k->status);
+    if (rc != 0)
+        return fail(r, EXIT_RUNTIME);
+    if (r->k->failed || task_stacks_finish(r->k->stacks) != 0) {
         fprintf(stderr, "taskspy: out of memory while recording; nothing written\n");
-        output_set_abort(&outs);
-        status = 1;
-    } else {
-        print_summary(&o, st, pid, task_stacks_boundary_samples(k->stacks));
-        if (st->target_exited)
-            fprintf(stderr, "taskspy: the target exited during the recording; writing what was gathered\n");
-        if (st->samples == 0)
-            fprintf(stderr, "taskspy: warning: no samples (the target used no CPU while recorded?)\n");
-        if (write_output(&o, k, &outs, st, pid, err, sizeof(err)) != 0) {
-            fprintf(stderr, "taskspy: %s\n", err);
-            status = 1;
-        } else {
-            for (size_t i = 0; i < o.outputs.n; i++)
-                if (strcmp(o.outputs.items[i].path, "-") != 0)
-                    fprintf(stderr, "taskspy: wrote %s (%zu stacks)\n", o.outputs.items[i].path,
-                            profile_distinct_stacks(k->profile));
-        }
+        return EXIT_RUNTIME;
     }
-    sampler_close(s);
-    sink_free(k);
+    return CARRY_ON;
+}
+
+static int report_and_write(struct recording *r)
+{
+    const struct sampler_stats *st = sampler_stats(r->s);
+    pid_t pid = sampler_target_pid(r->s);
+    record_summary_print(stderr, &r->o, st, pid, task_stacks_boundary_samples(r->k->stacks));
+    if (st->target_exited)
+        fprintf(stderr, "taskspy: the target exited during the recording; writing what was gathered\n");
+    if (st->samples == 0)
+        fprintf(stderr, "taskspy: warning: no samples (the target used no CPU while recorded?)\n");
+    struct trace_report trace_report = { 0 };
+    if (write_output(&r->o, r->k, &r->outs, st, pid, r->start_ns, &trace_report, r->err, sizeof(r->err)) != 0)
+        return fail(r, EXIT_RUNTIME);
+    r->outs_open = false;
+    for (size_t i = 0; i < r->o.outputs.n; i++) {
+        const struct output_request *out = &r->o.outputs.items[i];
+        if (strcmp(out->path, "-") == 0)
+            continue;
+        if (out->format == FORMAT_TRACE)
+            print_trace_written(out->path, &r->k->trace, &trace_report);
+        else
+            fprintf(stderr, "taskspy: wrote %s (%zu stacks)\n", out->path, profile_distinct_stacks(r->k->profile));
+    }
+    return 0;
+}
+
+static void finish(struct recording *r)
+{
+    if (r->outs_open)
+        output_set_abort(&r->outs);
+    if (r->s)
+        sampler_close(r->s);
+    if (r->k)
+        sink_free(r->k);
+}
+
+int record_command(int argc, char **argv)
+{
+    static int (*const steps[])(struct recording *) = {
+        parse_options, open_outputs, make_sink, catch_stop_signals, open_sampler, run_sampler, report_and_write,
+    };
+    struct recording r = { .argc = argc, .argv = argv };
+    int status = CARRY_ON;
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]) && status == CARRY_ON; i++)
+        status = steps[i](&r);
+    finish(&r);
     return status;
 }

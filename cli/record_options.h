@@ -17,6 +17,7 @@ struct record_options {
     double duration;
     unsigned frequency;
     struct output_list outputs;  /* every -o, each with its format */
+    const char *format_name;     /* -f as given, or NULL: each output's format comes from its extension */
     enum sampler_call_graph call_graph;
     unsigned stack_size;
     size_t mmap_pages;           /* --mmap-pages; 0: automatic */
@@ -33,6 +34,7 @@ struct record_options {
 
 /* Parse argv (argv[0] == "record"). Returns 0, 1 when --help was printed, or -1 with a message in err. */
 int record_options_parse(struct record_options *o, int argc, char **argv, char *err, size_t errlen);
+/* The usage lines and every option's help line (from the option table). */
 void record_usage(FILE *out);
 
 #endif

@@ -1,16 +1,39 @@
-/* taskspy.c: the program entry point: dispatches to the record and flamegraph subcommands. */
+/* taskspy.c: the program entry point: dispatches to the subcommands of a table that also makes the usage
+ * text; --help / -h print it to stdout, --version the version. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/version.h"
+
+struct command {
+    const char *name;
+    const char *synopsis;            /* usage lines after "taskspy NAME", '\n'-separated */
+    int (*run)(int argc, char **argv);
+};
+
+static const struct command commands[] = {
+    { "record", "-p PID [-d SECS] [options] -o FILE\n[-d SECS] [options] -o FILE -- CMD ARGS...", record_command },
+    { "flamegraph", "[FOLDED|-] -o FILE.svg [svg options]", flamegraph_command },
+};
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *out)
 {
-    fputs("usage: taskspy record -p PID [-d SECS] [options] -o FILE\n"
-          "       taskspy record [-d SECS] [options] -o FILE -- CMD ARGS...\n"
-          "       taskspy flamegraph [FOLDED|-] -o FILE.svg [svg options]\n"
-          "Run 'taskspy record --help' or 'taskspy flamegraph --help' for the options.\n",
-          out);
+    const char *lead = "usage:";
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        for (const char *line = commands[i].synopsis; *line;) {
+            size_t len = strcspn(line, "\n");
+            fprintf(out, "%-6s taskspy %s %.*s\n", lead, commands[i].name, (int)len, line);
+            lead = "";
+            line += len + (line[len] == '\n');
+        }
+    }
+    fputs("       taskspy --help | --version\n", out);
+    fputs("Run 'taskspy COMMAND --help' for a command's options (", out);
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "%s%s", i ? ", " : "", commands[i].name);
+    fputs(").\n", out);
 }
 
 int main(int argc, char **argv)
@@ -19,16 +42,15 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (strcmp(argv[1], "record") == 0)
-        return record_command(argc - 1, argv + 1);
-    if (strcmp(argv[1], "flamegraph") == 0)
-        return flamegraph_command(argc - 1, argv + 1);
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(stdout);
         return 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        puts("taskspy 0.1");
+        puts("taskspy " TASKSPY_VERSION);
         return 0;
     }
     fprintf(stderr, "taskspy: unknown command '%s'\n", argv[1]);

@@ -1,5 +1,6 @@
-/* elf_file.c: bounds-checked reading of a mapped ELF64 file (sections, program headers, notes). */
-#include "elf/elf_file.h"
+/* elf_file.c: opening an ELF64 file (mapped, or an image already in memory) and finding its sections by
+ * name, bounds-checked. */
+#include "elf/elf_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -7,11 +8,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static bool range_ok(size_t total, uint64_t off, uint64_t len)
-{
-    return off <= total && len <= total - off;
-}
 
 int elf_file_from_memory(struct elf_file *ef, const void *data, size_t size)
 {
@@ -26,25 +22,44 @@ int elf_file_from_memory(struct elf_file *ef, const void *data, size_t size)
     ef->ehdr = data;
     const Elf64_Ehdr *eh = ef->ehdr;
     if (eh->e_phnum && eh->e_phentsize == sizeof(Elf64_Phdr) &&
-        range_ok(size, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)) &&
+        elf_range_ok(size, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)) &&
         eh->e_phoff % _Alignof(Elf64_Phdr) == 0) {
         ef->phdrs = (const Elf64_Phdr *)(ef->data + eh->e_phoff);
         ef->n_phdrs = eh->e_phnum;
     }
     if (eh->e_shnum && eh->e_shentsize == sizeof(Elf64_Shdr) &&
-        range_ok(size, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)) &&
+        elf_range_ok(size, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)) &&
         eh->e_shoff % _Alignof(Elf64_Shdr) == 0) {
         ef->shdrs = (const Elf64_Shdr *)(ef->data + eh->e_shoff);
         ef->n_shdrs = eh->e_shnum;
         if (eh->e_shstrndx < ef->n_shdrs) {
             const Elf64_Shdr *s = &ef->shdrs[eh->e_shstrndx];
-            if (s->sh_type != SHT_NOBITS && range_ok(size, s->sh_offset, s->sh_size) && s->sh_size > 0) {
+            if (s->sh_type != SHT_NOBITS && elf_range_ok(size, s->sh_offset, s->sh_size) && s->sh_size > 0) {
                 ef->shstrtab = (const char *)ef->data + s->sh_offset;
                 ef->shstrtab_size = s->sh_size;
             }
         }
     }
+    elf_notes_find_build_id(ef);
     return 0;
+}
+
+int elf_file_from_loaded_image(struct elf_file *ef, const void *base)
+{
+    memset(ef, 0, sizeof(*ef));
+    const Elf64_Ehdr *eh = base;
+    if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_phentsize != sizeof(Elf64_Phdr)) {
+        errno = ENOEXEC;
+        return -1;
+    }
+    /* The image is exactly as large as what its headers describe; never read past its mapping. */
+    uint64_t size = (uint64_t)eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+    const Elf64_Phdr *ph = (const Elf64_Phdr *)((const uint8_t *)base + eh->e_phoff);
+    for (size_t i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && ph[i].p_offset + ph[i].p_filesz > size)
+            size = ph[i].p_offset + ph[i].p_filesz;
+    return elf_file_from_memory(ef, base, (size_t)size);
 }
 
 int elf_file_open(struct elf_file *ef, const char *path)
@@ -104,80 +119,28 @@ const Elf64_Shdr *elf_file_section(const struct elf_file *ef, const char *name)
 
 const uint8_t *elf_file_section_data(const struct elf_file *ef, const Elf64_Shdr *sh, size_t *size)
 {
-    if (!sh || sh->sh_type == SHT_NOBITS || !range_ok(ef->size, sh->sh_offset, sh->sh_size))
+    if (!sh || sh->sh_type == SHT_NOBITS || !elf_range_ok(ef->size, sh->sh_offset, sh->sh_size))
         return NULL;
     if (size)
         *size = sh->sh_size;
     return ef->data + sh->sh_offset;
 }
 
-/* A PT_LOAD whose file range cannot overflow an offset (outside input may say anything). */
-static bool load_segment_sane(const Elf64_Phdr *ph)
+
+bool elf_file_section_addr(const struct elf_file *ef, const char *name, uint64_t *addr)
 {
-    return ph->p_type == PT_LOAD && ph->p_offset <= (uint64_t)INT64_MAX &&
-           ph->p_filesz <= (uint64_t)INT64_MAX - ph->p_offset;
+    const Elf64_Shdr *sh = elf_file_section(ef, name);
+    if (sh)
+        *addr = sh->sh_addr;
+    return sh != NULL;
 }
 
-int64_t elf_file_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr)
+bool elf_file_note_section(const struct elf_file *ef, const char *name, const uint8_t **data, size_t *size)
 {
-    for (size_t i = 0; i < ef->n_phdrs; i++) {
-        const Elf64_Phdr *ph = &ef->phdrs[i];
-        if (load_segment_sane(ph) && vaddr >= ph->p_vaddr && vaddr - ph->p_vaddr < ph->p_filesz)
-            return (int64_t)(ph->p_offset + (vaddr - ph->p_vaddr));
-    }
-    return -1;
-}
-
-bool elf_file_offset_to_vaddr(const struct elf_file *ef, uint64_t offset, uint64_t *vaddr)
-{
-    for (size_t i = 0; i < ef->n_phdrs; i++) {
-        const Elf64_Phdr *ph = &ef->phdrs[i];
-        if (load_segment_sane(ph) && offset >= ph->p_offset && offset - ph->p_offset < ph->p_filesz) {
-            *vaddr = ph->p_vaddr + (offset - ph->p_offset);
-            return true;
-        }
-    }
-    return false;
-}
-
-static size_t build_id_in(const uint8_t *p, size_t size, const uint8_t **id)
-{
-    size_t off = 0;
-    while (size - off >= sizeof(Elf64_Nhdr)) {
-        Elf64_Nhdr nh;
-        memcpy(&nh, p + off, sizeof(nh));
-        off += sizeof(nh);
-        size_t namesz = ((size_t)nh.n_namesz + 3) & ~(size_t)3;
-        size_t descsz = ((size_t)nh.n_descsz + 3) & ~(size_t)3;
-        if (namesz > size - off || descsz > size - off - namesz)
-            return 0;
-        if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && memcmp(p + off, "GNU", 4) == 0) {
-            *id = p + off + namesz;
-            return nh.n_descsz;
-        }
-        off += namesz + descsz;
-    }
-    return 0;
-}
-
-size_t elf_file_build_id(const struct elf_file *ef, const uint8_t **id)
-{
-    for (size_t i = 0; i < ef->n_phdrs; i++) {
-        const Elf64_Phdr *ph = &ef->phdrs[i];
-        if (ph->p_type == PT_NOTE && range_ok(ef->size, ph->p_offset, ph->p_filesz)) {
-            size_t n = build_id_in(ef->data + ph->p_offset, ph->p_filesz, id);
-            if (n)
-                return n;
-        }
-    }
-    for (size_t i = 0; i < ef->n_shdrs; i++) {
-        size_t sz;
-        if (ef->shdrs[i].sh_type != SHT_NOTE)
-            continue;
-        const uint8_t *d = elf_file_section_data(ef, &ef->shdrs[i], &sz);
-        size_t n = d ? build_id_in(d, sz, id) : 0;
-        if (n)
-            return n;
-    }
-    return 0;
+    const Elf64_Shdr *sh = elf_file_section(ef, name);
+    if (!sh || sh->sh_type != SHT_NOTE)
+        return false;
+    *size = 0;
+    *data = elf_file_section_data(ef, sh, size);
+    return true;
 }

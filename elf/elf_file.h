@@ -1,6 +1,8 @@
-/* elf_file.h: read-only view of a 64-bit ELF file mapped into memory, with bounds-checked access to its
- * sections and program headers. Used by the unwinder (.eh_frame_hdr) and the USDT note reader. Every
- * offset taken from the file is checked before use: the file is outside input. */
+/* elf_file.h: the one ELF reader of taskspy, below all layers, and its whole interface. A 64-bit ELF file
+ * mapped into memory (or an image already in memory, such as the vDSO), with bounds-checked access to its
+ * sections, program headers, notes, symbols and build id, the link-time address <-> file offset mapping
+ * through PT_LOAD, and the lookup of its verified separate debug file. Every offset taken from the file is
+ * checked before use: the file is outside input. Nothing outside elf/ walks ELF headers itself. */
 #ifndef TASKSPY_ELF_FILE_H
 #define TASKSPY_ELF_FILE_H
 
@@ -20,23 +22,101 @@ struct elf_file {
     size_t shstrtab_size;
     const Elf64_Phdr *phdrs;
     size_t n_phdrs;
+    const uint8_t *build_id;   /* the GNU build-id note's bytes (found once, on open), or NULL */
+    size_t build_id_len;
 };
 
+/* ---- elf_file.c: opening ------------------------------------------------------------------------- */
 /* Open and map a file. Returns 0, or -1 with errno set (EINVAL/ENOEXEC for a file that is not ELF64). */
 int elf_file_open(struct elf_file *ef, const char *path);
 /* Parse an ELF image held in memory (not owned). Returns 0 or -1. */
 int elf_file_from_memory(struct elf_file *ef, const void *data, size_t size);
+/* Parse an ELF image loaded in this process at base (the vDSO), whose size only its headers tell. */
+int elf_file_from_loaded_image(struct elf_file *ef, const void *base);
 void elf_file_close(struct elf_file *ef);
 
+/* ---- elf_file.c: sections ------------------------------------------------------------------------ */
 /* Section by name, or NULL. */
 const Elf64_Shdr *elf_file_section(const struct elf_file *ef, const char *name);
 /* Bytes of a section inside the file, or NULL for SHT_NOBITS or out-of-bounds sections. */
 const uint8_t *elf_file_section_data(const struct elf_file *ef, const Elf64_Shdr *sh, size_t *size);
-/* Link-time virtual address to file offset through the PT_LOAD headers; -1 when no segment holds it. */
+/* The link-time address of a section (sh_addr), whether or not it has bytes in the file. */
+bool elf_file_section_addr(const struct elf_file *ef, const char *name, uint64_t *addr);
+/* Is there a note section (SHT_NOTE) of that name? *data gets its bytes (NULL when they lie outside the file). */
+bool elf_file_note_section(const struct elf_file *ef, const char *name, const uint8_t **data, size_t *size);
+
+/* ---- elf_segments.c: program headers and addresses ------------------------------------------------ */
+/* Where a piece of the file lies: link-time address, file offset, size in the file. */
+struct elf_range {
+    uint64_t vaddr, offset, size;
+};
+/* The nth (from 0) program header of type p_type (PT_NOTE, PT_GNU_EH_FRAME...) whose bytes lie in the file. */
+bool elf_file_segment_range(const struct elf_file *ef, uint32_t p_type, size_t nth, struct elf_range *out);
+/* A section's place, when its bytes lie in the file. */
+bool elf_file_section_range(const struct elf_file *ef, const char *name, struct elf_range *out);
+/* Link-time virtual address to file offset through the first PT_LOAD holding vaddr; -1 when none does. */
 int64_t elf_file_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr);
+/* The same, and that segment must have all of p_flags (PF_X, PF_W) and hold len bytes from vaddr. */
+int64_t elf_file_vaddr_to_offset_in(const struct elf_file *ef, uint64_t vaddr, uint32_t p_flags, uint64_t len);
 /* File offset to link-time virtual address through the PT_LOAD headers; returns false if none holds it. */
 bool elf_file_offset_to_vaddr(const struct elf_file *ef, uint64_t offset, uint64_t *vaddr);
-/* The GNU build-id note, if any. Returns its length (0 if none) and points *id at it. */
+/* Load bias (runtime address - link-time address) of the object when the file offset pgoff is mapped at
+ * start: from the PT_LOAD that pgoff falls in (page_size: the kernel maps from page-aligned offsets, and
+ * several segments can share a page under LLD: the one whose PF_X matches executable wins). */
+bool elf_file_load_bias(const struct elf_file *ef, uint64_t start, uint64_t pgoff, bool executable,
+                        uint64_t page_size, uint64_t *bias);
+
+/* ---- elf_notes.c: notes -------------------------------------------------------------------------- */
+struct elf_note {
+    uint32_t type;
+    const uint8_t *owner;      /* n_namesz bytes (the NUL included, when the writer put one) */
+    uint32_t owner_size;
+    const uint8_t *desc;
+    uint32_t desc_size;
+};
+struct elf_note_iter {
+    const uint8_t *data;
+    size_t size, at;
+    bool broken;               /* a note's sizes ran past the end: nothing after it can be trusted */
+    uint32_t broken_type;      /* that note's type */
+};
+/* Walk the notes of a note section or segment payload. */
+void elf_notes_begin(struct elf_note_iter *it, const uint8_t *data, size_t size);
+/* The next note, or false at the end (then it->broken tells whether the chain was cut). */
+bool elf_notes_next(struct elf_note_iter *it, struct elf_note *note);
+/* Is the note owned by owner ("GNU", "stapsdt": compared with its NUL)? */
+bool elf_note_owner_is(const struct elf_note *note, const char *owner);
+/* The GNU build-id (found once when the file was opened). Returns its length (0 if none), *id at it. */
 size_t elf_file_build_id(const struct elf_file *ef, const uint8_t **id);
+
+/* ---- elf_symbols.c: symbol tables ---------------------------------------------------------------- */
+struct elf_symbol {
+    const char *name;          /* NUL-terminated inside the string table */
+    uint64_t value, size;
+    uint8_t type;              /* STT_FUNC... */
+    uint8_t bind;              /* STB_GLOBAL... */
+    uint16_t section;          /* st_shndx (SHN_UNDEF for undefined) */
+};
+struct elf_symbol_iter {
+    const uint8_t *syms;
+    size_t size, at;
+    const char *strs;
+    size_t strs_size;
+};
+/* Walk symbol table `table` (".symtab" with ".strtab", ".dynsym" with ".dynstr"). False when it is absent. */
+bool elf_symbols_begin(struct elf_symbol_iter *it, const struct elf_file *ef, const char *table);
+/* The next symbol with a valid name, or false at the end. */
+bool elf_symbols_next(struct elf_symbol_iter *it, struct elf_symbol *sym);
+
+/* ---- debug_file.c: the separate debug file ------------------------------------------------------- */
+/* Path of the separate debug file of ef (the object at path as the target names it, opened through the
+ * root prefix, "" or "/proc/PID/root"), as Debian's -dbgsym packages and `objcopy --only-keep-debug` make
+ * them: by build-id under ROOT/usr/lib/debug/.build-id/, then by .gnu_debuglink name beside the object,
+ * in its .debug/ directory and under ROOT/usr/lib/debug/DIR/. A candidate is taken only if it matches:
+ * same build-id when both files have one, else the .gnu_debuglink CRC; a stale file is refused. Returns
+ * a malloc'd path or NULL. */
+char *elf_debug_file_find(const struct elf_file *ef, const char *root, const char *path);
+/* The .gnu_debuglink of ef: file name (inside ef) and CRC. False when it has none or it is malformed. */
+bool elf_file_debuglink(const struct elf_file *ef, const char **name, uint32_t *crc);
 
 #endif

@@ -1,7 +1,7 @@
 /* flamegraph.h: the whole interface of the flamegraph layer: a profile (stacks of named frames merged into
  * a tree of counts, memory growing with distinct stacks, not samples), task-aware stack building (task
- * roots, runtime frames cut, await points), the folded and SVG readers/writers, and the speedscope and
- * pprof exports. */
+ * roots, runtime frames cut, await points), the folded and SVG readers/writers, and the speedscope, pprof
+ * and Chrome trace exports. */
 #ifndef TASKSPY_FLAMEGRAPH_H
 #define TASKSPY_FLAMEGRAPH_H
 
@@ -41,6 +41,8 @@ int profile_add_ids(struct profile *p, const uint32_t *frames, size_t n, uint64_
 /* Same with names (interned on the way). */
 int profile_add(struct profile *p, const char *const *names, size_t n, uint64_t count);
 const struct profile_node *profile_nodes(const struct profile *p, size_t *n);
+/* The node where the stack added last ends (0 for an empty stack), PROFILE_NO_NODE when that add failed. */
+uint32_t profile_last_leaf(const struct profile *p);
 uint64_t profile_total(const struct profile *p);
 size_t profile_distinct_stacks(const struct profile *p);
 
@@ -82,6 +84,13 @@ int task_stacks_prepare(struct task_stacks *t, const char *name, const char *fil
  * whole stack under thread_root. Returns 0 or -1 (no memory). */
 int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task_state state, uint64_t task_id,
                     uint32_t marker_function, const struct stack_frame *const *frames, size_t n, uint64_t count);
+/* The profile node of the stack the last task_stacks_add put in the profile, or PROFILE_NO_NODE when it
+ * held that sample back (its task's entry not known yet; settled by task_stacks_finish). */
+uint32_t task_stacks_last_node(const struct task_stacks *t);
+/* The root frame the samples of task task_id have by the grouping ("task: ENTRY" or "task ID: ENTRY"; with
+ * --group-by none "task: ENTRY" too), "[task entry unknown]" when no sample told its entry; PROFILE_NO_FRAME
+ * when out of memory. */
+uint32_t task_stacks_task_root(struct task_stacks *t, uint64_t task_id);
 /* Settle samples held back because their task's entry was not known when they came. Call once at the end,
  * before writing. Returns 0 or -1 (no memory). */
 int task_stacks_finish(struct task_stacks *t);
@@ -97,13 +106,19 @@ int profile_write_folded(const struct profile *p, FILE *out);
 struct folded_read_report {
     uint64_t lines;          /* lines read */
     uint64_t stacks;         /* lines accepted */
-    uint64_t skipped;        /* malformed lines skipped (each reported to the warn stream) */
+    uint64_t skipped;        /* malformed lines skipped (each reported through the warnings callback) */
+};
+/* Where the reader reports malformed lines: one call per message, a line without '\n'. */
+struct folded_warnings {
+    void (*warn)(void *ctx, const char *message);
+    void *ctx;
 };
 /* Read folded text into p (merging with what it holds). Malformed lines (no count, negative or
- * non-numeric count, empty frames, over-long lines) are reported as "NAME:LINE: why" on warn (if not
- * NULL) and skipped; CRLF endings are accepted; perf script's trailing annotations are tolerated.
- * Returns 0, or -1 with a one-line message in err for a fatal problem (read error, no valid line). */
-int profile_read_folded(struct profile *p, FILE *in, const char *name, FILE *warn,
+ * non-numeric count, empty frames, over-long lines) are reported as "NAME:LINE: why, line skipped"
+ * through warnings (if not NULL; the first 100, then "NAME: N more malformed lines skipped") and skipped;
+ * CRLF endings are accepted; perf script's trailing annotations are tolerated. Returns 0, or -1 with a
+ * one-line message in err for a fatal problem (read error, no valid line). */
+int profile_read_folded(struct profile *p, FILE *in, const char *name, const struct folded_warnings *warnings,
                         struct folded_read_report *report, char *err, size_t errlen);
 
 /* ---- SVG flame graph ------------------------------------------------------------------------------- */
@@ -121,6 +136,10 @@ struct svg_options {
     const char *count_name;  /* "samples" */
 };
 void svg_options_init(struct svg_options *o);
+/* True if palette names a known palette ("taskspy", "hot", "mem", "io", "red", ...). */
+bool svg_palette_known(const char *palette);
+/* Comma-separated list of the known palettes, for --help and error messages. */
+const char *svg_palette_names(void);
 /* Render p as one self-contained interactive SVG. Returns 0 or -1 (errno). */
 int profile_write_svg(const struct profile *p, FILE *out, const struct svg_options *opts);
 
@@ -147,5 +166,53 @@ int profile_write_speedscope(const struct profile *p, FILE *out, const struct ex
  * joining the location of the frame they are inlined into as its inline chain; Functions with names and
  * file names. Returns 0 or -1 (errno). */
 int profile_write_pprof(const struct profile *p, FILE *out, const struct export_info *info);
+
+/* ---- Chrome trace: task polls and CPU samples on a time line ---------------------------------------- */
+
+/* A thread of the trace: its tid and the frame id of its name (PROFILE_NO_FRAME: not known). */
+struct trace_thread {
+    uint32_t tid;
+    uint32_t name;
+};
+/* One poll of a task by a thread; root is the frame id of the task's root ("task: ENTRY"), its name. */
+struct trace_poll {
+    uint64_t start_ns, end_ns;
+    uint64_t task_id;
+    uint32_t tid;
+    uint32_t root;
+};
+/* One CPU sample: the profile node its stack ends at (PROFILE_NO_NODE: not known). */
+struct trace_sample {
+    uint64_t time_ns;
+    uint32_t tid;
+    uint32_t node;
+};
+/* What the trace shows; times in ns on one clock (any: only differences are written). */
+struct trace_events {
+    uint32_t pid;
+    uint64_t start_ns;                   /* when the recording started; 0: at the first event */
+    const struct trace_thread *threads;
+    size_t n_threads;
+    const struct trace_poll *polls;
+    size_t n_polls;
+    const struct trace_sample *samples;
+    size_t n_samples;
+    uint64_t left_out;                   /* polls and samples the recording did not keep (a cap) */
+};
+/* What the writer did with the polls. */
+struct trace_report {
+    uint64_t polls;                      /* written */
+    uint64_t clipped;                    /* started before the previous poll of their thread ended: their
+                                            start moved to that end (written, shorter) */
+    uint64_t dropped;                    /* wholly inside an earlier poll of their thread: left out */
+};
+/* Trace Event JSON ({"traceEvents":[...]}, as Perfetto UI, chrome://tracing and speedscope open it), times in
+ * microseconds from the recording's start: process_name and thread_name metadata; each poll a complete event
+ * ("ph":"X") named by its task root with the task id in args, one track per thread, a thread's polls never
+ * overlapping (sorted; overlaps clipped); each sample an instant event ("ph":"i") named by its leaf frame
+ * whose "sf" points into a stackFrames table of the profile's nodes (name, parent); one "recording" complete
+ * event on a track of its own (tid 4194304, above any real tid) spanning info->duration_ns. report may be NULL. Returns 0 or -1 (errno). */
+int profile_write_trace(const struct profile *p, const struct trace_events *ev, const struct export_info *info,
+                        FILE *out, struct trace_report *report);
 
 #endif

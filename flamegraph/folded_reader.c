@@ -6,6 +6,8 @@
  * threads: names interned on this one, the stack tree built on another. */
 #include "flamegraph/profile_internal.h"
 
+#include "base/vec.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -28,8 +30,8 @@
  * buffer, valid until the next refill: the lines taken since are handed on (as a batch) before it. */
 struct line_reader {
     FILE *in;
-    char *buf;
-    size_t cap, start, end;
+    char *buf;                           /* alloc bytes, cap of them for lines (one more for a NUL) */
+    size_t alloc, cap, start, end;
     size_t scanned;                      /* bytes from start up to here hold no '\n' */
     bool eof;
     bool discarding;                     /* inside a line already known to be too long */
@@ -73,10 +75,8 @@ static enum line_status refill(struct line_reader *r)
     if (r->end == r->cap) {
         if (r->cap < FOLDED_MAX_LINE) {
             size_t cap = r->cap * 2 > FOLDED_MAX_LINE ? FOLDED_MAX_LINE : r->cap * 2;
-            char *grown = realloc(r->buf, cap + 1);
-            if (!grown)
+            if (vec_reserve_raw((void **)&r->buf, &r->alloc, 1, cap + 1) != 0)
                 return LINE_ERROR;
-            r->buf = grown;
             r->cap = cap;
         } else {
             r->discarding = true;
@@ -97,7 +97,7 @@ static enum line_status refill(struct line_reader *r)
  * (profile_intern_batch, profile_add_batch), so the cache misses of many lookups overlap. Frames a stack
  * shares with the stack before it (sorted input: most) take that stack's ids instead of being interned. */
 struct batch {
-    /* per frame of every stack */
+    /* per frame of every stack (these and the per frame to intern ones: cap_frames each) */
     uint32_t *ids;
     uint32_t *ends;                      /* where the frame ends in its stack's text (its ';' or the end) */
     size_t n_frames, cap_frames;
@@ -105,7 +105,7 @@ struct batch {
     const char **names;
     uint32_t *name_lens, *name_frame, *name_ids;
     size_t n_names;
-    /* per stack */
+    /* per stack (cap_stacks each) */
     const char **text;
     uint32_t *text_len, *start, *len, *shared;
     uint64_t *count;
@@ -114,9 +114,10 @@ struct batch {
 
 /* A batch's stacks with a count, ready for the tree: their frame ids, each one's start there and length. */
 struct tree_work {
-    uint32_t *ids, *start, *len;
+    VEC_OF(uint32_t) ids;
+    uint32_t *start, *len;               /* per stack: cap each */
     uint64_t *count;
-    size_t n_ids, cap_ids, n, cap;
+    size_t n, cap;
     size_t known_frames;                 /* every id is below: interned before */
 };
 
@@ -141,15 +142,15 @@ struct tree_pipe {
 struct folded_parse {
     struct profile *p;
     const char *name;
-    FILE *warn;
+    const struct folded_warnings *warn;
     uint64_t line_no;
     uint64_t warnings;
     struct batch b;
     struct tree_work work;               /* handed to the tree on this thread while there is no pipe */
     struct tree_pipe *pipe;
-    char *prev;                          /* the last stack's text, ids and frame ends, once its batch is */
+    VEC_OF(char) prev;                   /* the last stack's text, ids and frame ends, once its batch is */
     uint32_t *prev_ids, *prev_ends;      /* handed on: a prefix shared with it is not interned again */
-    size_t prev_len, prev_cap, prev_frames, prev_frames_cap;
+    size_t prev_frames, prev_frames_cap;
     struct folded_read_report *report;
     uint64_t total;                      /* the profile's total as this read goes (checked for overflow) */
 };
@@ -158,14 +159,16 @@ __attribute__((format(printf, 2, 3)))
 static void malformed(struct folded_parse *fp, const char *fmt, ...)
 {
     fp->report->skipped++;
-    if (!fp->warn || ++fp->warnings > FOLDED_MAX_WARNINGS)
+    if (!fp->warn || !fp->warn->warn || ++fp->warnings > FOLDED_MAX_WARNINGS)
         return;
-    fprintf(fp->warn, "%s:%llu: ", fp->name, (unsigned long long)fp->line_no);
+    char why[256], message[sizeof(why) + 512];
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(fp->warn, fmt, ap);
+    vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
-    fputs(", line skipped\n", fp->warn);
+    snprintf(message, sizeof(message), "%.400s:%llu: %s, line skipped", fp->name, (unsigned long long)fp->line_no,
+             why);
+    fp->warn->warn(fp->warn->ctx, message);
 }
 
 static bool is_space(char c)
@@ -227,44 +230,22 @@ static const char *count_problem(enum count_parse c)
     }
 }
 
-/* Reallocate *arr for need elements of size bytes. */
-static bool grow(void **arr, size_t size, size_t need)
-{
-    void *grown = realloc(*arr, need * size);
-    if (!grown)
-        return false;
-    *arr = grown;
-    return true;
-}
-
 static int reserve_frames(struct batch *b, size_t need)
 {
-    if (need <= b->cap_frames)
-        return 0;
-    size_t cap = b->cap_frames ? b->cap_frames : 1024;
-    while (cap < need)
-        cap *= 2;
-    if (!grow((void **)&b->ids, sizeof(*b->ids), cap) || !grow((void **)&b->ends, sizeof(*b->ends), cap) ||
-        !grow((void **)&b->names, sizeof(*b->names), cap) ||
-        !grow((void **)&b->name_lens, sizeof(*b->name_lens), cap) ||
-        !grow((void **)&b->name_frame, sizeof(*b->name_frame), cap) ||
-        !grow((void **)&b->name_ids, sizeof(*b->name_ids), cap))
-        return -1;
-    b->cap_frames = cap;
-    return 0;
+    const struct parallel_array arrays[] = {
+        PARALLEL_ARRAY(b->ids), PARALLEL_ARRAY(b->ends), PARALLEL_ARRAY(b->names), PARALLEL_ARRAY(b->name_lens),
+        PARALLEL_ARRAY(b->name_frame), PARALLEL_ARRAY(b->name_ids),
+    };
+    return reserve_parallel(&b->cap_frames, need, arrays, sizeof(arrays) / sizeof(arrays[0]));
 }
 
 static int reserve_stack(struct batch *b)
 {
-    if (b->n_stacks < b->cap_stacks)
-        return 0;
-    size_t cap = b->cap_stacks ? b->cap_stacks * 2 : 256;
-    if (!grow((void **)&b->text, sizeof(*b->text), cap) || !grow((void **)&b->text_len, sizeof(*b->text_len), cap) ||
-        !grow((void **)&b->start, sizeof(*b->start), cap) || !grow((void **)&b->len, sizeof(*b->len), cap) ||
-        !grow((void **)&b->shared, sizeof(*b->shared), cap) || !grow((void **)&b->count, sizeof(*b->count), cap))
-        return -1;
-    b->cap_stacks = cap;
-    return 0;
+    const struct parallel_array arrays[] = {
+        PARALLEL_ARRAY(b->text), PARALLEL_ARRAY(b->text_len), PARALLEL_ARRAY(b->start), PARALLEL_ARRAY(b->len), PARALLEL_ARRAY(b->shared),
+        PARALLEL_ARRAY(b->count),
+    };
+    return reserve_parallel(&b->cap_stacks, b->n_stacks + 1, arrays, sizeof(arrays) / sizeof(arrays[0]));
 }
 
 static void batch_free(struct batch *b)
@@ -285,7 +266,7 @@ static void batch_free(struct batch *b)
 
 static void work_free(struct tree_work *w)
 {
-    free(w->ids);
+    vec_free(&w->ids);
     free(w->start);
     free(w->len);
     free(w->count);
@@ -293,7 +274,7 @@ static void work_free(struct tree_work *w)
 
 static int add_work(struct profile *p, const struct tree_work *w)
 {
-    return profile_add_batch(p, w->ids, w->start, w->len, w->count, w->n, w->known_frames);
+    return profile_add_batch(p, w->ids.v, w->start, w->len, w->count, w->n, w->known_frames);
 }
 
 static void *tree_thread(void *arg)
@@ -398,28 +379,20 @@ static int submit_work(struct folded_parse *fp, struct tree_work *w)
 /* Copy the batch's stacks that have a count into w. */
 static int fill_work(struct tree_work *w, const struct batch *b, size_t known_frames)
 {
-    if (b->n_frames > w->cap_ids) {
-        if (!grow((void **)&w->ids, sizeof(*w->ids), b->n_frames))
-            return -1;
-        w->cap_ids = b->n_frames;
-    }
-    if (b->n_stacks > w->cap) {
-        if (!grow((void **)&w->start, sizeof(*w->start), b->n_stacks) ||
-            !grow((void **)&w->len, sizeof(*w->len), b->n_stacks) ||
-            !grow((void **)&w->count, sizeof(*w->count), b->n_stacks))
-            return -1;
-        w->cap = b->n_stacks;
-    }
-    w->n = w->n_ids = 0;
+    const struct parallel_array per_stack[] = { PARALLEL_ARRAY(w->start), PARALLEL_ARRAY(w->len), PARALLEL_ARRAY(w->count) };
+    if (vec_reserve(&w->ids, b->n_frames) != 0 ||
+        reserve_parallel(&w->cap, b->n_stacks, per_stack, sizeof(per_stack) / sizeof(per_stack[0])) != 0)
+        return -1;
+    w->n = w->ids.n = 0;
     w->known_frames = known_frames;
     for (size_t k = 0; k < b->n_stacks; k++) {
         if (b->count[k] == 0)
             continue;
-        memcpy(w->ids + w->n_ids, b->ids + b->start[k], b->len[k] * sizeof(*w->ids));
-        w->start[w->n] = (uint32_t)w->n_ids;
+        memcpy(w->ids.v + w->ids.n, b->ids + b->start[k], b->len[k] * sizeof(*w->ids.v));
+        w->start[w->n] = (uint32_t)w->ids.n;
         w->len[w->n] = b->len[k];
         w->count[w->n++] = b->count[k];
-        w->n_ids += b->len[k];
+        w->ids.n += b->len[k];
     }
     return 0;
 }
@@ -430,23 +403,13 @@ static int remember_last(struct folded_parse *fp)
     const struct batch *b = &fp->b;
     size_t k = b->n_stacks - 1;
     size_t len = b->text_len[k], n = b->len[k];
-    if (len > fp->prev_cap) {
-        char *grown = realloc(fp->prev, len);
-        if (!grown)
-            return -1;
-        fp->prev = grown;
-        fp->prev_cap = len;
-    }
-    if (n > fp->prev_frames_cap) {
-        if (!grow((void **)&fp->prev_ids, sizeof(*fp->prev_ids), n) ||
-            !grow((void **)&fp->prev_ends, sizeof(*fp->prev_ends), n))
-            return -1;
-        fp->prev_frames_cap = n;
-    }
-    memcpy(fp->prev, b->text[k], len);
+    const struct parallel_array per_frame[] = { PARALLEL_ARRAY(fp->prev_ids), PARALLEL_ARRAY(fp->prev_ends) };
+    if (vec_reserve(&fp->prev, len) != 0 || reserve_parallel(&fp->prev_frames_cap, n, per_frame, 2) != 0)
+        return -1;
+    memcpy(fp->prev.v, b->text[k], len);
     memcpy(fp->prev_ids, b->ids + b->start[k], n * sizeof(*fp->prev_ids));
     memcpy(fp->prev_ends, b->ends + b->start[k], n * sizeof(*fp->prev_ends));
-    fp->prev_len = len;
+    fp->prev.n = len;
     fp->prev_frames = n;
     return 0;
 }
@@ -484,9 +447,9 @@ static int batch_stack(struct folded_parse *fp, const char *stack, size_t len, u
     /* a stack has at most len / 2 + 1 frames */
     if (reserve_stack(b) != 0 || reserve_frames(b, b->n_frames + len / 2 + 1) != 0)
         return -1;
-    const char *prev = fp->prev;
+    const char *prev = fp->prev.v;
     const uint32_t *prev_ends = fp->prev_ends;
-    size_t prev_len = fp->prev_len, prev_frames = fp->prev_frames;
+    size_t prev_len = fp->prev.n, prev_frames = fp->prev_frames;
     if (b->n_stacks > 0) {
         size_t k = b->n_stacks - 1;
         prev = b->text[k];
@@ -601,7 +564,7 @@ static int parse_line(struct folded_parse *fp, char *line, size_t len)
     return 0;
 }
 
-int profile_read_folded(struct profile *p, FILE *in, const char *name, FILE *warn,
+int profile_read_folded(struct profile *p, FILE *in, const char *name, const struct folded_warnings *warnings,
                         struct folded_read_report *report, char *err, size_t errlen)
 {
     struct folded_read_report local_report;
@@ -610,9 +573,9 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, FILE *war
     memset(report, 0, sizeof(*report));
     if (!name)
         name = "<input>";
-    struct line_reader r = { .in = in, .cap = FOLDED_READ_CHUNK };
-    r.buf = malloc(r.cap + 1);
-    struct folded_parse fp = { .p = p, .name = name, .warn = warn, .report = report, .total = profile_total(p) };
+    struct line_reader r = { .in = in, .cap = FOLDED_READ_CHUNK, .alloc = FOLDED_READ_CHUNK + 1 };
+    r.buf = malloc(r.alloc);
+    struct folded_parse fp = { .p = p, .name = name, .warn = warnings, .report = report, .total = profile_total(p) };
     int rc = -1;
     if (!r.buf) {
         snprintf(err, errlen, "%s: out of memory", name);
@@ -660,9 +623,12 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, FILE *war
     }
     if (flush_batch(&fp) != 0 || pipe_close(&fp) != 0)
         goto no_memory;
-    if (warn && fp.warnings > FOLDED_MAX_WARNINGS)
-        fprintf(warn, "%s: %llu more malformed lines skipped\n", name,
-                (unsigned long long)(fp.warnings - FOLDED_MAX_WARNINGS));
+    if (fp.warnings > FOLDED_MAX_WARNINGS) {
+        char message[512];
+        snprintf(message, sizeof(message), "%.400s: %llu more malformed lines skipped", name,
+                 (unsigned long long)(fp.warnings - FOLDED_MAX_WARNINGS));
+        warnings->warn(warnings->ctx, message);
+    }
     if (report->stacks == 0) {
         snprintf(err, errlen, "%s: no valid folded stack lines (%llu lines read, %llu malformed)", name,
                  (unsigned long long)report->lines, (unsigned long long)report->skipped);
@@ -678,7 +644,7 @@ done:
     free(r.buf);
     batch_free(&fp.b);
     work_free(&fp.work);
-    free(fp.prev);
+    vec_free(&fp.prev);
     free(fp.prev_ids);
     free(fp.prev_ends);
     return rc;

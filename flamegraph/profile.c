@@ -5,6 +5,7 @@
  * totals and child links are derived when the nodes are read. */
 #include "flamegraph/profile_internal.h"
 
+#include "base/vec.h"
 #include "flamegraph/big_alloc.h"
 
 #include <stdlib.h>
@@ -56,6 +57,7 @@ struct profile {
     uint32_t last_frames[LAST_PATH_MAX];
     uint32_t last_nodes[LAST_PATH_MAX];
     size_t last_depth;
+    uint32_t last_leaf;             /* node of the stack added last (PROFILE_NO_NODE: the add failed) */
     /* scratch of profile_add_batch, one entry per stack of a batch */
     uint32_t *batch_node, *batch_shared, *batch_active;
     uint64_t *batch_hash;
@@ -351,23 +353,27 @@ static uint32_t child_of_hashed(struct profile *p, uint32_t parent, uint32_t fra
     return idx;
 }
 
+int reserve_parallel(size_t *cap, size_t need, const struct parallel_array *arrays, size_t n)
+{
+    if (need <= *cap)
+        return 0;
+    size_t new_cap = *cap;
+    for (size_t i = 0; i < n; i++) {
+        new_cap = *cap;
+        if (vec_reserve_raw(arrays[i].v, &new_cap, arrays[i].elem_size, need) != 0)
+            return -1;
+    }
+    *cap = new_cap;
+    return 0;
+}
+
 static int reserve_batch(struct profile *p, size_t n)
 {
-    if (n <= p->batch_cap)
-        return 0;
-    uint32_t **bufs[] = { &p->batch_node, &p->batch_shared, &p->batch_active };
-    for (size_t b = 0; b < sizeof(bufs) / sizeof(bufs[0]); b++) {
-        uint32_t *grown = realloc(*bufs[b], n * sizeof(uint32_t));
-        if (!grown)
-            return -1;
-        *bufs[b] = grown;
-    }
-    uint64_t *hash = realloc(p->batch_hash, n * sizeof(*hash));
-    if (!hash)
-        return -1;
-    p->batch_hash = hash;
-    p->batch_cap = n;
-    return 0;
+    const struct parallel_array bufs[] = {
+        PARALLEL_ARRAY(p->batch_node), PARALLEL_ARRAY(p->batch_shared), PARALLEL_ARRAY(p->batch_active),
+        PARALLEL_ARRAY(p->batch_hash),
+    };
+    return reserve_parallel(&p->batch_cap, n, bufs, sizeof(bufs) / sizeof(bufs[0]));
 }
 
 /* The stacks' paths are found one depth at a time across the batch: per depth one pass hashes each stack's
@@ -379,6 +385,7 @@ int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t 
 {
     if (n == 0)
         return 0;
+    p->last_leaf = PROFILE_NO_NODE;
     if (reserve_batch(p, n) != 0) {
         p->last_depth = 0;
         return -1;
@@ -441,6 +448,7 @@ int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t 
         n_active = kept;
     }
     p->last_depth = len[n - 1] < LAST_PATH_MAX ? len[n - 1] : LAST_PATH_MAX;
+    p->last_leaf = len[n - 1] ? node[n - 1] : 0;
     for (size_t k = 0; k < n; k++) {
         struct profile_node *leaf = &p->nodes[len[k] ? node[k] : 0];
         if (leaf->self == 0 && len[k] > 0)
@@ -502,6 +510,11 @@ int profile_add(struct profile *p, const char *const *names, size_t n, uint64_t 
     if (ids != stack_ids)
         free(ids);
     return rc;
+}
+
+uint32_t profile_last_leaf(const struct profile *p)
+{
+    return p->last_leaf;
 }
 
 const struct profile_node *profile_nodes(const struct profile *p, size_t *n)

@@ -20,4 +20,14 @@ int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t 
  * not grow (move, rehash) while they are filled. Returns 0, or -1 on allocation failure. */
 int profile_reserve(struct profile *p, size_t nodes, size_t names);
 
+/* Parallel arrays (one element each per item: a struct of arrays) share a length and a capacity. Each is
+ * grown by base/vec.h's rule (vec_reserve_raw) to room for need elements, all to the same capacity, which
+ * *cap takes only once every one has it. Returns 0, or -1 (overflow, no memory). */
+struct parallel_array {
+    void **v;
+    size_t elem_size;
+};
+#define PARALLEL_ARRAY(a) { (void **)&(a), sizeof(*(a)) }
+int reserve_parallel(size_t *cap, size_t need, const struct parallel_array *arrays, size_t n);
+
 #endif

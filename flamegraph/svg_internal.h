@@ -33,15 +33,17 @@ enum svg_frame_kind {
     SVG_FRAME_AWAIT,         /* "NAME @ FILE:LINE" */
     SVG_FRAME_THREAD_ROOT,   /* any other root frame: runtime or thread name */
     SVG_FRAME_KERNEL,        /* "NAME_[k]" */
+    SVG_FRAME_JIT,           /* "NAME_[j]" (flamegraph.pl's annotation of JIT-compiled code) */
+    SVG_FRAME_INLINE,        /* "NAME_[i]" (an inlined frame) */
+    SVG_FRAME_WAKER,         /* "NAME_[w]" (a waker's stack in an off-wake graph) */
     SVG_FRAME_ALL,           /* the drawn root "all" */
 };
 
 /* What kind of frame name is at depth (1 = a root frame of a stack). */
 enum svg_frame_kind svg_classify(const char *name, size_t len, unsigned depth);
-/* True if palette names a known palette ("taskspy", "hot", "mem", "io", "red", ...). */
-bool svg_palette_known(const char *palette);
-/* Comma-separated list of the known palettes, for --help and error messages. */
-const char *svg_palette_names(void);
+/* Length of name without its trailing annotation ("_[k]", "_[j]", "_[i]", "_[w]"), as flamegraph.pl strips
+ * it: what titles, labels and search show. The annotation only picks the colour (svg_classify). */
+size_t svg_shown_length(const char *name, size_t len);
 /* The fill colour 0xRRGGBB of a frame: stable for a name (hashed), by palette and kind. */
 uint32_t svg_frame_color(const char *palette, enum svg_frame_kind kind, const char *name, size_t len);
 

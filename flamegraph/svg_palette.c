@@ -1,6 +1,7 @@
 /* svg_palette.c: frame colours. A frame's colour comes from a hash of its name, so a function keeps its
  * colour in every graph; the "taskspy" palette gives task roots, await points, thread/runtime roots and
- * kernel frames hues of their own, the classic flamegraph.pl palettes colour every frame alike. */
+ * annotated frames (kernel _[k], JIT _[j], inlined _[i], waker _[w]) hues of their own, the classic
+ * flamegraph.pl palettes colour every frame alike. Annotations are not shown (svg_shown_length). */
 #include "flamegraph/svg_internal.h"
 
 #include <string.h>
@@ -85,14 +86,33 @@ static bool is_await_point_name(const char *s, size_t len)
     return digits > 0 && end > file + 1 && s[end - 1] == ':';
 }
 
+/* The annotation letter of "NAME_[x]" (x one of k, j, i, w), or 0. */
+static char annotation_of(const char *s, size_t len)
+{
+    if (len < 4 || s[len - 4] != '_' || s[len - 3] != '[' || s[len - 1] != ']')
+        return 0;
+    char c = s[len - 2];
+    return c == 'k' || c == 'j' || c == 'i' || c == 'w' ? c : 0;
+}
+
+size_t svg_shown_length(const char *name, size_t len)
+{
+    return annotation_of(name, len) ? len - 4 : len;
+}
+
 enum svg_frame_kind svg_classify(const char *name, size_t len, unsigned depth)
 {
     if (depth == 0)
         return SVG_FRAME_ALL;
     if (depth == 1)
         return is_task_root_name(name, len) ? SVG_FRAME_TASK_ROOT : SVG_FRAME_THREAD_ROOT;
-    if (len >= 4 && memcmp(name + len - 4, "_[k]", 4) == 0)
-        return SVG_FRAME_KERNEL;
+    switch (annotation_of(name, len)) {
+    case 'k': return SVG_FRAME_KERNEL;
+    case 'j': return SVG_FRAME_JIT;
+    case 'i': return SVG_FRAME_INLINE;
+    case 'w': return SVG_FRAME_WAKER;
+    default: break;
+    }
     if (is_await_point_name(name, len))
         return SVG_FRAME_AWAIT;
     return SVG_FRAME_ORDINARY;
@@ -155,6 +175,9 @@ uint32_t svg_frame_color(const char *palette, enum svg_frame_kind kind, const ch
     case SVG_FRAME_AWAIT:       return hue_color(HUE_AQUA, h);
     case SVG_FRAME_THREAD_ROOT: return hue_color(HUE_GREY, h);
     case SVG_FRAME_KERNEL:      return hue_color(HUE_KERNEL, h);
+    case SVG_FRAME_JIT:         return hue_color(HUE_GREEN, h);
+    case SVG_FRAME_INLINE:      return hue_color(HUE_YELLOW, h);
+    case SVG_FRAME_WAKER:       return hue_color(HUE_BLUE, h);
     default:                    return hue_color(HUE_HOT, h);
     }
 }

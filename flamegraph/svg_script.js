@@ -4,7 +4,8 @@
  * on hover. Zoom and search live in the URL hash (#zoom=START:DEPTH&search=RE&ic=1) so a view can be
  * shared. Positions come from each frame's data-s (offset in samples), data-n (samples) and data-d (depth);
  * a zoom reads no layout and writes each frame's attributes once; a frame too narrow for a label has no
- * <text> until a zoom makes room for one. Embedded by svg_writer.c in CDATA. */
+ * <text> until a zoom makes room for one. A window narrower than the image shows it scaled to fit.
+ * Embedded by svg_writer.c in CDATA. */
 (function () {
   "use strict";
 
@@ -225,6 +226,21 @@
     updateHash();
   }
 
+  /* A window narrower than the image (its scrollbar counted) shows the whole image scaled down to fit,
+   * the top-right controls included, instead of cutting off its right edge; a wider one shows it at its own
+   * size. Coordinates inside stay those of the viewBox, so zoom and labels are unaffected. */
+  var naturalWidth = 0, naturalHeight = 0;
+  function fitToWindow() {
+    if (!naturalWidth || !naturalHeight) return;
+    svg.setAttribute("width", String(naturalWidth));
+    svg.setAttribute("height", String(naturalHeight));
+    var available = document.documentElement.clientWidth || window.innerWidth;   /* scrollbar excluded */
+    if (available > 0 && available < naturalWidth) {
+      svg.setAttribute("width", String(available));
+      svg.setAttribute("height", (naturalHeight * available / naturalWidth).toFixed(1));
+    }
+  }
+
   function init() {
     svg = document.documentElement;
     total = Number(svg.getAttribute("data-total")) || 0;
@@ -240,6 +256,12 @@
     searchButton = document.getElementById("search");
     icButton = document.getElementById("ignorecase");
     if (!framesGroup) return;
+    if (svg.getAttribute("viewBox")) {
+      naturalWidth = Number(svg.getAttribute("width")) || 0;
+      naturalHeight = Number(svg.getAttribute("height")) || 0;
+      fitToWindow();
+      window.addEventListener("resize", fitToWindow);
+    }
 
     var groups = framesGroup.children;
     for (var i = 0; i < groups.length; i++) {

@@ -3,6 +3,8 @@
  * as data attributes for the embedded script (svg_script.js), which does zoom, search and the URL state. */
 #include "flamegraph/svg_internal.h"
 
+#include "base/vec.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -59,6 +61,7 @@ static void write_head(FILE *out, const struct svg_options *o, const struct svg_
             "text { font-family: Verdana, sans-serif; font-size: %.0fpx; fill: #000; }\n"
             "#title { font-size: %.0fpx; text-anchor: middle; }\n"
             "#subtitle, #header { text-anchor: middle; fill: #555; }\n"
+            "#search, #ignorecase, #matched { text-anchor: end; }\n"
             "#frames > g { cursor: pointer; }\n"
             "#frames > g:hover > rect { stroke: #000; stroke-width: 0.5; }\n"
             "#frames text { pointer-events: none; }\n"
@@ -94,16 +97,18 @@ static void write_head(FILE *out, const struct svg_options *o, const struct svg_
         write_text(out, o->header);
         fputs("</text>\n", out);
     }
+    /* The right-hand controls end at the chart's right edge (text-anchor: end), whatever their text
+     * ("Search" / "Reset Search", "Matched: 100.00%"), so none runs past the image. */
     double bottom_y = g->height - SVG_BOTTOM / 2;
+    double right = g->width - SVG_XPAD;
     fprintf(out,
             "<text id=\"unzoom\" class=\"button hide\" x=\"%.0f\" y=\"%.0f\">Reset Zoom</text>\n"
             "<text id=\"search\" class=\"button\" x=\"%.0f\" y=\"%.0f\">Search</text>\n"
             "<text id=\"ignorecase\" class=\"button\" x=\"%.0f\" y=\"%.0f\">ic</text>\n"
             "<text id=\"details\" x=\"%.0f\" y=\"%.0f\"> </text>\n"
             "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\"> </text>\n",
-            SVG_XPAD, SVG_FONT_SIZE * 2, g->width - SVG_XPAD - 100, SVG_FONT_SIZE * 2,
-            g->width - SVG_XPAD - 16, SVG_FONT_SIZE * 2, SVG_XPAD, bottom_y, g->width - SVG_XPAD - 100,
-            bottom_y);
+            SVG_XPAD, SVG_FONT_SIZE * 2, right - 2 * SVG_FONT_SIZE, SVG_FONT_SIZE * 2, right, SVG_FONT_SIZE * 2,
+            SVG_XPAD, bottom_y, right, bottom_y);
 }
 
 /* Number formatting into a line buffer: printf's floating-point path is the writer's main cost otherwise. */
@@ -154,8 +159,7 @@ struct svg_out {
     FILE *out;
     char *buf;                       /* SVG_BUFFER bytes */
     size_t len;
-    char *big;                       /* for a frame that does not fit buf (a name of many kilobytes) */
-    size_t big_cap;
+    VEC_OF(char) big;                /* for a frame that does not fit buf (a name of many kilobytes) */
     char *count_name;                /* escaped once */
     size_t count_name_len;
 };
@@ -176,6 +180,7 @@ static size_t format_frame(char *dst, const struct svg_out *o, const struct svg_
     double y = g->inverted ? g->top + f->depth * g->frame_height
                            : g->height - SVG_BOTTOM - (f->depth + 1) * g->frame_height;
     uint32_t color = svg_frame_color(opts->colors, svg_classify(name, len, f->depth), name, len);
+    len = svg_shown_length(name, len);   /* the annotation picked the colour; it is not shown */
     char *at = dst;
 
     put_str(&at, "<g data-s=\"");
@@ -250,15 +255,10 @@ static int write_frame(struct svg_out *o, const struct svg_frame *f, const struc
         o->len += format_frame(o->buf + o->len, o, f, name, len, g, total, opts);
         return 0;
     }
-    if (room > o->big_cap) {
-        char *grown = realloc(o->big, room);
-        if (!grown)
-            return -1;
-        o->big = grown;
-        o->big_cap = room;
-    }
+    if (vec_reserve(&o->big, room) != 0)
+        return -1;
     out_flush(o);
-    fwrite_unlocked(o->big, 1, format_frame(o->big, o, f, name, len, g, total, opts), o->out);
+    fwrite_unlocked(o->big.v, 1, format_frame(o->big.v, o, f, name, len, g, total, opts), o->out);
     return 0;
 }
 
@@ -285,7 +285,7 @@ static int write_frames(FILE *out, const struct svg_layout *layout, const struct
     rc = 0;
 done:
     free(o.buf);
-    free(o.big);
+    vec_free(&o.big);
     free(o.count_name);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* task_stacks.c: builds the stacks the graph shows from symbolized frames: await-point labels on async
  * frames (prepared once per address), and per sample the runtime frames cut from task stacks and the task
  * root ("task: ENTRY", "task ID: ENTRY") or thread-name root put on top. */
+#include "base/vec.h"
 #include "flamegraph/flamegraph.h"
 #include "flamegraph/runtime_rules.h"
 
@@ -13,6 +14,12 @@
 #define MAX_NAME 1024
 #define MAX_STACK 1024
 
+/* Samples of a task whose entry is not known yet, settled by task_stacks_finish. */
+struct pending_samples {
+    uint64_t task_id;
+    uint64_t count;
+};
+
 struct task_stacks {
     struct profile *profile;
     enum task_grouping group_by;
@@ -23,8 +30,7 @@ struct task_stacks {
     uint32_t unknown_root;               /* "[unknown task]": a marker record was lost */
     uint32_t unknown_entry_root;         /* "[task entry unknown]": a task's samples never left its wrapper */
     /* entry frame id -> "task: ENTRY" root id, grown on demand */
-    uint32_t *entry_roots;
-    size_t n_entry_roots;
+    VEC_OF(uint32_t) entry_roots;        /* entry frame id -> its "task: ENTRY" frame, or PROFILE_NO_FRAME */
     /* task id -> its entry frame, learned from stacks that reach the task's boundary; used for samples
      * whose stack does not (inside the poll wrapper itself, or truncated) */
     uint64_t *known_ids;
@@ -36,9 +42,8 @@ struct task_stacks {
     uint32_t learned_caller[8];
     size_t n_learned;
     /* samples inside a poll wrapper of a task whose entry was not known yet: settled by task_stacks_finish */
-    uint64_t *pending_ids;
-    uint64_t *pending_counts;
-    size_t n_pending, cap_pending;
+    VEC_OF(struct pending_samples) pending;
+    uint32_t last_node;                  /* the stack node of the sample added last, PROFILE_NO_NODE: held back */
     uint32_t ids[MAX_STACK + 2];
 };
 
@@ -72,34 +77,24 @@ void task_stacks_free(struct task_stacks *t)
     if (!t)
         return;
     runtime_rules_free(&t->rules);
-    free(t->entry_roots);
+    vec_free(&t->entry_roots);
     free(t->known_ids);
     free(t->known_entries);
-    free(t->pending_ids);
-    free(t->pending_counts);
+    vec_free(&t->pending);
     free(t);
 }
 
 static int add_pending(struct task_stacks *t, uint64_t task_id, uint64_t count)
 {
-    if (t->n_pending && t->pending_ids[t->n_pending - 1] == task_id) {
-        t->pending_counts[t->n_pending - 1] += count;
+    if (t->pending.n && t->pending.v[t->pending.n - 1].task_id == task_id) {
+        t->pending.v[t->pending.n - 1].count += count;
         return 0;
     }
-    if (t->n_pending == t->cap_pending) {
-        size_t cap = t->cap_pending ? t->cap_pending * 2 : 256;
-        uint64_t *ids = realloc(t->pending_ids, cap * sizeof(*ids));
-        if (!ids)
-            return -1;
-        t->pending_ids = ids;
-        uint64_t *counts = realloc(t->pending_counts, cap * sizeof(*counts));
-        if (!counts)
-            return -1;
-        t->pending_counts = counts;
-        t->cap_pending = cap;
-    }
-    t->pending_ids[t->n_pending] = task_id;
-    t->pending_counts[t->n_pending++] = count;
+    struct pending_samples *p = vec_push(&t->pending);
+    if (!p)
+        return -1;
+    p->task_id = task_id;
+    p->count = count;
     return 0;
 }
 
@@ -274,24 +269,18 @@ static uint32_t task_root_by_entry(struct task_stacks *t, uint32_t entry)
 {
     const char *entry_name = profile_frame_name(t->profile, entry);
     char root[MAX_NAME + 64];
-    if (entry >= t->n_entry_roots) {
-        size_t n = t->n_entry_roots ? t->n_entry_roots : 64;
-        while (n <= entry)
-            n *= 2;
-        uint32_t *v = realloc(t->entry_roots, n * sizeof(*v));
-        if (!v)
+    if (entry >= t->entry_roots.n) {
+        if (vec_reserve(&t->entry_roots, (size_t)entry + 1) != 0)
             return PROFILE_NO_FRAME;
-        for (size_t i = t->n_entry_roots; i < n; i++)
-            v[i] = PROFILE_NO_FRAME;
-        t->entry_roots = v;
-        t->n_entry_roots = n;
+        while (t->entry_roots.n <= entry)
+            t->entry_roots.v[t->entry_roots.n++] = PROFILE_NO_FRAME;
     }
-    if (t->entry_roots[entry] == PROFILE_NO_FRAME) {
+    if (t->entry_roots.v[entry] == PROFILE_NO_FRAME) {
         int len = snprintf(root, sizeof(root), "task: %s", entry_name);
-        t->entry_roots[entry] =
+        t->entry_roots.v[entry] =
             profile_intern(t->profile, root, (size_t)len < sizeof(root) ? (size_t)len : sizeof(root) - 1);
     }
-    return t->entry_roots[entry];
+    return t->entry_roots.v[entry];
 }
 
 void task_stacks_use_runtime_boundaries(struct task_stacks *t, bool on)
@@ -373,6 +362,7 @@ static bool runs_worker_loop(const struct stack_frame *const *frames, size_t n, 
 int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task_state state, uint64_t task_id,
                     uint32_t marker_function, const struct stack_frame *const *frames, size_t n, uint64_t count)
 {
+    t->last_node = PROFILE_NO_NODE;
     if (n > MAX_STACK)
         n = MAX_STACK;          /* keep the outermost; the unwinder already bounds depth far below this */
     size_t first = 0;           /* first frame kept */
@@ -447,17 +437,32 @@ int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task
     }
     for (size_t i = first; i < n; i++)
         t->ids[out++] = frames[i]->display;
-    return profile_add_ids(t->profile, t->ids, out, count);
+    if (profile_add_ids(t->profile, t->ids, out, count) != 0)
+        return -1;
+    t->last_node = profile_last_leaf(t->profile);
+    return 0;
+}
+
+uint32_t task_stacks_last_node(const struct task_stacks *t)
+{
+    return t->last_node;
+}
+
+uint32_t task_stacks_task_root(struct task_stacks *t, uint64_t task_id)
+{
+    uint32_t entry = known_entry(t, task_id);
+    return entry != PROFILE_NO_FRAME ? task_root(t, task_id, entry) : t->unknown_entry_root;
 }
 
 int task_stacks_finish(struct task_stacks *t)
 {
-    for (size_t i = 0; i < t->n_pending; i++) {
-        uint32_t entry = known_entry(t, t->pending_ids[i]);
-        uint32_t root = entry != PROFILE_NO_FRAME ? task_root(t, t->pending_ids[i], entry) : t->unknown_entry_root;
-        if (root == PROFILE_NO_FRAME || profile_add_ids(t->profile, &root, 1, t->pending_counts[i]) != 0)
+    for (size_t i = 0; i < t->pending.n; i++) {
+        const struct pending_samples *s = &t->pending.v[i];
+        uint32_t entry = known_entry(t, s->task_id);
+        uint32_t root = entry != PROFILE_NO_FRAME ? task_root(t, s->task_id, entry) : t->unknown_entry_root;
+        if (root == PROFILE_NO_FRAME || profile_add_ids(t->profile, &root, 1, s->count) != 0)
             return -1;
     }
-    t->n_pending = 0;
+    t->pending.n = 0;
     return 0;
 }

@@ -18,6 +18,7 @@
 enum queued_kind {
     QUEUED_RECORD,                   /* a perf record (bytes follow) */
     QUEUED_PROGRESS,                 /* time to tell the sink how the recording goes (no bytes) */
+    QUEUED_POLL,                     /* a poll that ended: a struct sampler_poll (thread not filled in yet) */
     QUEUED_WARNING,                  /* a warning for the configured callback: the bytes (NUL-terminated) */
     QUEUED_THREAD_NAME,              /* a thread attached while recording: task_id is its tid, the bytes its
                                         name (NUL-terminated) */

@@ -291,6 +291,8 @@ static void finish_recording(struct sampler *s)
 int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, size_t errlen)
 {
     s->sink = sink;
+    s->tasks.on_poll = sink->on_poll ? sampler_queue_poll : NULL;
+    s->tasks.poll_ctx = s;
     announce_known(s);
     if (start_recording(s, err, errlen) != 0)
         return -1;

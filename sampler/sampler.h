@@ -84,6 +84,9 @@ struct sampler_sink {
     /* Thread tid is named (or renamed) name. Threads are numbered 0, 1, ... as first seen: thread. */
     void (*on_thread_name)(void *ctx, uint32_t thread, pid_t tid, const char *name);
     void (*on_sample)(void *ctx, const struct sampler_sample *s);
+    /* A task poll ended (its start and end markers seen on one thread), as marker hits are applied: in time
+     * order per thread, so one thread's polls never overlap. NULL: not called. */
+    void (*on_poll)(void *ctx, const struct sampler_poll *p);
     /* About every SAMPLER_PROGRESS_INTERVAL_NS while recording; NULL: not called. Every callback comes from one
      * thread: while sampler_run records, a thread of the sampler's own (the reading thread never waits on the
      * sink); before and after, the caller's. */

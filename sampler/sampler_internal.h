@@ -102,6 +102,8 @@ void sampler_name_thread_later(struct sampler *s, pid_t tid, const char *name);
 /* The warning callback the sampler's parts get (ctx: the sampler): the configured one, through the batch once
  * the processing thread runs, so that every callback comes from one thread. */
 void sampler_relay_warning(void *ctx, const char *message);
+/* The task tracker's poll callback (ctx: the sampler): the poll goes to the sink through the batch. */
+void sampler_queue_poll(void *ctx, const struct sampler_poll *p);
 void sampler_queue_progress(struct sampler *s, uint64_t t);
 void sampler_hand_over(struct sampler *s);
 

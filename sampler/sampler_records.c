@@ -186,6 +186,17 @@ static void report_progress(struct sampler *s, const struct queued_entry *e)
     s->sink->on_progress(s->sink->ctx, &p);
 }
 
+/* A poll the task tracker saw end, to the sink with its thread's number. */
+static void forward_poll(struct sampler *s, const void *data)
+{
+    struct sampler_poll p;
+    memcpy(&p, data, sizeof(p));
+    long thread = thread_names_find(&s->names, (pid_t)p.tid);
+    p.thread = thread >= 0 ? (uint32_t)thread : SAMPLER_NO_THREAD;
+    if (s->sink && s->sink->on_poll)
+        s->sink->on_poll(s->sink->ctx, &p);
+}
+
 void sampler_process_batch(struct sampler *s, const struct record_batch *b)
 {
     for (size_t at = 0; at + sizeof(struct queued_entry) <= b->bytes.n;) {
@@ -195,6 +206,8 @@ void sampler_process_batch(struct sampler *s, const struct record_batch *b)
             handle_record(s, e, data);
         else if (e->kind == QUEUED_PROGRESS)
             report_progress(s, e);
+        else if (e->kind == QUEUED_POLL && e->size == sizeof(struct sampler_poll))
+            forward_poll(s, data);
         else if (e->kind == QUEUED_WARNING && e->size > 0 && s->cfg.on_warning)
             s->cfg.on_warning(s->cfg.warning_ctx, data);
         else if (e->kind == QUEUED_THREAD_NAME && e->size > 0)

@@ -150,6 +150,13 @@ void sampler_relay_warning(void *ctx, const char *message)
     add_entry(s, &e, message);
 }
 
+void sampler_queue_poll(void *ctx, const struct sampler_poll *p)
+{
+    struct sampler *s = ctx;
+    struct queued_entry e = { .kind = QUEUED_POLL, .size = (uint32_t)sizeof(*p) };
+    add_entry(s, &e, p);
+}
+
 void sampler_queue_progress(struct sampler *s, uint64_t t)
 {
     struct queued_entry e = { .kind = QUEUED_PROGRESS, .time_ns = t, .polls = s->tasks.polls,

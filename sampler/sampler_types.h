@@ -27,6 +27,15 @@ struct sampler_task_stat {
     uint64_t longest_poll_ns;
 };
 
+/* One poll of a task by a thread: from its task-poll-start to its task-poll-end marker (a return probe's
+ * hit with --poll-times), times on the clock of the samples' time_ns (CLOCK_MONOTONIC). */
+struct sampler_poll {
+    uint32_t tid;
+    uint32_t thread;                 /* the thread's number as on_thread_name gave it, or SAMPLER_NO_THREAD */
+    uint64_t task_id;
+    uint64_t start_ns, end_ns;
+};
+
 /* How marker hits reach taskspy (a debugging choice; each route falls back to the next when it cannot work). */
 enum sampler_marker_records {
     SAMPLER_MARKER_RECORDS_AUTO = 0, /* BPF programs on uprobe_multi links, else on uprobe events, else perf */

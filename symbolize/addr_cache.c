@@ -1,72 +1,55 @@
-/* addr_cache.c: the per-address cache in front of the resolver. A hit is one hash and a short linear
- * probe; nothing is allocated. Keys are the address and its kind (user, user return address, kernel). */
+/* addr_cache.c: the one per-address cache of taskspy, in front of the resolver. A hit is one hash lookup
+ * (base/u64_map) and a check that the entry was resolved in the mapping generation that holds the address
+ * now, so a mapping replaced by another object (exec, dlclose + dlopen at the same address) misses. Keys
+ * are the address and its kind (user, user return address, kernel). */
 #include "symbolize/symbolize_internal.h"
 
-#include <stdlib.h>
 #include <string.h>
 
-static size_t slot_of(uint64_t addr, unsigned kind, size_t mask)
+#define RETURN_ADDRESS_BIT (1ULL << 63)   /* user addresses stay below it (x86-64: 47 bits) */
+
+/* The key of an address in its map: user return addresses are told apart by the top bit. */
+static uint64_t key_of(uint64_t addr, enum addr_kind kind)
 {
-    uint64_t h = (addr ^ ((uint64_t)kind << 62)) * 0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 17) & mask;
+    return kind == ADDR_USER_RETURN ? addr | RETURN_ADDRESS_BIT : addr;
 }
 
-const struct sym_result *addr_cache_get(const struct addr_cache *c, uint64_t addr, enum addr_kind kind)
+const struct sym_result *addr_cache_get(const struct addr_cache *c, uint64_t addr, enum addr_kind kind,
+                                        uint32_t generation)
 {
-    if (!c->n_slots)
+    uint32_t idx;
+    if (!u64_map_get(kind == ADDR_KERNEL ? &c->kernel : &c->user, key_of(addr, kind), &idx))
         return NULL;
-    size_t mask = c->n_slots - 1;
-    for (size_t j = slot_of(addr, kind, mask);; j = (j + 1) & mask) {
-        const struct addr_cache_slot *s = &c->slots[j];
-        if (!s->result)
-            return NULL;
-        if (s->addr == addr && s->kind == (unsigned)kind)
-            return s->result;
+    const struct addr_cache_entry *e = &c->entries.v[idx];
+    return e->generation == generation ? e->result : NULL;
+}
+
+int addr_cache_put(struct addr_cache *c, uint64_t addr, enum addr_kind kind, uint32_t generation,
+                   const struct sym_result *r)
+{
+    struct u64_map *map = kind == ADDR_KERNEL ? &c->kernel : &c->user;
+    uint64_t key = key_of(addr, kind);
+    uint32_t idx;
+    if (u64_map_get(map, key, &idx)) {   /* a stale entry: the address's mapping was replaced */
+        c->entries.v[idx] = (struct addr_cache_entry){ r, generation };
+        return 0;
     }
-}
-
-static void place(struct addr_cache_slot *slots, size_t mask, const struct addr_cache_slot *e)
-{
-    size_t j = slot_of(e->addr, e->kind, mask);
-    while (slots[j].result)
-        j = (j + 1) & mask;
-    slots[j] = *e;
-}
-
-static int grow(struct addr_cache *c)
-{
-    size_t n = c->n_slots ? c->n_slots * 2 : 4096;
-    struct addr_cache_slot *slots = calloc(n, sizeof(*slots));
-    if (!slots)
+    if (c->entries.n >= UINT32_MAX)
         return -1;
-    for (size_t i = 0; i < c->n_slots; i++)
-        if (c->slots[i].result)
-            place(slots, n - 1, &c->slots[i]);
-    free(c->slots);
-    c->slots = slots;
-    c->n_slots = n;
-    return 0;
-}
-
-int addr_cache_put(struct addr_cache *c, uint64_t addr, enum addr_kind kind, const struct sym_result *r)
-{
-    if ((c->n_used + 1) * 2 > c->n_slots && grow(c) != 0)
+    struct addr_cache_entry *e = vec_push(&c->entries);
+    if (!e)
         return -1;
-    struct addr_cache_slot e = { .addr = addr, .result = r, .kind = kind };
-    place(c->slots, c->n_slots - 1, &e);
-    c->n_used++;
+    *e = (struct addr_cache_entry){ r, generation };
+    if (u64_map_put(map, key, (uint32_t)(c->entries.n - 1)) != 0) {
+        c->entries.n--;
+        return -1;
+    }
     return 0;
-}
-
-void addr_cache_clear(struct addr_cache *c)
-{
-    if (c->slots)
-        memset(c->slots, 0, c->n_slots * sizeof(*c->slots));
-    c->n_used = 0;
 }
 
 void addr_cache_free(struct addr_cache *c)
 {
-    free(c->slots);
-    memset(c, 0, sizeof(*c));
+    u64_map_free(&c->user);
+    u64_map_free(&c->kernel);
+    vec_free(&c->entries);
 }

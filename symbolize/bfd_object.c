@@ -1,6 +1,7 @@
 /* bfd_object.c: one mapped object file opened with libbfd: its function symbols (static, else dynamic,
  * plus PLT entries) sorted for binary search, and its DWARF line table and inline chains, taken from a
  * separate debug file when the object itself has no DWARF. Only called on cache misses. */
+#include "elf/elf_file.h"
 #include "symbolize/symbolize_internal.h"
 
 #include <bfd.h>
@@ -30,7 +31,7 @@ struct bfd_object {
     struct func_symbol *funcs;
     size_t n_funcs;
     bool dynamic_only;             /* funcs come from .dynsym only: nearest symbol may be far off */
-    struct elf_layout layout;
+    struct elf_file elf;           /* the object's own headers: offsets to addresses, build-id, debuglink */
 };
 
 static asymbol *no_symbols[1] = { NULL };
@@ -91,23 +92,20 @@ static int cmp_func(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-static int append_funcs(struct func_symbol **funcs, size_t *n, size_t *cap, asymbol *const *syms, long count)
+typedef VEC_OF(struct func_symbol) func_symbol_vec;
+
+static int append_funcs(func_symbol_vec *funcs, asymbol *const *syms, long count)
 {
     for (long i = 0; i < count; i++) {
         const asymbol *sym = syms[i];
         if (!is_function_symbol(sym))
             continue;
-        if (*n == *cap) {
-            size_t ncap = *cap ? *cap * 2 : 1024;
-            struct func_symbol *grown = realloc(*funcs, ncap * sizeof(**funcs));
-            if (!grown)
-                return -1;
-            *funcs = grown;
-            *cap = ncap;
-        }
+        struct func_symbol *f = vec_push(funcs);
+        if (!f)
+            return -1;
         const asection *sec = sym->section;
         uint64_t vaddr = bfd_asymbol_value(sym);
-        (*funcs)[(*n)++] = (struct func_symbol){
+        *f = (struct func_symbol){
             .vaddr = vaddr,
             .end = bfd_section_vma(sec) + bfd_section_size(sec),
             .name = bfd_asymbol_name(sym),
@@ -124,9 +122,8 @@ static void build_function_table(struct bfd_object *o)
     const struct symbol_table *primary = o->debug_static.n ? &o->debug_static
                                          : o->main_static.n ? &o->main_static : &o->main_dynamic;
     o->dynamic_only = primary == &o->main_dynamic;
-    struct func_symbol *funcs = NULL;
-    size_t n = 0, cap = 0;
-    if (append_funcs(&funcs, &n, &cap, primary->syms, primary->n) != 0)
+    func_symbol_vec table = { 0 };
+    if (append_funcs(&table, primary->syms, primary->n) != 0)
         goto fail;
     if (o->main_dynamic.n) {
         long n_synth = bfd_get_synthetic_symtab(o->main, o->main_static.n, o->main_static.syms,
@@ -137,12 +134,14 @@ static void build_function_table(struct bfd_object *o)
                 goto fail;
             for (long i = 0; i < n_synth; i++)
                 ptrs[i] = &o->synthetic[i];
-            int rc = append_funcs(&funcs, &n, &cap, ptrs, n_synth);
+            int rc = append_funcs(&table, ptrs, n_synth);
             free(ptrs);
             if (rc != 0)
                 goto fail;
         }
     }
+    struct func_symbol *funcs = table.v;
+    size_t n = table.n;
     if (n)
         qsort(funcs, n, sizeof(*funcs), cmp_func);
     size_t kept = 0;
@@ -156,7 +155,7 @@ static void build_function_table(struct bfd_object *o)
     o->n_funcs = kept;
     return;
 fail:
-    free(funcs);
+    vec_free(&table);
     o->funcs = NULL;
     o->n_funcs = 0;
 }
@@ -182,10 +181,7 @@ static bool has_dwarf(bfd *b)
 
 static void attach_debug_file(struct bfd_object *o, const char *root, const char *path)
 {
-    unsigned long crc = 0;
-    char *link = bfd_get_debug_link_info(o->main, &crc);
-    char *debug_path = debug_file_find(root, path, &o->layout, link, crc);
-    free(link);
+    char *debug_path = elf_debug_file_find(&o->elf, root, path);
     if (!debug_path)
         return;
     o->debug = open_bfd(debug_path);
@@ -202,7 +198,9 @@ struct bfd_object *bfd_object_open(const char *root, const char *path)
     if (asprintf(&full, "%s%s", root, path) < 0)
         return NULL;
     struct bfd_object *o = calloc(1, sizeof(*o));
-    if (!o || elf_layout_read(&o->layout, full) != 0 || !(o->main = open_bfd(full))) {
+    if (!o || elf_file_open(&o->elf, full) != 0 || !(o->main = open_bfd(full))) {
+        if (o)
+            elf_file_close(&o->elf);
         free(o);
         free(full);
         return NULL;
@@ -234,12 +232,13 @@ void bfd_object_close(struct bfd_object *o)
     if (o->debug)
         bfd_close(o->debug);
     bfd_close(o->main);
+    elf_file_close(&o->elf);
     free(o);
 }
 
 bool bfd_object_offset_to_vaddr(const struct bfd_object *o, uint64_t offset, uint64_t *vaddr)
 {
-    return elf_layout_offset_to_vaddr(&o->layout, offset, vaddr);
+    return elf_file_offset_to_vaddr(&o->elf, offset, vaddr);
 }
 
 static const struct func_symbol *find_function(const struct bfd_object *o, uint64_t vaddr)

@@ -58,7 +58,7 @@ int kallsyms_load(struct kallsyms *k, const char *path, struct string_pool *pool
     if (!f)
         return -1;
     char *line = NULL;
-    size_t line_cap = 0, cap = 0;
+    size_t line_cap = 0;
     bool any_nonzero = false;
     int rc = 0;
     while (getline(&line, &line_cap, f) > 0) {
@@ -68,52 +68,43 @@ int kallsyms_load(struct kallsyms *k, const char *path, struct string_pool *pool
             continue;
         if (addr)
             any_nonzero = true;
-        if (k->n == cap) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            struct kallsyms_entry *grown = realloc(k->entries, ncap * sizeof(*grown));
-            if (!grown) {
-                rc = -1;
-                break;
-            }
-            k->entries = grown;
-            cap = ncap;
-        }
         const char *iname = string_pool_intern(pool, name);
         const char *imod = module ? string_pool_intern(pool, module) : NULL;
-        if (!iname || (module && !imod)) {
+        struct kallsyms_entry *e = iname && (!module || imod) ? vec_push(&k->entries) : NULL;
+        if (!e) {
             rc = -1;
             break;
         }
-        k->entries[k->n++] = (struct kallsyms_entry){ .addr = addr, .name = iname, .module = imod };
+        *e = (struct kallsyms_entry){ .addr = addr, .name = iname, .module = imod };
     }
     free(line);
     if (ferror(f))
         rc = -1;
     if (fclose(f) != 0)
         rc = -1;
-    k->restricted = k->n > 0 && !any_nonzero;
-    if (k->n)
-        qsort(k->entries, k->n, sizeof(*k->entries), cmp_entry);
+    k->restricted = k->entries.n > 0 && !any_nonzero;
+    if (k->entries.n)
+        qsort(k->entries.v, k->entries.n, sizeof(*k->entries.v), cmp_entry);
     return rc;
 }
 
 const struct kallsyms_entry *kallsyms_find(const struct kallsyms *k, uint64_t addr)
 {
-    if (k->restricted || !k->n)
+    if (k->restricted || !k->entries.n)
         return NULL;
-    size_t lo = 0, hi = k->n;
+    size_t lo = 0, hi = k->entries.n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (k->entries[mid].addr <= addr)
+        if (k->entries.v[mid].addr <= addr)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo ? &k->entries[lo - 1] : NULL;
+    return lo ? &k->entries.v[lo - 1] : NULL;
 }
 
 void kallsyms_free(struct kallsyms *k)
 {
-    free(k->entries);
+    vec_free(&k->entries);
     memset(k, 0, sizeof(*k));
 }

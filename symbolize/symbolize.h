@@ -1,7 +1,9 @@
 /* symbolize.h: the whole interface of the symbolize layer. It turns a target address into the chain of
  * source frames executing there (the function and, when the compiler inlined calls, every inlined frame),
  * each with a demangled name and file:line, using libbfd on the mapped object files. Results are cached:
- * each distinct address is resolved once, and the returned pointers stay valid until symbolizer_free. */
+ * each distinct address is resolved once per mapping (a mapping replaced by another object, after an exec
+ * or a dlclose + dlopen, resolves afresh), equal results share one pointer and one id, and the returned
+ * pointers stay valid until symbolizer_free. */
 #ifndef TASKSPY_SYMBOLIZE_H
 #define TASKSPY_SYMBOLIZE_H
 
@@ -27,6 +29,8 @@ struct sym_result {
     const char *object;      /* base name of the mapped object ("libc.so.6"), or NULL */
     uint64_t function_start; /* runtime address where the out-of-line function starts, or 0 */
     bool kernel;
+    uint32_t id;             /* this distinct result's number (0, 1, 2... in order of first sight): callers
+                                keep what they derive from a result in an array indexed by it */
 };
 
 struct symbolizer_options {

@@ -1,70 +1,49 @@
 /* symbolize_internal.h: the pieces the symbolize layer is built from, shared between its files only:
- * the address cache, the mapping table, the small
- * ELF layout reader (PT_LOAD segments, build-id), separate debug file lookup, one libbfd object, and the
- * kernel symbol table. Nothing outside symbolize/ includes this. */
+ * the address cache, the result pool, the mapping table, one libbfd object (with elf/ for its program
+ * headers and debug file), and the kernel symbol table. Nothing outside symbolize/ includes this. */
 #ifndef TASKSPY_SYMBOLIZE_INTERNAL_H
 #define TASKSPY_SYMBOLIZE_INTERNAL_H
 
 #include "base/arena.h"
+#include "base/intern_table.h"
 #include "base/string_pool.h"
+#include "base/u64_map.h"
+#include "base/vec.h"
 #include "symbolize/symbolize.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- addr_cache.c: address (and kind) -> resolved result --------------------------------------------- */
+/* ---- addr_cache.c: address (and kind) -> resolved result, valid for one mapping generation ----------- */
 enum addr_kind { ADDR_USER = 0, ADDR_USER_RETURN = 1, ADDR_KERNEL = 2 };
-struct addr_cache_slot {
-    uint64_t addr;
-    const struct sym_result *result;   /* NULL: empty slot */
-    unsigned kind;
+struct addr_cache_entry {
+    const struct sym_result *result;
+    uint32_t generation;                 /* of the mapping it was resolved in (0 for kernel addresses) */
 };
 struct addr_cache {
-    struct addr_cache_slot *slots;
-    size_t n_slots;
-    size_t n_used;
+    struct u64_map user;                 /* address | return-address bit -> entries[] */
+    struct u64_map kernel;               /* address -> entries[] */
+    VEC_OF(struct addr_cache_entry) entries;
 };
-const struct sym_result *addr_cache_get(const struct addr_cache *c, uint64_t addr, enum addr_kind kind);
-int addr_cache_put(struct addr_cache *c, uint64_t addr, enum addr_kind kind, const struct sym_result *r);
-void addr_cache_clear(struct addr_cache *c);
+/* The result cached for addr, if it was resolved in the mapping generation given (a mapping replaced
+ * since has another generation: the entry is stale and misses). */
+const struct sym_result *addr_cache_get(const struct addr_cache *c, uint64_t addr, enum addr_kind kind,
+                                        uint32_t generation);
+/* Cache (or replace) addr's result. Returns 0 or -1 on allocation failure. */
+int addr_cache_put(struct addr_cache *c, uint64_t addr, enum addr_kind kind, uint32_t generation,
+                   const struct sym_result *r);
 void addr_cache_free(struct addr_cache *c);
 
 /* ---- result_pool.c: one copy of each distinct sym_result (same frames, object, start) --------------- */
 struct result_pool {
-    struct arena storage;
-    const struct sym_result **slots;
-    size_t n_slots;
-    size_t n_used;
+    struct arena storage;                /* the results and their frames */
+    struct intern_table index;
+    uint32_t n_results;                  /* the next result's id */
 };
-/* Returns the pooled copy of r (frames copied too), or NULL on allocation failure. */
+/* Returns the pooled copy of r (frames copied too, id set), or NULL on allocation failure. */
 const struct sym_result *result_pool_intern(struct result_pool *p, const struct sym_result *r);
 void result_pool_free(struct result_pool *p);
-
-/* ---- elf_layout.c: what symbolize needs from an ELF file's headers, read with pread ----------------- */
-#define ELF_LAYOUT_MAX_LOADS 16
-#define ELF_LAYOUT_MAX_BUILD_ID 64
-struct elf_load_segment {
-    uint64_t offset, vaddr, filesz, memsz;
-};
-struct elf_layout {
-    struct elf_load_segment loads[ELF_LAYOUT_MAX_LOADS];
-    size_t n_loads;
-    uint8_t build_id[ELF_LAYOUT_MAX_BUILD_ID];
-    size_t build_id_len;   /* 0: none */
-};
-/* Reads the PT_LOAD headers and the GNU build-id note. Returns 0, or -1 (not a readable ELF64 file). */
-int elf_layout_read(struct elf_layout *lay, const char *path);
-/* File offset -> link-time address through the PT_LOAD headers; false if no segment holds it. */
-bool elf_layout_offset_to_vaddr(const struct elf_layout *lay, uint64_t offset, uint64_t *vaddr);
-
-/* ---- debug_file.c: separate debug files ----------------------------------------------------------- */
-/* Path of the separate debug file of the object at path (opened as root + path), looked up by build-id
- * under ROOT/usr/lib/debug/.build-id/ and by .gnu_debuglink beside it, in .debug/ and under
- * ROOT/usr/lib/debug/DIR/. link_name/link_crc: the object's .gnu_debuglink (NULL if none). Returns a
- * malloc'd path or NULL. */
-char *debug_file_find(const char *root, const char *path, const struct elf_layout *lay,
-                      const char *link_name, unsigned long link_crc);
 
 /* ---- bfd_object.c: one mapped object opened with libbfd --------------------------------------------- */
 struct bfd_object;
@@ -95,14 +74,18 @@ struct mapping {
     const char *path;            /* interned */
     const char *root;            /* interned, "" if none */
     const char *object_name;     /* interned base name, or NULL for anonymous mappings */
+    uint64_t file_dev, file_ino; /* the file at root + path when the mapping was added (0, 0: not known) */
+    uint32_t generation;         /* set by mapping_table_add: the same for the same contents at the same
+                                    place (a mapping reported again), new when a mapping replaces another
+                                    (another file, or the same path rewritten: another inode) */
 };
 struct mapping_table {
-    struct mapping *items;
-    size_t n, cap;
+    VEC_OF(struct mapping) items;
+    uint32_t last_generation;
 };
-/* Inserts m, trimming or removing what it overlaps. *replaced is set when an existing, different mapping
- * lost some of its range. Returns 0 or -1 on allocation failure. */
-int mapping_table_add(struct mapping_table *t, const struct mapping *m, bool *replaced);
+/* Inserts m (its generation is set here), trimming or removing what it overlaps. Returns 0 or -1 on
+ * allocation failure. */
+int mapping_table_add(struct mapping_table *t, const struct mapping *m);
 const struct mapping *mapping_table_find(const struct mapping_table *t, uint64_t addr);
 void mapping_table_free(struct mapping_table *t);
 
@@ -113,8 +96,7 @@ struct kallsyms_entry {
     const char *module;   /* interned module name, or NULL for the kernel image */
 };
 struct kallsyms {
-    struct kallsyms_entry *entries;
-    size_t n;
+    VEC_OF(struct kallsyms_entry) entries;
     bool loaded;          /* tried to read (successfully or not) */
     bool restricted;      /* every address was zero (kptr_restrict) */
 };

@@ -1,13 +1,16 @@
 /* symbolizer.c: the symbolize layer's entry points. Keeps the target's mappings, opens each object once
- * (lazily, on the first address in it), resolves each distinct address once through libbfd or kallsyms,
- * and caches the pooled result by address, so a repeated address costs one hash lookup. */
+ * (lazily, on the first address in it), resolves each distinct address once per mapping through libbfd or
+ * kallsyms, and caches the pooled result by address and mapping generation, so a repeated address costs a
+ * mapping lookup and one hash lookup, and an address whose mapping was replaced resolves afresh. */
 #include "symbolize/symbolize_internal.h"
 
 #include <bfd.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define UNKNOWN_NAME "[unknown]"
 #define KERNEL_OBJECT "[kernel.kallsyms]"
@@ -16,6 +19,7 @@
 struct object_slot {
     const char *path;           /* interned */
     const char *root;           /* interned */
+    uint64_t file_dev, file_ino;
     struct bfd_object *object;  /* NULL: could not be opened (tried once) */
 };
 
@@ -25,8 +29,7 @@ struct symbolizer {
     struct result_pool results;
     struct addr_cache cache;
     struct mapping_table mappings;
-    struct object_slot *objects;
-    size_t n_objects, cap_objects;
+    VEC_OF(struct object_slot) objects;
     struct kallsyms kallsyms;
     const char *unknown_name;                 /* interned "[unknown]" */
     const struct sym_result *fallback_user;   /* returned when memory runs out */
@@ -81,9 +84,9 @@ void symbolizer_free(struct symbolizer *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->n_objects; i++)
-        bfd_object_close(s->objects[i].object);
-    free(s->objects);
+    for (size_t i = 0; i < s->objects.n; i++)
+        bfd_object_close(s->objects.v[i].object);
+    vec_free(&s->objects);
     kallsyms_free(&s->kallsyms);
     mapping_table_free(&s->mappings);
     addr_cache_free(&s->cache);
@@ -113,6 +116,25 @@ static const char *object_name_of(struct symbolizer *s, const char *path)
     return string_pool_intern_len(&s->strings, base, len);
 }
 
+/* Only real files are opened: not anonymous or pseudo mappings, not files deleted since they were
+ * mapped (what is at that path now is another file). */
+static bool openable(const struct mapping *m)
+{
+    return m->path[0] == '/' && !ends_with(m->path, DELETED_SUFFIX) && strncmp(m->path, "/memfd:", 7) != 0;
+}
+
+/* Which file root + path is now (a library rewritten in place and mapped again is another file). */
+static void identify_file(struct mapping *m)
+{
+    char *full = NULL;
+    struct stat st;
+    if (openable(m) && asprintf(&full, "%s%s", m->root, m->path) >= 0 && stat(full, &st) == 0) {
+        m->file_dev = (uint64_t)st.st_dev;
+        m->file_ino = (uint64_t)st.st_ino;
+    }
+    free(full);
+}
+
 int symbolizer_add_mapping(struct symbolizer *s, uint64_t start, uint64_t end, uint64_t pgoff,
                            const char *path, const char *root)
 {
@@ -124,38 +146,24 @@ int symbolizer_add_mapping(struct symbolizer *s, uint64_t start, uint64_t end, u
     m.object_name = object_name_of(s, m.path);
     if (*m.path && !m.object_name)
         return -1;
-    bool replaced = false;
-    if (mapping_table_add(&s->mappings, &m, &replaced) != 0)
-        return -1;
-    if (replaced)   /* addresses there may now mean something else; results stay valid */
-        addr_cache_clear(&s->cache);
-    return 0;
-}
-
-/* Only real files are opened: not anonymous or pseudo mappings, not files deleted since they were
- * mapped (what is at that path now is another file). */
-static bool openable(const struct mapping *m)
-{
-    return m->path[0] == '/' && !ends_with(m->path, DELETED_SUFFIX) && strncmp(m->path, "/memfd:", 7) != 0;
+    identify_file(&m);
+    return mapping_table_add(&s->mappings, &m);
 }
 
 static struct bfd_object *object_for(struct symbolizer *s, const struct mapping *m)
 {
     if (!openable(m))
         return NULL;
-    for (size_t i = 0; i < s->n_objects; i++)
-        if (s->objects[i].path == m->path && s->objects[i].root == m->root)
-            return s->objects[i].object;
-    if (s->n_objects == s->cap_objects) {
-        size_t cap = s->cap_objects ? s->cap_objects * 2 : 32;
-        struct object_slot *grown = realloc(s->objects, cap * sizeof(*grown));
-        if (!grown)
-            return NULL;
-        s->objects = grown;
-        s->cap_objects = cap;
-    }
+    for (size_t i = 0; i < s->objects.n; i++)
+        if (s->objects.v[i].path == m->path && s->objects.v[i].root == m->root &&
+            s->objects.v[i].file_dev == m->file_dev && s->objects.v[i].file_ino == m->file_ino)
+            return s->objects.v[i].object;
+    struct object_slot *slot = vec_push(&s->objects);
+    if (!slot)
+        return NULL;
     struct bfd_object *o = bfd_object_open(m->root, m->path);
-    s->objects[s->n_objects++] = (struct object_slot){ .path = m->path, .root = m->root, .object = o };
+    *slot = (struct object_slot){ .path = m->path, .root = m->root, .file_dev = m->file_dev,
+                                  .file_ino = m->file_ino, .object = o };
     return o;
 }
 
@@ -215,24 +223,25 @@ static const struct sym_result *resolve_user(struct symbolizer *s, const struct 
 const struct sym_result *symbolize_user(struct symbolizer *s, uint64_t addr, bool return_address)
 {
     enum addr_kind kind = return_address ? ADDR_USER_RETURN : ADDR_USER;
-    const struct sym_result *hit = addr_cache_get(&s->cache, addr, kind);
-    if (hit)
-        return hit;
     /* A return address points after the call; the call instruction is the byte before it. */
     uint64_t lookup = return_address && addr > 0 ? addr - 1 : addr;
     const struct mapping *m = mapping_table_find(&s->mappings, lookup);
     if (!m)   /* not cached: a mapping added later may cover it */
         return s->fallback_user;
+    const struct sym_result *hit = addr_cache_get(&s->cache, addr, kind, m->generation);
+    if (hit)
+        return hit;
     const struct sym_result *r = resolve_user(s, m, lookup);
     if (!r)
         return s->fallback_user;
-    (void)addr_cache_put(&s->cache, addr, kind, r);   /* on failure the answer is still right, uncached */
+    /* on failure the answer is still right, uncached */
+    (void)addr_cache_put(&s->cache, addr, kind, m->generation, r);
     return r;
 }
 
 const struct sym_result *symbolize_kernel(struct symbolizer *s, uint64_t addr)
 {
-    const struct sym_result *hit = addr_cache_get(&s->cache, addr, ADDR_KERNEL);
+    const struct sym_result *hit = addr_cache_get(&s->cache, addr, ADDR_KERNEL, 0);
     if (hit)
         return hit;
     if (!s->opts.kernel)
@@ -252,6 +261,6 @@ const struct sym_result *symbolize_kernel(struct symbolizer *s, uint64_t addr)
         if (!r)
             return s->fallback_kernel;
     }
-    (void)addr_cache_put(&s->cache, addr, ADDR_KERNEL, r);
+    (void)addr_cache_put(&s->cache, addr, ADDR_KERNEL, 0, r);
     return r;
 }

@@ -103,6 +103,11 @@ static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enu
             if (d > LONG_POLL_NS)
                 t->long_polls++;
             t->timed_polls++;
+            if (t->on_poll) {
+                struct sampler_poll poll = { .tid = th->tid, .thread = UINT32_MAX, .task_id = arg0,
+                                             .start_ns = th->poll_start_ns, .end_ns = th->poll_start_ns + d };
+                t->on_poll(t->poll_ctx, &poll);
+            }
         }
         /* An end without its start (lost record, or recording began mid-poll) still closes the poll. */
         poll_state_after(th, time_ns, kind, arg0, probe_addr);

@@ -71,6 +71,10 @@ struct task_tracker {
     uint64_t late_hits;                    /* hits queued at or before applied_until: samples after them were
                                               attributed without them */
     bool loss_open;                        /* a loss whose end task_tracker_loss_seen_by() has not given yet */
+    /* told of every poll whose start and end were both seen, as its end is applied (thread not filled in:
+     * UINT32_MAX); NULL: not told. Set after task_tracker_init. */
+    void (*on_poll)(void *ctx, const struct sampler_poll *p);
+    void *poll_ctx;
 };
 
 int task_tracker_init(struct task_tracker *t);

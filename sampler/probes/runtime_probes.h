@@ -24,10 +24,9 @@ struct runtime_probe_list {
 /* Find the runtime poll functions of ef (its .symtab, else .dynsym). Returns 0 (also when none), -1 on
  * allocation failure. */
 int runtime_probes_find(const struct elf_file *ef, struct runtime_probe_list *out);
-/* The same, and when ef (opened from path, as this process sees it) has no .symtab (a stripped binary), in
- * its separate debug file: by .gnu_debuglink (beside it, in .debug/ beside it, or under
- * ROOT/usr/lib/debug/DIR/), else by build-id (ROOT/usr/lib/debug/.build-id/xx/rest.debug), with offsets from
- * ef's own program headers. root is "" or "/proc/PID/root". */
+/* The same, and when ef (the object at path as the target names it, opened through root: "" or
+ * "/proc/PID/root") has no .symtab (a stripped binary), in its separate debug file, found and verified by
+ * elf_debug_file_find (a stale one is refused), with offsets from ef's own program headers. */
 int runtime_probes_find_with_debug(const struct elf_file *ef, const char *path, const char *root,
                                    struct runtime_probe_list *out);
 void runtime_probes_free(struct runtime_probe_list *l);

@@ -2,6 +2,8 @@
  * into file offsets; matches SPEC marker names. All note fields are bounds-checked. */
 #include "sampler/probes/usdt_notes.h"
 
+#include "base/vec.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,19 +11,6 @@
 #define STAPSDT_OWNER "stapsdt"
 #define STAPSDT_TYPE 3u
 #define STAPSDT_ADDRS 3u           /* pc, base, semaphore: 8 bytes each in ELF64 */
-
-static const Elf64_Phdr *load_segment_of(const struct elf_file *ef, uint64_t vaddr)
-{
-    for (size_t i = 0; i < ef->n_phdrs; i++) {
-        const Elf64_Phdr *ph = &ef->phdrs[i];
-        /* a file range that cannot overflow an offset: outside input may say anything */
-        if (ph->p_type == PT_LOAD && ph->p_offset <= (uint64_t)INT64_MAX &&
-            ph->p_filesz <= (uint64_t)INT64_MAX - ph->p_offset && vaddr >= ph->p_vaddr &&
-            vaddr - ph->p_vaddr < ph->p_filesz)
-            return ph;
-    }
-    return NULL;
-}
 
 static uint64_t read_u64(const uint8_t *p)
 {
@@ -42,15 +31,10 @@ static char *dup_n(const char *s, size_t n)
 
 static int list_push(struct usdt_note_list *l, const struct usdt_note *n)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        struct usdt_note *v = realloc(l->v, cap * sizeof(*v));
-        if (!v)
-            return -1;
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n++] = *n;
+    struct usdt_note *slot = vec_push(l);
+    if (!slot)
+        return -1;
+    *slot = *n;
     return 0;
 }
 
@@ -94,16 +78,16 @@ static int add_note(const struct elf_file *ef, const uint8_t *desc, size_t size,
         if (n.semaphore)
             n.semaphore += delta;
     }
-    const Elf64_Phdr *text = load_segment_of(ef, n.pc);
-    if (!text || !(text->p_flags & PF_X))
+    int64_t pc_offset = elf_file_vaddr_to_offset_in(ef, n.pc, PF_X, 1);
+    if (pc_offset < 0)
         return 0;
-    n.pc_offset = text->p_offset + (n.pc - text->p_vaddr);
+    n.pc_offset = (uint64_t)pc_offset;
     if (n.semaphore) {
-        const Elf64_Phdr *data = load_segment_of(ef, n.semaphore);
         /* a semaphore is a 2-byte counter the kernel writes: it must lie wholly in a writable segment */
-        if (!data || !(data->p_flags & PF_W) || data->p_filesz - (n.semaphore - data->p_vaddr) < 2)
+        int64_t semaphore_offset = elf_file_vaddr_to_offset_in(ef, n.semaphore, PF_W, 2);
+        if (semaphore_offset < 0)
             return 0;
-        n.semaphore_offset = data->p_offset + (n.semaphore - data->p_vaddr);
+        n.semaphore_offset = (uint64_t)semaphore_offset;
     }
     n.provider = dup_n(s[0], len[0]);
     n.name = dup_n(s[1], len[1]);
@@ -123,56 +107,38 @@ int usdt_notes_parse(const struct elf_file *ef, const uint8_t *notes, size_t siz
                      uint64_t base_addr, struct usdt_note_list *out)
 {
     out->has_base_section = has_base;
-    size_t off = 0;
-    while (notes && size - off >= sizeof(Elf64_Nhdr)) {
-        Elf64_Nhdr nh;
-        memcpy(&nh, notes + off, sizeof(nh));
-        off += sizeof(nh);
-        uint64_t namesz = ((uint64_t)nh.n_namesz + 3) & ~(uint64_t)3;
-        uint64_t descsz = ((uint64_t)nh.n_descsz + 3) & ~(uint64_t)3;
-        if (namesz > size - off || descsz > size - off - namesz) {
-            /* the chain is broken: nothing after this point can be trusted */
-            if (nh.n_type == STAPSDT_TYPE)
-                out->skipped++;
-            break;
-        }
-        const uint8_t *name = notes + off;
-        const uint8_t *desc = notes + off + namesz;
-        off += namesz + descsz;
-        if (nh.n_type != STAPSDT_TYPE || nh.n_namesz != sizeof(STAPSDT_OWNER) ||
-            memcmp(name, STAPSDT_OWNER, sizeof(STAPSDT_OWNER)) != 0)
+    struct elf_note_iter it;
+    struct elf_note note;
+    elf_notes_begin(&it, notes, size);
+    while (elf_notes_next(&it, &note)) {
+        if (note.type != STAPSDT_TYPE || !elf_note_owner_is(&note, STAPSDT_OWNER))
             continue;
-        int r = add_note(ef, desc, nh.n_descsz, has_base, base_addr, out);
+        int r = add_note(ef, note.desc, note.desc_size, has_base, base_addr, out);
         if (r < 0)
             return -1;
         if (r == 0)
             out->skipped++;
     }
+    /* a broken chain: nothing after that point can be trusted */
+    if (it.broken && it.broken_type == STAPSDT_TYPE)
+        out->skipped++;
     return 0;
 }
 
 int usdt_notes_read(const struct elf_file *ef, struct usdt_note_list *out)
 {
     memset(out, 0, sizeof(*out));
-    const Elf64_Shdr *base = elf_file_section(ef, ".stapsdt.base");
-    bool has_base = base != NULL;
-    uint64_t base_addr = base ? base->sh_addr : 0;
-    const Elf64_Shdr *sec = elf_file_section(ef, ".note.stapsdt");
-    if (sec && sec->sh_type == SHT_NOTE) {
-        size_t size = 0;
-        const uint8_t *data = elf_file_section_data(ef, sec, &size);
-        if (data)
-            return usdt_notes_parse(ef, data, size, has_base, base_addr, out);
-        return 0;
-    }
+    uint64_t base_addr = 0;
+    bool has_base = elf_file_section_addr(ef, ".stapsdt.base", &base_addr);
+    const uint8_t *data;
+    size_t size;
+    if (elf_file_note_section(ef, ".note.stapsdt", &data, &size))
+        return data ? usdt_notes_parse(ef, data, size, has_base, base_addr, out) : 0;
     /* No section table entry (stripped of sections): look through PT_NOTE segments instead. */
-    for (size_t i = 0; !sec && i < ef->n_phdrs; i++) {
-        const Elf64_Phdr *ph = &ef->phdrs[i];
-        if (ph->p_type != PT_NOTE || ph->p_offset > ef->size || ph->p_filesz > ef->size - ph->p_offset)
-            continue;
-        if (usdt_notes_parse(ef, ef->data + ph->p_offset, ph->p_filesz, has_base, base_addr, out) != 0)
+    struct elf_range seg;
+    for (size_t i = 0; elf_file_segment_range(ef, PT_NOTE, i, &seg); i++)
+        if (usdt_notes_parse(ef, ef->data + seg.offset, seg.size, has_base, base_addr, out) != 0)
             return -1;
-    }
     return 0;
 }
 

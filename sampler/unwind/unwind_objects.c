@@ -32,26 +32,34 @@ int unwind_objects_init(struct unwind_objects *objs, const char *root)
 
 void unwind_objects_free(struct unwind_objects *objs)
 {
-    for (size_t b = 0; b < UNWIND_OBJECTS_BUCKETS; b++) {
-        struct unwind_object *o = objs->buckets[b];
-        while (o) {
-            struct unwind_object *next = o->next;
-            elf_file_close(&o->elf);
-            free(o->path);
-            free(o);
-            o = next;
-        }
+    for (size_t i = 0; i < objs->index.n_slots; i++) {
+        struct unwind_object *o = (struct unwind_object *)objs->index.slots[i].item;
+        if (!o)
+            continue;
+        elf_file_close(&o->elf);
+        free(o->path);
+        free(o);
     }
+    intern_table_free(&objs->index);
     free(objs->root);
     memset(objs, 0, sizeof(*objs));
 }
 
-static unsigned hash_key(const char *path, uint64_t inode)
+struct object_key {
+    const char *path;
+    uint64_t inode;
+};
+
+static uint64_t hash_key(const struct object_key *k)
 {
-    uint64_t h = 1469598103934665603ull ^ inode;
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-        h = (h ^ *p) * 1099511628211ull;
-    return (unsigned)(h ^ (h >> 32)) % UNWIND_OBJECTS_BUCKETS;
+    return intern_hash_bytes(intern_hash_u64(INTERN_HASH_SEED, k->inode), k->path, strlen(k->path));
+}
+
+static bool same_object(const void *item, const void *key)
+{
+    const struct unwind_object *o = item;
+    const struct object_key *k = key;
+    return o->inode == k->inode && strcmp(o->path, k->path) == 0;
 }
 
 /* Size in bytes of a fixed-size encoded value, or 0 for encodings the table reader does not accept. */
@@ -83,29 +91,14 @@ static uint64_t read_unsigned(const uint8_t *p, size_t size)
 /* Find .eh_frame_hdr (through PT_GNU_EH_FRAME, else by section name) and check its table is usable. */
 static void locate_eh_frame_hdr(struct unwind_object *o)
 {
-    const struct elf_file *ef = &o->elf;
-    uint64_t vaddr = 0, off = 0, size = 0;
-    bool found = false;
-    for (size_t i = 0; i < ef->n_phdrs; i++) {
-        if (ef->phdrs[i].p_type == PT_GNU_EH_FRAME) {
-            vaddr = ef->phdrs[i].p_vaddr;
-            off = ef->phdrs[i].p_offset;
-            size = ef->phdrs[i].p_filesz;
-            found = true;
-            break;
-        }
-    }
-    if (!found) {
-        const Elf64_Shdr *sh = elf_file_section(ef, ".eh_frame_hdr");
-        if (!sh || sh->sh_type == SHT_NOBITS)
-            return;
-        vaddr = sh->sh_addr;
-        off = sh->sh_offset;
-        size = sh->sh_size;
-    }
-    if (off > ef->size || size > ef->size - off || size < 4)
+    struct elf_range hdr;
+    if (!elf_file_segment_range(&o->elf, PT_GNU_EH_FRAME, 0, &hdr) &&
+        !elf_file_section_range(&o->elf, ".eh_frame_hdr", &hdr))
         return;
-    const uint8_t *h = ef->data + off;
+    uint64_t vaddr = hdr.vaddr, size = hdr.size;
+    if (size < 4)
+        return;
+    const uint8_t *h = o->elf.data + hdr.offset;
     uint8_t version = h[0], ptr_enc = h[1], count_enc = h[2], table_enc = h[3];
     if (version != 1 || count_enc == EH_PE_OMIT || table_enc != EH_PE_TABLE_ENC)
         return;
@@ -128,24 +121,12 @@ static void locate_eh_frame_hdr(struct unwind_object *o)
 /* The vDSO is not a file: use this process's copy, which is the same kernel image as the target's. */
 static int open_vdso(struct elf_file *ef)
 {
-    const uint8_t *base = (const uint8_t *)(uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    const void *base = (const void *)(uintptr_t)getauxval(AT_SYSINFO_EHDR);
     if (!base) {
         errno = ENOENT;
         return -1;
     }
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh->e_phentsize != sizeof(Elf64_Phdr)) {
-        errno = ENOEXEC;
-        return -1;
-    }
-    /* The image is exactly as large as what its headers describe; never read past its mapping. */
-    uint64_t size = (uint64_t)eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
-    const Elf64_Phdr *ph = (const Elf64_Phdr *)(base + eh->e_phoff);
-    for (size_t i = 0; i < eh->e_phnum; i++)
-        if (ph[i].p_type == PT_LOAD && ph[i].p_offset + ph[i].p_filesz > size)
-            size = ph[i].p_offset + ph[i].p_filesz;
-    return elf_file_from_memory(ef, base, (size_t)size);
+    return elf_file_from_loaded_image(ef, base);
 }
 
 static void open_object(struct unwind_objects *objs, struct unwind_object *o)
@@ -175,10 +156,11 @@ struct unwind_object *unwind_objects_get(struct unwind_objects *objs, const stru
     const char *path = map->path ? map->path : "";
     if (path[0] == '\0' || (path[0] == '[' && strcmp(path, "[vdso]") != 0))
         return NULL;
-    unsigned b = hash_key(path, map->inode);
-    for (struct unwind_object *o = objs->buckets[b]; o; o = o->next)
-        if (o->inode == map->inode && strcmp(o->path, path) == 0)
-            return o;
+    struct object_key key = { path, map->inode };
+    uint64_t hash = hash_key(&key);
+    struct unwind_object *found = (struct unwind_object *)intern_table_find(&objs->index, hash, same_object, &key);
+    if (found)
+        return found;
     struct unwind_object *o = calloc(1, sizeof(*o));
     if (!o)
         return NULL;
@@ -189,8 +171,12 @@ struct unwind_object *unwind_objects_get(struct unwind_objects *objs, const stru
     }
     o->inode = map->inode;
     open_object(objs, o);
-    o->next = objs->buckets[b];
-    objs->buckets[b] = o;
+    if (intern_table_add(&objs->index, hash, o) != 0) {
+        elf_file_close(&o->elf);
+        free(o->path);
+        free(o);
+        return NULL;
+    }
     return o;
 }
 
@@ -198,30 +184,9 @@ bool unwind_object_bias(const struct unwind_object *obj, const struct proc_map *
 {
     if (!obj->usable)
         return false;
-    long ps = sysconf(_SC_PAGESIZE);
-    uint64_t page_mask = (uint64_t)(ps > 0 ? ps : 4096) - 1;
-    const Elf64_Phdr *best = NULL;
-    int best_score = -1;
-    for (size_t i = 0; i < obj->elf.n_phdrs; i++) {
-        const Elf64_Phdr *ph = &obj->elf.phdrs[i];
-        if (ph->p_type != PT_LOAD || ph->p_filesz == 0)
-            continue;
-        /* The kernel maps a segment from its page-aligned file offset: several segments can share a
-         * page (LLD), so prefer the one whose permissions and first page match the mapping. */
-        uint64_t lo = ph->p_offset & ~page_mask, hi = ph->p_offset + ph->p_filesz;
-        if (map->pgoff < lo || map->pgoff >= hi)
-            continue;
-        int score = (((ph->p_flags & PF_X) != 0) == map->executable ? 2 : 0) + (lo == map->pgoff ? 1 : 0);
-        if (score > best_score) {
-            best = ph;
-            best_score = score;
-        }
-    }
-    if (!best)
-        return false;
-    /* runtime(offset) = map->start + (offset - pgoff); link(offset) = p_vaddr + (offset - p_offset). */
-    *bias = map->start - map->pgoff - (best->p_vaddr - best->p_offset);
-    return true;
+    long page_size = sysconf(_SC_PAGESIZE);
+    return elf_file_load_bias(&obj->elf, map->start, map->pgoff, map->executable,
+                              page_size > 0 ? (uint64_t)page_size : 4096, bias);
 }
 
 bool unwind_object_read(const struct unwind_object *obj, uint64_t off, void *dst, size_t n)

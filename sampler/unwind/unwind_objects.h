@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/intern_table.h"
 #include "elf/elf_file.h"
 #include "sampler/target/proc_maps.h"
 
@@ -21,14 +22,11 @@ struct unwind_object {
     uint64_t hdr_vaddr;            /* link-time address of .eh_frame_hdr */
     uint64_t table_offset;         /* offset of the sorted table from the start of .eh_frame_hdr */
     uint64_t fde_count;
-    struct unwind_object *next;    /* hash chain */
 };
-
-#define UNWIND_OBJECTS_BUCKETS 256u
 
 struct unwind_objects {
     char *root;                    /* prefix for opening files, "" for none */
-    struct unwind_object *buckets[UNWIND_OBJECTS_BUCKETS];
+    struct intern_table index;     /* one unwind_object per (path, inode) */
 };
 
 /* Returns 0, or -1 (out of memory). */

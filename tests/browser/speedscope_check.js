@@ -3,10 +3,13 @@
 // (dist/release/file-format-schema.json, checked with ajv), its weights add up to the expected total (when
 // given), and the speedscope web app from the same package, served on 127.0.0.1 and driven in Debian's
 // headless Chromium through playwright-core, imports it through #profileURL= with no alert, no page error
-// and no error view, showing the file's name and its active profile's name. Exits non-zero when any check
-// fails (a broken file must fail); never skips: no Chromium is "not ok".
+// and no error view, showing the file's name and its active profile's name. With --trace the file is a
+// Chrome trace (.trace.json) instead: it is JSON with complete ("X") events, which speedscope imports as one
+// profile per thread, named after the process; the page title then names the file as served. Exits
+// non-zero when any check fails (a broken file must fail); never skips: no Chromium is "not ok".
 //
 // usage: node speedscope_check.js FILE.speedscope.json [--total N] [--screenshot PNG]
+//        node speedscope_check.js --trace FILE.trace.json [--screenshot PNG]
 'use strict';
 
 const fs = require('fs');
@@ -19,6 +22,7 @@ const { chromium } = require('playwright-core');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const RELEASE_DIR = path.join(path.dirname(require.resolve('speedscope/package.json')), 'dist', 'release');
 const PROFILE_ROUTE = '/profile.speedscope.json';
+const TRACE_ROUTE = '/profile.trace.json';
 
 let testNumber = 0;
 let failures = 0;
@@ -34,27 +38,37 @@ function finish() {
 }
 
 function parseArgs(argv) {
-  const args = { file: null, total: null, screenshot: null };
+  const args = { file: null, total: null, screenshot: null, trace: false };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--total') args.total = Number(argv[++i]);
+    else if (argv[i] === '--trace') args.trace = true;
     else if (argv[i] === '--screenshot') args.screenshot = argv[++i];
     else if (!args.file) args.file = argv[i];
     else throw new Error(`unexpected argument ${argv[i]}`);
   }
-  if (!args.file) throw new Error('usage: node speedscope_check.js FILE.speedscope.json [--total N] [--screenshot PNG]');
+  if (!args.file) {
+    throw new Error('usage: node speedscope_check.js FILE.speedscope.json [--total N] [--screenshot PNG]\n' +
+      '       node speedscope_check.js --trace FILE.trace.json [--screenshot PNG]');
+  }
   return args;
 }
 
-// The schema and the weights. Returns the parsed document, or null when it is not JSON.
-function checkFile(args, text) {
-  let doc;
+// The parsed document (a check that it is JSON), or null.
+function parseJson(text) {
   try {
-    doc = JSON.parse(text);
+    const doc = JSON.parse(text);
     ok(true, 'the file is JSON');
+    return doc;
   } catch (e) {
     ok(false, 'the file is JSON', e.message);
     return null;
   }
+}
+
+// The schema and the weights. Returns the parsed document, or null when it is not JSON.
+function checkFile(args, text) {
+  const doc = parseJson(text);
+  if (doc === null) return null;
   const schema = JSON.parse(fs.readFileSync(path.join(RELEASE_DIR, 'file-format-schema.json'), 'utf8'));
   const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
   const valid = validate(doc);
@@ -73,13 +87,25 @@ function checkFile(args, text) {
   return doc;
 }
 
+// A Chrome trace: what speedscope needs to import it. Returns the parsed document, or null when it is not JSON.
+function checkTrace(text) {
+  const doc = parseJson(text);
+  if (doc === null) return null;
+  const events = doc && Array.isArray(doc.traceEvents) ? doc.traceEvents : [];
+  ok(events.length > 0 && events.every((e) => typeof e.ph === 'string'), `traceEvents: events with a phase (${events.length})`);
+  const complete = events.filter((e) => e.ph === 'X');
+  ok(complete.length > 0 && complete.every((e) => typeof e.ts === 'number' && typeof e.dur === 'number' && e.dur >= 0),
+    `complete events with ts and dur (${complete.length})`);
+  return doc;
+}
+
 // Serves speedscope's release directory and the file under test on 127.0.0.1 (an ephemeral port).
-function serve(fileText) {
+function serve(fileText, route) {
   const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json',
     '.wasm': 'application/wasm', '.png': 'image/png', '.ico': 'image/x-icon', '.woff2': 'font/woff2' };
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
-    if (url.pathname === PROFILE_ROUTE) {
+    if (url.pathname === route) {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(fileText);
       return;
@@ -101,7 +127,8 @@ function serve(fileText) {
 }
 
 async function checkApp(args, doc, fileText) {
-  const server = await serve(fileText);
+  const route = args.trace ? TRACE_ROUTE : PROFILE_ROUTE;
+  const server = await serve(fileText, route);
   const base = `http://127.0.0.1:${server.address().port}`;
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'taskspy-chromium-'));
   let context;
@@ -128,11 +155,12 @@ async function checkApp(args, doc, fileText) {
     page.on('dialog', (dialog) => { alerts.push(dialog.message()); dialog.dismiss().catch(() => {}); });
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
-    await page.goto(`${base}/index.html#profileURL=${encodeURIComponent(base + PROFILE_ROUTE)}`);
+    await page.goto(`${base}/index.html#profileURL=${encodeURIComponent(base + route)}`);
 
     const profiles = doc && Array.isArray(doc.profiles) ? doc.profiles : [];
     const active = profiles[doc && Number.isInteger(doc.activeProfileIndex) ? doc.activeProfileIndex : 0];
-    const fileName = doc && typeof doc.name === 'string' ? doc.name : null;
+    // a trace has no name of its own: speedscope names it after the file served
+    const fileName = args.trace ? TRACE_ROUTE.slice(1) : doc && typeof doc.name === 'string' ? doc.name : null;
     // loaded: the title names the file (speedscope sets it once the import succeeded), or an error shows
     let loaded = false;
     try {
@@ -149,7 +177,11 @@ async function checkApp(args, doc, fileText) {
     ok(alerts.length === 0, 'no alert', alerts.join('\n'));
     ok(!body.includes('Something went wrong'), 'no error view', body.slice(0, 300));
     ok(errors.length === 0, 'no page error', errors.slice(0, 5).join('\n'));
-    const want = active && typeof active.name === 'string' ? active.name : null;
+    // a trace's profiles are its threads, named "PROCESS (pid P), THREAD (tid T)"
+    const processName = args.trace && doc && Array.isArray(doc.traceEvents)
+      ? (doc.traceEvents.find((e) => e.ph === 'M' && e.name === 'process_name') || { args: {} }).args.name : null;
+    const want = args.trace ? (typeof processName === 'string' ? processName : null)
+      : active && typeof active.name === 'string' ? active.name : null;
     ok(want !== null && body.includes(want), `the active profile's name is shown ('${want}')`, body.slice(0, 300));
     if (args.screenshot) await page.screenshot({ path: args.screenshot });
   } finally {
@@ -169,7 +201,7 @@ async function main() {
     return;
   }
   const text = fs.readFileSync(args.file, 'utf8');
-  const doc = checkFile(args, text);
+  const doc = args.trace ? checkTrace(text) : checkFile(args, text);
   try {
     await checkApp(args, doc, text);
   } catch (e) {

@@ -2,8 +2,9 @@
 // and prints TAP: the graph loads without script errors, hover fills the details line, a click zooms (the
 // frame spans the chart, ancestors dimmed, the rest hidden), Reset Zoom restores, Ctrl-F / Search buttons
 // search and "Matched: x%" equals the share computed from the folded counts (also zoomed and with the case
-// toggle), the view survives a reload through the URL hash, names round-trip through the escaping, and a
-// 100,000-stack graph zooms and unzooms. Fails (never skips) when Chromium cannot start.
+// toggle), the view survives a reload through the URL hash, names round-trip through the escaping (trailing
+// flamegraph.pl annotations stripped), the controls stay whole in a 1200-pixel window, and a 100,000-stack
+// graph zooms and unzooms. Fails (never skips) when Chromium cannot start.
 //
 // usage: node svg_check.js GRAPH.svg GRAPH.folded REGEX HOSTILE.svg HOSTILE.folded BIG.svg SCREENSHOT.png
 'use strict';
@@ -30,6 +31,10 @@ function finish() {
   process.exitCode = failures ? 1 : 0;
 }
 
+// flamegraph.pl's rule: a trailing "_[k]", "_[j]", "_[i]" or "_[w]" colours a frame and is not shown.
+const shownName = (name) => name.replace(/_\[[kjiw]\]$/, '');
+
+// Stacks of a folded file, frame names as the graph shows them.
 function readFolded(file) {
   const stacks = [];
   for (const raw of fs.readFileSync(file, 'utf8').split('\n')) {
@@ -38,7 +43,7 @@ function readFolded(file) {
     if (space <= 0) continue;
     const count = Number(line.substring(space + 1));
     if (!Number.isInteger(count)) continue;
-    stacks.push({ frames: line.substring(0, space).split(';'), count });
+    stacks.push({ frames: line.substring(0, space).split(';').map(shownName), count });
   }
   return stacks;
 }
@@ -215,7 +220,48 @@ async function checkHostile(context) {
   for (const s of readFolded(hostileFolded)) s.frames.forEach((f) => names.add(f));
   const missing = [...names].filter((n) => !shown.has(n));
   ok(missing.length === 0 && shown.size === names.size && errors.length === 0,
-    `all ${names.size} hostile names shown exactly as written`, missing.slice(0, 3).join(' | '));
+    `all ${names.size} hostile names shown exactly as written (annotations stripped)`, missing.slice(0, 3).join(' | '));
+  await page.close();
+}
+
+// A 1200-pixel-wide window with a vertical scrollbar (the graph is taller than the window) is narrower than
+// the 1200-pixel image: the image is scaled to fit, so the top-right controls are whole and clickable and
+// nothing scrolls sideways, also with a search active ("Reset Search", "Matched: ..."); a wider window
+// shows the image at its own size.
+async function checkNarrowWindow(context) {
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 1200, height: 200 });
+  await page.goto(`file://${path.resolve(svgPath)}#search=${encodeURIComponent(regexText)}`);
+  await page.waitForLoadState('load');
+  await page.waitForFunction(() => /Matched/.test(document.getElementById('matched').textContent));
+  const view = await page.evaluate(() => {
+    const root = document.documentElement;
+    const box = (id) => {
+      const r = document.getElementById(id).getBoundingClientRect();
+      return { left: r.left, right: r.right, top: r.top, bottom: r.bottom, text: document.getElementById(id).textContent };
+    };
+    const ic = box('ignorecase');
+    const hit = document.elementFromPoint((ic.left + ic.right) / 2, (ic.top + ic.bottom) / 2);
+    return {
+      visible: root.clientWidth, window: window.innerWidth, scrollWidth: document.scrollingElement.scrollWidth,
+      search: box('search'), ic, matched: box('matched'), title: box('title'), icHit: hit && hit.id,
+    };
+  });
+  ok(view.visible < view.window, `the window shows a vertical scrollbar (${view.window} px window, ${view.visible} px visible)`);
+  const inside = (b) => b.left >= 0 && b.right <= view.visible;
+  ok(['search', 'ic', 'matched', 'title'].every((k) => inside(view[k])) && view.search.text === 'Reset Search' &&
+    /Matched/.test(view.matched.text),
+  'the controls ("Reset Search", "ic", "Matched: ...") lie inside the visible width',
+  JSON.stringify(view));
+  ok(view.search.right <= view.ic.left, '"Reset Search" and "ic" do not overlap', JSON.stringify(view));
+  ok(view.scrollWidth <= view.visible, `nothing scrolls sideways (content ${view.scrollWidth} px)`);
+  ok(view.icHit === 'ignorecase', `"ic" is what its centre hits (${view.icHit})`);
+  await page.click('#ignorecase');
+  ok(/active/.test(await page.getAttribute('#ignorecase', 'class')), 'clicking "ic" toggles it');
+  await page.setViewportSize({ width: 1600, height: 1000 });
+  await page.waitForFunction(() => document.documentElement.getAttribute('width') === '1200');
+  const wide = await page.evaluate(() => document.documentElement.getBoundingClientRect().width);
+  ok(Math.abs(wide - 1200) < 0.5, `a wider window shows the image at its own 1200 px (${wide})`);
   await page.close();
 }
 
@@ -251,6 +297,7 @@ async function main() {
       headless: true,
       viewport: { width: 1280, height: 1000 },
       timeout: 60000,
+      ignoreDefaultArgs: ['--hide-scrollbars'],   // scrollbars take room, as in a user's window
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
@@ -261,7 +308,7 @@ async function main() {
     fs.rmSync(userDataDir, { recursive: true, force: true });
     return;
   }
-  for (const step of [checkGraph, checkHostile, checkBig]) {
+  for (const step of [checkGraph, checkHostile, checkNarrowWindow, checkBig]) {
     try {
       await step(context);
     } catch (e) {

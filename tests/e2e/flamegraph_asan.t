@@ -100,7 +100,7 @@ printf '%s\n' "swapper;secondary_startup_64_[k];cpu_startup_entry_[k];do_idle_[k
 printf '%s\n' "# perf report header" "    12 myapp;[unknown];main;compute" "     4 myapp;main;io" >> "$WORK/perf.folded"
 run "$WORK/err" "$WORK/perf.folded" -o "$WORK/perf.svg"
 [ $rc -eq 0 ] && valid_xml "$WORK/perf.svg" && grep -q '<title>compute (49 samples' "$WORK/perf.svg" \
-    && grep -q '<title>do_idle_\[k\] (120 samples' "$WORK/perf.svg"
+    && grep -q '<title>do_idle (120 samples' "$WORK/perf.svg"
 ok $? "perf-style input (stackcollapse annotations, count-first lines) is read"
 # py-spy --format raw and inferno-collapse output
 printf '%s\n' "process 4242:\"python app.py\";thread (0x7f00aa);<module> (app.py:10);main (app.py:5);work (lib.py:22) 40" \

@@ -1,7 +1,9 @@
 /* fuzz_elf_file.c: libFuzzer target for the ELF64 reader on whole hostile images: elf_file_from_memory,
- * section lookup and data, the PT_LOAD vaddr <-> offset mapping, the build-id note, and the USDT note
- * reader on top (usdt_notes_read). Asserts that nothing it hands back points outside the image. */
+ * section lookup and data, segment and section ranges, the PT_LOAD vaddr <-> offset mapping and load bias,
+ * the build-id note, note and symbol iteration, and the USDT note and runtime probe readers on top
+ * (usdt_notes_read, runtime_probes_find). Asserts that nothing it hands back points outside the image. */
 #include "elf/elf_file.h"
+#include "sampler/probes/runtime_probes.h"
 #include "sampler/probes/usdt_notes.h"
 
 #include <stdlib.h>
@@ -87,9 +89,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (n)
         in_image(id, n);
 
+    struct elf_range r;
+    for (size_t i = 0; elf_file_segment_range(&ef, PT_NOTE, i, &r); i++) {
+        in_image(ef.data + r.offset, r.size);
+        struct elf_note_iter it;
+        struct elf_note note;
+        elf_notes_begin(&it, ef.data + r.offset, r.size);
+        while (elf_notes_next(&it, &note)) {
+            in_image(note.owner, note.owner_size);
+            in_image(note.desc, note.desc_size);
+        }
+    }
+    if (elf_file_section_range(&ef, ".eh_frame_hdr", &r))
+        in_image(ef.data + r.offset, r.size);
+    uint64_t bias;
+    for (size_t i = 0; i < ef.n_phdrs; i++)
+        (void)elf_file_load_bias(&ef, 0x7f0000000000ull, ef.phdrs[i].p_offset, i & 1, 4096, &bias);
+    static const char *const tables[] = {".symtab", ".dynsym"};
+    for (size_t t = 0; t < 2; t++) {
+        struct elf_symbol_iter it;
+        struct elf_symbol sym;
+        if (!elf_symbols_begin(&it, &ef, tables[t]))
+            continue;
+        while (elf_symbols_next(&it, &sym))
+            in_image(sym.name, strlen(sym.name) + 1);
+    }
+
     struct usdt_note_list l;
     if (usdt_notes_read(&ef, &l) == 0)
         usdt_notes_free(&l);
+    struct runtime_probe_list probes;
+    if (runtime_probes_find(&ef, &probes) == 0)
+        runtime_probes_free(&probes);
     elf_file_close(&ef);
     return 0;
 }

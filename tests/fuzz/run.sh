@@ -14,19 +14,20 @@ CFLAGS_FUZZ="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=un
 ALL="usdt_notes usdt_args elf_file proc_maps folded perf_records demangle"
 TARGETS=${FUZZ_TARGETS:-$ALL}
 
-# project sources and extra flags per target
+# project sources and extra flags per target (ELF_READER: elf/ without its debug-file lookup, which needs zlib)
+ELF_READER="elf/elf_file.c elf/elf_notes.c elf/elf_segments.c elf/elf_symbols.c base/vec.c"
 srcs() {
     case $1 in
-    usdt_notes)   echo sampler/probes/usdt_notes.c elf/elf_file.c sampler/probes/usdt_args.c ;;
-    usdt_args)    echo sampler/probes/usdt_args.c sampler/probes/usdt_notes.c elf/elf_file.c ;;
-    elf_file)     echo elf/elf_file.c sampler/probes/usdt_notes.c ;;
+    usdt_notes)   echo sampler/probes/usdt_notes.c $ELF_READER sampler/probes/usdt_args.c ;;
+    usdt_args)    echo sampler/probes/usdt_args.c sampler/probes/usdt_notes.c $ELF_READER ;;
+    elf_file)     echo $ELF_READER elf/debug_file.c sampler/probes/usdt_notes.c sampler/probes/runtime_probes.c ;;
     proc_maps)    echo sampler/target/proc_maps.c ;;
-    folded)       echo flamegraph/*.c ;;          # the whole layer: it depends on libc only
+    folded)       echo flamegraph/*.c base/vec.c ;;   # the whole layer: it depends on libc and vec.h only
     perf_records) echo sampler/perf/perf_records.c sampler/perf/ring_buffer.c ;;
-    demangle)     echo symbolize/demangle.c flamegraph/*.c ;;
+    demangle)     echo symbolize/demangle.c flamegraph/*.c base/vec.c ;;
     esac
 }
-libs() { case $1 in demangle) echo -liberty ;; *) echo ;; esac; }
+libs() { case $1 in demangle) echo -liberty ;; elf_file) echo -lz ;; *) echo ;; esac; }
 maxlen() { case $1 in elf_file) echo 65536 ;; folded) echo 16384 ;; perf_records) echo 8192 ;; *) echo 4096 ;; esac; }
 
 mkdir -p "$OUT/gen" "$OUT/logs" || exit 2

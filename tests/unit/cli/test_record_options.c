@@ -1,10 +1,8 @@
 /* test_record_options.c: unit tests of cli/record_options (`taskspy record` option parsing): the defaults, every
  * option in short and long form, each invalid value (pid, duration, frequency, call graph, stack size, group-by,
  * await points, markers, format), unknown options, a missing value, -p together with a command, neither, the
- * format taken from the .svg/.folded/.txt extension or refused for another; and of cli/output_file: open in a
- * mkdtemp directory creates only a hidden temporary file, commit renames it into place with its content and the
- * mode a plain create gives, abort leaves nothing, an unwritable / nonexistent directory or a directory as the
- * path fails with a message and leaves nothing, a rename that fails on commit removes the temporary file. */
+ * format taken from the .svg/.folded/.txt extension or refused for another. (cli/output_file's tests moved to
+ * test_output_file.c.) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,12 +13,6 @@
 
 #include <cmocka.h>
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include "cli/output_file.h"
 #include "cli/record_options.h"
 
 /* ---- record options ---------------------------------------------------------------------------------------- */
@@ -181,7 +173,7 @@ static void test_invalid_values(void **state)
     EXPECT_ERROR("invalid --await-points 'yes'", "-p", "1", "--await-points", "yes", "-o", "x.svg");
     EXPECT_ERROR("invalid --markers ''", "-p", "1", "--markers", "", "-o", "x.svg");
     EXPECT_ERROR("unsupported format 'json'", "-p", "1", "-f", "json", "-o", "x.svg");
-    EXPECT_ERROR("unsupported format 'chrometrace'", "-p", "1", "--format", "chrometrace", "-o", "x.svg");
+    EXPECT_ERROR("unsupported format 'perfetto'", "-p", "1", "--format", "perfetto", "-o", "x.svg");
 }
 
 static void test_unknown_and_missing(void **state)
@@ -243,6 +235,10 @@ static void test_several_outputs(void **state)
     p = PARSE("-p", "1", "-o", "x.json", "--format", "speedscope");
     assert_int_equal(p.rc, 0);
     assert_int_equal(p.o.outputs.items[0].format, FORMAT_SPEEDSCOPE);
+    p = PARSE("-p", "1", "-o", "a.trace.json", "-o", "b.json", "-f", "chrometrace");
+    assert_int_equal(p.rc, 0);
+    assert_int_equal(p.o.outputs.items[0].format, FORMAT_TRACE);
+    assert_int_equal(p.o.outputs.items[1].format, FORMAT_TRACE);
     EXPECT_ERROR("cannot tell the format of 'b.data'", "-p", "1", "-o", "a.svg", "-o", "b.data");
     EXPECT_ERROR("only one output can go to standard output", "-p", "1", "-o", "-", "-o", "-", "-f", "folded");
     EXPECT_ERROR("too many outputs", "-p", "1", "-o", "1.svg", "-o", "2.svg", "-o", "3.svg", "-o", "4.svg", "-o",
@@ -270,244 +266,6 @@ static void test_parse_twice_after_cluster(void **state)
     assert_int_equal(p.o.pid, 5);
 }
 
-/* ---- output_file ------------------------------------------------------------------------------------------ */
-
-struct dir {
-    char path[256];
-};
-
-static void make_dir(struct dir *d)
-{
-    snprintf(d->path, sizeof(d->path), "/tmp/taskspy-test-XXXXXX");
-    assert_non_null(mkdtemp(d->path));
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(a, b);
-}
-
-/* Names in the directory, sorted, joined by '/'. */
-static void list_dir(const struct dir *d, char *out, size_t len)
-{
-    DIR *dir = opendir(d->path);
-    assert_non_null(dir);
-    char names[16][256];
-    size_t n = 0;
-    for (struct dirent *e; (e = readdir(dir));) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        assert_true(n < 16);
-        snprintf(names[n++], sizeof(names[0]), "%s", e->d_name);
-    }
-    closedir(dir);
-    qsort(names, n, sizeof(names[0]), name_cmp);
-    out[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        strncat(out, i ? "/" : "", len - strlen(out) - 1);
-        strncat(out, names[i], len - strlen(out) - 1);
-    }
-}
-
-static void remove_dir(const struct dir *d)
-{
-    DIR *dir = opendir(d->path);
-    if (dir) {
-        for (struct dirent *e; (e = readdir(dir));) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char p[600];
-            snprintf(p, sizeof(p), "%s/%s", d->path, e->d_name);
-            if (unlink(p) != 0)
-                rmdir(p);
-        }
-        closedir(dir);
-    }
-    chmod(d->path, 0700);
-    rmdir(d->path);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    static char buf[4096];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
-static void test_output_commit(void **state)
-{
-    (void)state;
-    struct dir d;
-    make_dir(&d);
-    mode_t old_mask = umask(022);
-    char path[512], names[1024], err[256] = "";
-    snprintf(path, sizeof(path), "%s/out.folded", d.path);
-    struct output_file o;
-    assert_int_equal(output_file_open(&o, path, err, sizeof(err)), 0);
-    assert_non_null(o.stream);
-    /* only a hidden temporary file beside the destination */
-    list_dir(&d, names, sizeof(names));
-    assert_true(strncmp(names, ".out.folded.", 12) == 0);
-    assert_null(strchr(names, '/'));
-    assert_int_equal(access(path, F_OK), -1);
-    fputs("a;b 1\n", o.stream);
-    fputs("a;c 2\n", o.stream);
-    assert_int_equal(output_file_commit(&o, err, sizeof(err)), 0);
-    list_dir(&d, names, sizeof(names));
-    assert_string_equal(names, "out.folded");
-    assert_string_equal(slurp(path), "a;b 1\na;c 2\n");
-    struct stat st;
-    assert_int_equal(stat(path, &st), 0);
-    assert_int_equal(st.st_mode & 0777, 0644);   /* 0666 & ~umask, not mkstemp's 0600 */
-
-    /* committing over an existing file replaces it whole */
-    assert_int_equal(output_file_open(&o, path, err, sizeof(err)), 0);
-    assert_string_equal(slurp(path), "a;b 1\na;c 2\n");   /* untouched until commit */
-    fputs("new 3\n", o.stream);
-    assert_int_equal(output_file_commit(&o, err, sizeof(err)), 0);
-    assert_string_equal(slurp(path), "new 3\n");
-    list_dir(&d, names, sizeof(names));
-    assert_string_equal(names, "out.folded");
-
-    /* a relative path (no directory part) */
-    char cwd[512];
-    assert_non_null(getcwd(cwd, sizeof(cwd)));
-    assert_int_equal(chdir(d.path), 0);
-    assert_int_equal(output_file_open(&o, "rel.svg", err, sizeof(err)), 0);
-    fputs("<svg/>", o.stream);
-    assert_int_equal(output_file_commit(&o, err, sizeof(err)), 0);
-    assert_int_equal(chdir(cwd), 0);
-    list_dir(&d, names, sizeof(names));
-    assert_string_equal(names, "out.folded/rel.svg");
-    umask(old_mask);
-    remove_dir(&d);
-}
-
-static void test_output_abort(void **state)
-{
-    (void)state;
-    struct dir d;
-    make_dir(&d);
-    char path[512], names[1024], err[256] = "";
-    snprintf(path, sizeof(path), "%s/out.svg", d.path);
-    struct output_file o;
-    assert_int_equal(output_file_open(&o, path, err, sizeof(err)), 0);
-    fputs("partial", o.stream);
-    output_file_abort(&o);
-    list_dir(&d, names, sizeof(names));
-    assert_string_equal(names, "");
-    output_file_abort(&o);   /* twice is harmless */
-    /* an existing destination survives an abort */
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("old", f);
-    fclose(f);
-    assert_int_equal(output_file_open(&o, path, err, sizeof(err)), 0);
-    fputs("partial", o.stream);
-    output_file_abort(&o);
-    list_dir(&d, names, sizeof(names));
-    assert_string_equal(names, "out.svg");
-    assert_string_equal(slurp(path), "old");
-    remove_dir(&d);
-}
-
-static void test_output_open_failures(void **state)
-{
-    (void)state;
-    struct dir d;
-    make_dir(&d);
-    char path[512], names[1024], err[256];
-    struct output_file o;
-    /* a directory that does not exist */
-    snprintf(path, sizeof(path), "%s/missing/out.svg", d.path);
-    err[0] = '\0';
-    assert_int_equal(output_file_open(&o, path, err, sizeof(err)), -1);
-    assert_non_null(strstr(err, path));
-    assert_non_null(strstr(err, "No such file or directory"));
-    list_dir(&d, names, sizeof(names));
-    assert_string_equal(names, "");
-    /* a directory as the path */
-    err[0] = '\0';
-    assert_int_equal(output_file_open(&o, d.path, err, sizeof(err)), -1);
-    assert_non_null(strstr(err, "directory"));
-    list_dir(&d, names, sizeof(names));
-    assert_string_equal(names, "");
-    /* a regular file as a directory */
-    snprintf(path, sizeof(path), "%s/file", d.path);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fclose(f);
-    snprintf(path, sizeof(path), "%s/file/out.svg", d.path);
-    err[0] = '\0';
-    assert_int_equal(output_file_open(&o, path, err, sizeof(err)), -1);
-    assert_non_null(strstr(err, "cannot write"));
-    list_dir(&d, names, sizeof(names));
-    assert_string_equal(names, "file");
-    /* a directory nobody can create files in, even root (/proc) */
-    err[0] = '\0';
-    assert_int_equal(output_file_open(&o, "/proc/taskspy-test-out.svg", err, sizeof(err)), -1);
-    assert_non_null(strstr(err, "/proc/taskspy-test-out.svg"));
-    /* a read-only directory (not for root, whom permissions do not stop) */
-    if (geteuid() != 0) {
-        struct dir ro;
-        make_dir(&ro);
-        assert_int_equal(chmod(ro.path, 0555), 0);
-        snprintf(path, sizeof(path), "%s/out.svg", ro.path);
-        err[0] = '\0';
-        assert_int_equal(output_file_open(&o, path, err, sizeof(err)), -1);
-        assert_non_null(strstr(err, "Permission denied"));
-        list_dir(&ro, names, sizeof(names));
-        assert_string_equal(names, "");
-        remove_dir(&ro);
-    }
-    remove_dir(&d);
-}
-
-/* The rename on commit fails (the destination became a directory meanwhile): an error, and no temporary file
- * left behind. */
-static void test_output_commit_failure(void **state)
-{
-    (void)state;
-    struct dir d;
-    make_dir(&d);
-    char path[512], names[1024], err[256] = "";
-    snprintf(path, sizeof(path), "%s/out.svg", d.path);
-    struct output_file o;
-    assert_int_equal(output_file_open(&o, path, err, sizeof(err)), 0);
-    fputs("data", o.stream);
-    assert_int_equal(mkdir(path, 0700), 0);
-    char sub[600];
-    snprintf(sub, sizeof(sub), "%s/keep", path);
-    FILE *f = fopen(sub, "w");   /* a non-empty directory: rename cannot replace it */
-    assert_non_null(f);
-    fclose(f);
-    assert_int_equal(output_file_commit(&o, err, sizeof(err)), -1);
-    assert_non_null(strstr(err, path));
-    list_dir(&d, names, sizeof(names));
-    assert_string_equal(names, "out.svg");   /* just the directory */
-    unlink(sub);
-    rmdir(path);
-    remove_dir(&d);
-}
-
-static void test_output_stdout(void **state)
-{
-    (void)state;
-    struct output_file o;
-    char err[256] = "";
-    assert_int_equal(output_file_open(&o, "-", err, sizeof(err)), 0);
-    assert_ptr_equal(o.stream, stdout);
-    assert_int_equal(output_file_commit(&o, err, sizeof(err)), 0);
-    assert_int_equal(output_file_open(&o, "-", err, sizeof(err)), 0);
-    output_file_abort(&o);   /* never closes stdout */
-    assert_true(fflush(stdout) == 0);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -520,11 +278,6 @@ int main(void)
         cmocka_unit_test(test_format_from_extension),
         cmocka_unit_test(test_several_outputs),
         cmocka_unit_test(test_parse_twice_after_cluster),
-        cmocka_unit_test(test_output_commit),
-        cmocka_unit_test(test_output_abort),
-        cmocka_unit_test(test_output_open_failures),
-        cmocka_unit_test(test_output_commit_failure),
-        cmocka_unit_test(test_output_stdout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

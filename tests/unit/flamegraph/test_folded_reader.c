@@ -24,6 +24,12 @@ struct read_result {
     char *warnings;
 };
 
+/* The reader's warnings, one a line, as the cli prints them. */
+static void warn_to_stream(void *ctx, const char *message)
+{
+    fprintf(ctx, "%s\n", message);
+}
+
 static struct read_result read_text(const char *text, size_t len)
 {
     struct read_result r = { 0 };
@@ -34,7 +40,8 @@ static struct read_result read_text(const char *text, size_t len)
     size_t warn_len = 0;
     FILE *warn = open_memstream(&r.warnings, &warn_len);
     assert_non_null(warn);
-    r.rc = profile_read_folded(r.p, in, "t.folded", warn, &r.report, r.err, sizeof(r.err));
+    const struct folded_warnings warnings = { .warn = warn_to_stream, .ctx = warn };
+    r.rc = profile_read_folded(r.p, in, "t.folded", &warnings, &r.report, r.err, sizeof(r.err));
     fclose(warn);
     fclose(in);
     return r;

@@ -98,6 +98,10 @@ static void test_classifies_frames(void **state)
     assert_int_equal(CLASSIFY("app::handle @ :12", 2), SVG_FRAME_ORDINARY);
     assert_int_equal(CLASSIFY("user@host:12", 2), SVG_FRAME_ORDINARY);
     assert_int_equal(CLASSIFY("do_syscall_64_[k]", 5), SVG_FRAME_KERNEL);
+    assert_int_equal(CLASSIFY("Interpreter_[j]", 5), SVG_FRAME_JIT);
+    assert_int_equal(CLASSIFY("inlined_[i]", 5), SVG_FRAME_INLINE);
+    assert_int_equal(CLASSIFY("try_to_wake_up_[w]", 5), SVG_FRAME_WAKER);
+    assert_int_equal(CLASSIFY("odd_[x]", 5), SVG_FRAME_ORDINARY);
     assert_int_equal(CLASSIFY("memcpy", 5), SVG_FRAME_ORDINARY);
     assert_int_equal(CLASSIFY("all", 0), SVG_FRAME_ALL);
 }
@@ -192,6 +196,41 @@ static void test_layout_merges_prefixes_and_sorts_siblings(void **state)
     o.inverted = true;                                           /* icicle: deeper frames lower */
     svg = render(p, &o);
     assert_true(attr_after(svg, "<title>x (", "y") > attr_after(svg, "<title>alpha", "y"));
+    free(svg);
+    profile_free(p);
+}
+
+/* flamegraph.pl strips "_[k]", "_[j]", "_[i]", "_[w]" at the end of a name from titles and labels: they
+ * only pick the colour. Other brackets stay. */
+static void test_annotations_colour_but_are_not_shown(void **state)
+{
+    (void)state;
+    assert_int_equal(svg_shown_length("read_[k]", 8), 4);
+    assert_int_equal(svg_shown_length("a_[j]", 5), 1);
+    assert_int_equal(svg_shown_length("_[i]", 4), 0);
+    assert_int_equal(svg_shown_length("x_[w]", 5), 1);
+    assert_int_equal(svg_shown_length("x_[q]", 5), 5);
+    assert_int_equal(svg_shown_length("x_[k]y", 6), 6);
+    assert_int_equal(svg_shown_length("[k]", 3), 3);
+    struct profile *p = profile_of("main;work;do_idle_[k] 3\nmain;work;jitted_[j] 1\nmain;[unknown] 1\n");
+    struct svg_options o;
+    svg_options_init(&o);
+    char *svg = render(p, &o);
+    assert_non_null(strstr(svg, "<title>do_idle (3 samples, 60.00%)</title>"));
+    assert_non_null(strstr(svg, "<title>jitted (1 samples, 20.00%)</title>"));
+    assert_non_null(strstr(svg, "<title>[unknown] (1 samples"));
+    assert_null(strstr(svg, "_[k]"));
+    assert_null(strstr(svg, "_[j]"));
+    assert_non_null(strstr(svg, ">do_idle</text>"));
+    /* the kernel frame still has the kernel colour of the full name */
+    char fill[64];
+    snprintf(fill, sizeof(fill), "fill=\"#%06x\"",
+             svg_frame_color("taskspy", SVG_FRAME_KERNEL, "do_idle_[k]", strlen("do_idle_[k]")));
+    const char *title = strstr(svg, "<title>do_idle (");
+    assert_non_null(title);
+    const char *rect_end = strstr(title, "/>");
+    const char *found = strstr(title, fill);
+    assert_true(found && found < rect_end);
     free(svg);
     profile_free(p);
 }
@@ -342,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_classifies_frames),
         cmocka_unit_test(test_colours_stable_per_name_and_distinct_per_kind),
         cmocka_unit_test(test_layout_merges_prefixes_and_sorts_siblings),
+        cmocka_unit_test(test_annotations_colour_but_are_not_shown),
         cmocka_unit_test(test_hostile_names_escaped_everywhere),
         cmocka_unit_test(test_labels_truncated_to_fit),
         cmocka_unit_test(test_very_long_name_escaped_whole),

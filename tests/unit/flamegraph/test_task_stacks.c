@@ -472,6 +472,48 @@ static void test_task_sample_in_wrapper(void **state)
     env_free(&e);
 }
 
+/* What a trace asks of each sample and poll: the node the sample's stack ends at (none while the sample is held
+ * back), and the root that names a task's polls: its entry's root by the grouping once a sample told it,
+ * "[task entry unknown]" before. */
+static void test_last_node_and_task_root(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    assert_string_equal(name_of(&e, task_stacks_task_root(e.t, 3)), "[task entry unknown]");
+    push_wrapper_only(&e);
+    add(&e, "w", STACK_IN_TASK, 3, MARKER, 1);
+    assert_int_equal(task_stacks_last_node(e.t), PROFILE_NO_NODE);     /* held back */
+    push_handler(&e);
+    add(&e, "w", STACK_IN_TASK, 3, MARKER, 1);
+    uint32_t node = task_stacks_last_node(e.t);
+    size_t n;
+    const struct profile_node *nodes = profile_nodes(e.p, &n);
+    assert_true(node < n);
+    assert_string_equal(name_of(&e, nodes[node].frame), "app::handler @ main.rs:42");
+    assert_string_equal(name_of(&e, nodes[nodes[node].parent].frame), "task: app::handler");
+    assert_int_equal(nodes[nodes[node].parent].parent, 0);
+    assert_string_equal(name_of(&e, task_stacks_task_root(e.t, 3)), "task: app::handler");
+    assert_string_equal(name_of(&e, task_stacks_task_root(e.t, 4)), "[task entry unknown]");
+    push(&e, "main", NULL, 0, false);
+    add(&e, "w", STACK_NO_TASK, 0, NULL, 1);
+    nodes = profile_nodes(e.p, &n);
+    assert_string_equal(name_of(&e, nodes[task_stacks_last_node(e.t)].frame), "main");
+    env_free(&e);
+
+    env_init(&e, GROUP_BY_TASK, true, NULL);
+    push_handler(&e);
+    add(&e, "w", STACK_IN_TASK, 3, MARKER, 1);
+    assert_string_equal(name_of(&e, task_stacks_task_root(e.t, 3)), "task 3: app::handler");
+    env_free(&e);
+
+    env_init(&e, GROUP_BY_NONE, true, NULL);
+    push_handler(&e);
+    add(&e, "w", STACK_IN_TASK, 3, MARKER, 1);
+    assert_string_equal(name_of(&e, task_stacks_task_root(e.t, 3)), "task: app::handler");
+    env_free(&e);
+}
+
 /* With --group-by none a sample inside the poll wrapper has neither a root nor a frame: it must still appear in
  * the output (the folded counts add up to the samples taken), not vanish into the profile's root. */
 static void test_wrapper_sample_not_lost_without_grouping(void **state)
@@ -620,6 +662,7 @@ int main(void)
         cmocka_unit_test(test_task_cut_below_runtime_frame),
         cmocka_unit_test(test_task_boundary_regex),
         cmocka_unit_test(test_task_sample_in_wrapper),
+        cmocka_unit_test(test_last_node_and_task_root),
         cmocka_unit_test(test_wrapper_sample_not_lost_without_grouping),
         cmocka_unit_test(test_learned_marker_caller),
         cmocka_unit_test(test_group_by_task_and_none),

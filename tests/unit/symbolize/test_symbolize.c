@@ -1,6 +1,7 @@
 /* test_symbolize.c: the symbolize layer on real code: this test binary's own functions (through
  * /proc/self/maps), an inlined call chain, libc's dynamic symbols, separate debug files found by
  * .gnu_debuglink and by build-id under a target root, kernel symbols, and the address cache. */
+#include "elf/elf_file.h"
 #include "symbolize/symbolize.h"
 
 #include <dlfcn.h>
@@ -219,6 +220,23 @@ static void test_deleted_and_anonymous_mappings(void **state)
     assert_int_equal(symbolizer_add_mapping(s, 0x100000, 0x200000, 0, "/opt/app/other (deleted)", NULL), 0);
     r = symbolize_user(s, 0x100123, false);
     assert_string_equal(r->object, "other");
+    /* ... also as a return address, and when the first object comes back (dlopen again) */
+    r = symbolize_user(s, 0x100124, true);
+    assert_string_equal(r->object, "other");
+    assert_int_equal(symbolizer_add_mapping(s, 0x100000, 0x200000, 0, "/opt/app/server (deleted)", NULL), 0);
+    assert_string_equal(symbolize_user(s, 0x100123, false)->object, "server");
+    assert_string_equal(symbolize_user(s, 0x100124, true)->object, "server");
+    /* the same mapping reported again is not a replacement: the same answers */
+    const struct sym_result *before = symbolize_user(s, 0x100123, false);
+    assert_int_equal(symbolizer_add_mapping(s, 0x100000, 0x180000, 0, "/opt/app/server (deleted)", NULL), 0);
+    assert_ptr_equal(symbolize_user(s, 0x100123, false), before);
+    /* a replacement over part of the range leaves the rest as it was */
+    assert_int_equal(symbolizer_add_mapping(s, 0x180000, 0x200000, 0, "/opt/app/third (deleted)", NULL), 0);
+    assert_string_equal(symbolize_user(s, 0x100123, false)->object, "server");
+    assert_string_equal(symbolize_user(s, 0x180123, false)->object, "third");
+    /* equal results share one id, distinct ones get distinct ids */
+    assert_int_equal(symbolize_user(s, 0x100123, false)->id, before->id);
+    assert_int_not_equal(symbolize_user(s, 0x180123, false)->id, before->id);
     symbolizer_free(s);
 }
 
@@ -345,6 +363,54 @@ static void test_build_id_debug_file_under_root(void **state)
     run("rm -r '%s'", dir);
 }
 
+/* File offset of function name in the object at path. */
+static uint64_t function_offset(const char *path, const char *name)
+{
+    struct elf_file ef;
+    assert_int_equal(elf_file_open(&ef, path), 0);
+    struct elf_symbol_iter it;
+    struct elf_symbol sym;
+    int64_t offset = -1;
+    assert_true(elf_symbols_begin(&it, &ef, ".symtab"));
+    while (offset < 0 && elf_symbols_next(&it, &sym))
+        if (strcmp(sym.name, name) == 0)
+            offset = elf_file_vaddr_to_offset(&ef, sym.value);
+    elf_file_close(&ef);
+    assert_true(offset > 0);
+    return (uint64_t)offset;
+}
+
+/* A library rewritten in place (same path, another inode) and mapped again at the same address is another
+ * object: its own names, not what was cached or opened for the old file. */
+static void test_same_path_rewritten(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/taskspy-symbolize-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    run("cd '%s' && printf 'int first_name_fn(int x) { return x * 7 + 1; }\\n' > v1.c && "
+        "printf 'int other_name_fn(int x) { return x * 7 + 1; }\\n' > v2.c && "
+        "cc -g -O1 -shared -fPIC -o lib.so v1.c && cc -g -O1 -shared -fPIC -o lib2.so v2.c",
+        dir);
+    char lib[512];
+    snprintf(lib, sizeof(lib), "%s/lib.so", dir);
+    uint64_t offset = function_offset(lib, "first_name_fn");
+    const uint64_t start = 0x10000000, end = start + 0x100000;
+
+    struct symbolizer_options opts = { .demangle = true };
+    struct symbolizer *s = symbolizer_new(&opts);
+    assert_non_null(s);
+    assert_int_equal(symbolizer_add_mapping(s, start, end, 0, lib, ""), 0);
+    const struct sym_result *r = symbolize_user(s, start + offset, false);
+    assert_string_equal(r->frames[r->n - 1].name, "first_name_fn");
+    run("cd '%s' && mv lib2.so lib.so", dir);   /* a new inode at the same path */
+    assert_int_equal(function_offset(lib, "other_name_fn"), offset);
+    assert_int_equal(symbolizer_add_mapping(s, start, end, 0, lib, ""), 0);
+    r = symbolize_user(s, start + offset, false);
+    assert_string_equal(r->frames[r->n - 1].name, "other_name_fn");
+    symbolizer_free(s);
+    run("rm -r '%s'", dir);
+}
+
 /* A text symbol from /proc/kallsyms with a distinct address, or 0 if addresses are hidden. */
 static uint64_t pick_kernel_symbol(char *name, size_t name_size)
 {
@@ -408,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_deleted_and_anonymous_mappings),
         cmocka_unit_test(test_debuglink_debug_file),
         cmocka_unit_test(test_build_id_debug_file_under_root),
+        cmocka_unit_test(test_same_path_rewritten),
         cmocka_unit_test(test_kernel_symbols),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,144 @@
+/* record_summary.c: the summary `taskspy record` prints at the end (SPEC section 1): samples and lost samples,
+ * threads, processing cost, marker probes attached, polls and tasks, the busiest tasks and the long polls. */
+#include "cli/record_summary.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* A task id as the graph shows it: addresses (a runtime's task header, without markers) in hex. */
+static const char *task_id_text(uint64_t id, char *buf, size_t len)
+{
+    if (id > UINT32_MAX)
+        snprintf(buf, len, "0x%" PRIx64, id);
+    else
+        snprintf(buf, len, "%" PRIu64, id);
+    return buf;
+}
+
+static void print_totals(FILE *out, const struct record_options *o, const struct sampler_stats *st, pid_t pid)
+{
+    fprintf(out,
+            "taskspy: %" PRIu64 " samples, %" PRIu64 " lost, %u threads, pid %d, %.1f s at %u Hz (%s, %s)\n",
+            st->samples, st->lost, st->threads, (int)pid, st->duration_s, o->frequency,
+            st->event_name ? st->event_name : "?", o->call_graph == SAMPLER_CALL_GRAPH_DWARF ? "dwarf" : "fp");
+    if (st->lost)
+        fprintf(out, "taskspy: lost samples: %" PRIu64 " for want of ring-buffer room (PERF_RECORD_LOST; a larger "
+                     "--mmap-pages helps), %" PRIu64 " dropped by the event (PERF_RECORD_LOST_SAMPLES)\n",
+                st->lost_no_room, st->lost_by_event);
+    if (st->dropped_samples)
+        fprintf(out, "taskspy: %" PRIu64 " samples lost: processing fell behind by more than its memory bound "
+                     "(the records copied out and waiting)\n", st->dropped_samples);
+}
+
+static void print_processing(FILE *out, const struct sampler_stats *st)
+{
+    if (st->processing_cpu_ns) {
+        fprintf(out, "taskspy: processing: %" PRIu64 " samples and %" PRIu64 " marker records in %.3f CPU-s "
+                     "(%.0f records per CPU-s", st->samples, st->marker_records, st->processing_cpu_ns / 1e9,
+                (double)(st->samples + st->marker_records) * 1e9 / (double)st->processing_cpu_ns);
+        if (st->marker_records)
+            fprintf(out, "; markers %.3f CPU-s, %.0f ns per record", st->marker_cpu_ns / 1e9,
+                    (double)st->marker_cpu_ns / (double)st->marker_records);
+        fprintf(out, ")\n");
+    }
+}
+
+static void print_caveats(FILE *out, const struct record_options *o, const struct sampler_stats *st)
+{
+    if (st->other_processes)
+        fprintf(out, "taskspy: %" PRIu64 " samples of the target's child processes left out (only the target "
+                     "process is profiled)\n", st->other_processes);
+    if (st->unwind_truncated)
+        fprintf(out, "taskspy: %" PRIu64 " stacks were truncated (deeper than the %u-byte copy or no unwind info)\n",
+                st->unwind_truncated, o->stack_size);
+}
+
+/* The probes attached, or why there were none. Returns true if there were. */
+static bool print_markers(FILE *out, const struct record_options *o, const struct sampler_stats *st,
+                          uint64_t boundary_samples)
+{
+    if (strcmp(o->markers, "none") == 0) {
+        fprintf(out, "taskspy: markers: off (--markers none)\n");
+        return false;
+    }
+    if (st->n_probes == 0) {
+        if (boundary_samples)
+            fprintf(out, "taskspy: markers: none found; %" PRIu64 " samples put in tasks by the runtime's task "
+                            "boundary frames (tokio's Harness<T,S>::poll), grouped by entry\n", boundary_samples);
+        else
+            fprintf(out, "taskspy: markers: none found, and no known runtime task boundary (tokio's "
+                            "Harness<T,S>::poll) on any stack; stacks are rooted at thread names\n");
+        return false;
+    }
+    fprintf(out, "taskspy: markers:");
+    for (size_t i = 0; i < st->n_probes; i++)
+        fprintf(out, "%s %s:%s x %u", i ? "," : "", st->probes[i].provider, st->probes[i].name,
+                st->probes[i].locations);
+    if (!st->marker_locations_perf)
+        fprintf(out, "; hits through BPF");
+    else if (!st->marker_locations_bpf)
+        fprintf(out, "; hits as perf samples");
+    else
+        fprintf(out, "; hits through BPF at %zu locations, as perf samples at %zu",
+                st->marker_locations_bpf, st->marker_locations_perf);
+    fprintf(out, "\n");
+    fprintf(out, "taskspy: %" PRIu64 " polls, %" PRIu64 " tasks, %" PRIu64 " spawned, %" PRIu64
+            " terminated, %" PRIu64 " lost marker records\n",
+            st->polls, st->tasks_seen, st->spawns, st->terminates, st->lost_markers);
+    if (st->lost_markers || st->unknown_task_samples)
+        fprintf(out, "taskspy: lost marker records: %" PRIu64 " from full perf buffers, %" PRIu64 " overwritten "
+                     "BPF slots; %" PRIu64 " samples counted as [unknown task] (until their thread's next poll)\n",
+                st->lost_markers_perf, st->lost_markers_bpf, st->unknown_task_samples);
+    if (st->late_markers)
+        fprintf(out, "taskspy: %" PRIu64 " marker records were read after later samples of their thread had "
+                     "been attributed\n", st->late_markers);
+    if (st->throttled_markers)
+        fprintf(out, "taskspy: the kernel throttled marker events %" PRIu64 " times (records dropped; raise "
+                     "kernel.perf_event_max_sample_rate); those threads count as [unknown task] until "
+                     "their next poll\n", st->throttled_markers);
+    if (st->polls && !st->timed_polls)
+        fprintf(out, "taskspy: poll entries only (no poll durations; --poll-times adds return probes)\n");
+    return true;
+}
+
+static void print_busiest_tasks(FILE *out, const struct sampler_stats *st)
+{
+    char id[32];
+    for (size_t i = 0; i < st->n_tasks && i < 5; i++) {
+        if (st->timed_polls)
+            fprintf(out, "taskspy:   task %s: %" PRIu64 " polls, %.1f ms total, longest %.2f ms\n",
+                    task_id_text(st->tasks[i].task_id, id, sizeof(id)), st->tasks[i].polls,
+                    st->tasks[i].total_poll_ns / 1e6, st->tasks[i].longest_poll_ns / 1e6);
+        else
+            fprintf(out, "taskspy:   task %s: %" PRIu64 " polls\n", task_id_text(st->tasks[i].task_id, id, sizeof(id)),
+                    st->tasks[i].polls);
+    }
+}
+
+static void print_long_polls(FILE *out, const struct sampler_stats *st)
+{
+    char id[32];
+    if (st->long_polls) {
+        fprintf(out, "taskspy: %" PRIu64 " long polls (> 10 ms) blocked an executor thread:", st->long_polls);
+        size_t shown = 0;
+        for (size_t i = 0; i < st->n_tasks && shown < 5; i++)
+            if (st->tasks[i].longest_poll_ns > 10000000ull) {
+                fprintf(out, "%s task %s (%.1f ms)", shown ? "," : "",
+                        task_id_text(st->tasks[i].task_id, id, sizeof(id)), st->tasks[i].longest_poll_ns / 1e6);
+                shown++;
+            }
+        fprintf(out, "\n");
+    }
+}
+
+void record_summary_print(FILE *out, const struct record_options *o, const struct sampler_stats *st, pid_t pid,
+                          uint64_t boundary_samples)
+{
+    print_totals(out, o, st, pid);
+    print_processing(out, st);
+    print_caveats(out, o, st);
+    if (!print_markers(out, o, st, boundary_samples))
+        return;
+    print_busiest_tasks(out, st);
+    print_long_polls(out, st);
+}

@@ -1,0 +1,17 @@
+/* record_summary.h: the summary `taskspy record` prints when it has recorded. */
+#ifndef TASKSPY_RECORD_SUMMARY_H
+#define TASKSPY_RECORD_SUMMARY_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "cli/record_options.h"
+#include "sampler/sampler.h"
+
+/* Print the summary lines ("taskspy: ...") of a recording of pid to out. boundary_samples: samples put in
+ * tasks by runtime boundary frames (no markers). */
+void record_summary_print(FILE *out, const struct record_options *o, const struct sampler_stats *st, pid_t pid,
+                          uint64_t boundary_samples);
+
+#endif

@@ -1,0 +1,125 @@
+/* trace_collect.c: the polls and samples `record` keeps for a Chrome trace, and their task roots. */
+#include "cli/trace_collect.h"
+
+#include "base/u64_map.h"
+
+#include <string.h>
+
+void trace_collect_init(struct trace_collect *c, size_t cap)
+{
+    memset(c, 0, sizeof(*c));
+    c->cap = cap;
+}
+
+void trace_collect_free(struct trace_collect *c)
+{
+    vec_free(&c->polls);
+    vec_free(&c->samples);
+    vec_free(&c->pending);
+    vec_free(&c->threads);
+}
+
+int trace_collect_thread(struct trace_collect *c, uint32_t thread, uint32_t tid, uint32_t name)
+{
+    if (thread == SAMPLER_NO_THREAD || vec_reserve(&c->threads, (size_t)thread + 1) != 0)
+        return -1;
+    while (c->threads.n <= thread)
+        c->threads.v[c->threads.n++] = (struct trace_thread){ .tid = 0, .name = PROFILE_NO_FRAME };
+    c->threads.v[thread] = (struct trace_thread){ .tid = tid, .name = name };
+    return 0;
+}
+
+/* Room for one more event under the cap? Counts the ones left out. */
+static bool under_cap(struct trace_collect *c)
+{
+    if (c->polls.n + c->samples.n < c->cap)
+        return true;
+    c->left_out++;
+    return false;
+}
+
+int trace_collect_poll(struct trace_collect *c, const struct sampler_poll *p)
+{
+    if (!under_cap(c))
+        return 0;
+    struct trace_poll *poll = vec_push(&c->polls);
+    if (!poll)
+        return -1;
+    *poll = (struct trace_poll){ .start_ns = p->start_ns, .end_ns = p->end_ns, .task_id = p->task_id,
+                                 .tid = p->tid, .root = PROFILE_NO_FRAME };
+    return 0;
+}
+
+int trace_collect_sample(struct trace_collect *c, uint32_t tid, uint64_t time_ns, uint32_t node, uint64_t task_id)
+{
+    if (!under_cap(c))
+        return 0;
+    struct trace_sample *s = vec_push(&c->samples);
+    if (!s)
+        return -1;
+    *s = (struct trace_sample){ .time_ns = time_ns, .tid = tid, .node = node };
+    if (node != PROFILE_NO_NODE)
+        return 0;
+    struct trace_pending_sample *pending = vec_push(&c->pending);
+    if (!pending)
+        return -1;
+    *pending = (struct trace_pending_sample){ .index = c->samples.n - 1, .task_id = task_id };
+    return 0;
+}
+
+/* Each poll's task root, looked up once per task. */
+static int name_polls(struct trace_collect *c, struct task_stacks *stacks)
+{
+    struct u64_map roots;
+    if (u64_map_init(&roots, 1024) != 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < c->polls.n && rc == 0; i++) {
+        struct trace_poll *poll = &c->polls.v[i];
+        if (u64_map_get(&roots, poll->task_id, &poll->root))
+            continue;
+        poll->root = task_stacks_task_root(stacks, poll->task_id);
+        if (poll->root == PROFILE_NO_FRAME || u64_map_put(&roots, poll->task_id, poll->root) != 0)
+            rc = -1;
+    }
+    u64_map_free(&roots);
+    return rc;
+}
+
+/* Held-back samples were added by task_stacks_finish as a stack of their task's root alone: point them at
+ * that node (a child of the tree's root). */
+static int root_pending_samples(struct trace_collect *c, struct task_stacks *stacks, const struct profile *p)
+{
+    if (c->pending.n == 0)
+        return 0;
+    size_t n_nodes;
+    const struct profile_node *nodes = profile_nodes(p, &n_nodes);
+    struct u64_map top;          /* frame id -> node, for the children of the tree's root */
+    if (u64_map_init(&top, 256) != 0)
+        return -1;
+    int rc = 0;
+    for (uint32_t n = nodes[0].first_child; n != PROFILE_NO_NODE && rc == 0; n = nodes[n].next_sibling)
+        rc = u64_map_put(&top, nodes[n].frame, n);
+    for (size_t i = 0; i < c->pending.n && rc == 0; i++) {
+        uint32_t root = task_stacks_task_root(stacks, c->pending.v[i].task_id), node;
+        if (root == PROFILE_NO_FRAME)
+            rc = -1;
+        else if (u64_map_get(&top, root, &node))
+            c->samples.v[c->pending.v[i].index].node = node;
+    }
+    u64_map_free(&top);
+    return rc;
+}
+
+int trace_collect_finish(struct trace_collect *c, struct task_stacks *stacks, const struct profile *p, uint32_t pid,
+                         uint64_t start_ns, struct trace_events *ev)
+{
+    if (name_polls(c, stacks) != 0 || root_pending_samples(c, stacks, p) != 0)
+        return -1;
+    *ev = (struct trace_events){
+        .pid = pid, .start_ns = start_ns, .threads = c->threads.v, .n_threads = c->threads.n,
+        .polls = c->polls.v, .n_polls = c->polls.n, .samples = c->samples.v, .n_samples = c->samples.n,
+        .left_out = c->left_out,
+    };
+    return 0;
+}

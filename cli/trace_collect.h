@@ -1,0 +1,46 @@
+/* trace_collect.h: what `record` keeps for a Chrome trace (-o FILE.trace.json) while it records: each poll
+ * and each sample with its thread and time, in memory bounded by a cap on the number of events, and, once
+ * the recording is over, the task roots that name the polls. */
+#ifndef TASKSPY_TRACE_COLLECT_H
+#define TASKSPY_TRACE_COLLECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/vec.h"
+#include "flamegraph/flamegraph.h"
+#include "sampler/sampler.h"
+
+#define TRACE_MAX_EVENTS 2000000u    /* polls and samples kept at most (64 MB at most) */
+
+/* A sample whose stack task_stacks held back (its task's entry unknown then): rooted at the end. */
+struct trace_pending_sample {
+    size_t index;                    /* into samples */
+    uint64_t task_id;
+};
+
+struct trace_collect {
+    size_t cap;                      /* polls + samples kept at most */
+    VEC_OF(struct trace_poll) polls;
+    VEC_OF(struct trace_sample) samples;
+    VEC_OF(struct trace_pending_sample) pending;
+    VEC_OF(struct trace_thread) threads;  /* by thread number */
+    uint64_t left_out;               /* events over the cap */
+};
+
+void trace_collect_init(struct trace_collect *c, size_t cap);
+void trace_collect_free(struct trace_collect *c);
+/* Thread number thread is tid, named by frame name. Returns 0 or -1 (no memory). */
+int trace_collect_thread(struct trace_collect *c, uint32_t thread, uint32_t tid, uint32_t name);
+/* A poll ended. Returns 0 or -1 (no memory). */
+int trace_collect_poll(struct trace_collect *c, const struct sampler_poll *p);
+/* A sample of tid at time_ns whose stack ends at node (PROFILE_NO_NODE: held back; task_id its task).
+ * Returns 0 or -1 (no memory). */
+int trace_collect_sample(struct trace_collect *c, uint32_t tid, uint64_t time_ns, uint32_t node, uint64_t task_id);
+/* After task_stacks_finish: name each poll by its task's root, root the held-back samples, and describe the
+ * whole in *ev (pointing into c). Returns 0 or -1 (no memory). */
+int trace_collect_finish(struct trace_collect *c, struct task_stacks *stacks, const struct profile *p, uint32_t pid,
+                         uint64_t start_ns, struct trace_events *ev);
+
+#endif

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# trace.t: the Chrome trace export (-o FILE.trace.json), read back with Python's json module
+# (tests/tools/trace_facts.py). One recording of the C executor fixture (with --log-tasks: "spawn ID KIND")
+# written as folded stacks and a trace: polls as complete events, never two overlapping on a thread; the
+# samples' stacks from the stackFrames table are exactly the folded file's lines; polls named by a task
+# root name the kind the fixture logged for that id; the share of poll time per task kind agrees with the
+# share of CPU samples per task root within 10 points (CPU-bound tasks). Marker hits as perf samples (the
+# route without BPF) give polls too; -f chrometrace; the tokio fixture with markers; an idle recording still
+# gives a valid trace; `taskspy flamegraph` refuses a trace output; speedscope imports the trace through
+# #profileURL= in headless Chromium, and a truncated trace fails that check. Never skips.
+source "$(dirname "$0")/lib/tap.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BROWSER_DIR=$ROOT/tests/browser
+FACTS=$ROOT/tests/tools/trace_facts.py
+plan 38
+
+if [ ! -f "$BROWSER_DIR/node_modules/speedscope/package.json" ]; then
+    (cd "$BROWSER_DIR" && npm ci --no-audit --no-fund --loglevel=error > "$WORK/npm.log" 2>&1) || diag < "$WORK/npm.log"
+fi
+# fact FACTS_FILE NAME: a value trace_facts.py printed
+fact() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+# speedscope_ok NAME FILE: the browser check of a trace passes (its TAP shown when it does not)
+speedscope_ok() {
+    node "$BROWSER_DIR/speedscope_check.js" --trace "$2" > "$WORK/$1.tap" 2>&1
+    local rc=$?
+    [ $rc -eq 0 ] || grep -v '^ok' "$WORK/$1.tap" | head -20 | diag
+    return $rc
+}
+
+# ---- the executor: polls, samples, shares ------------------------------------------------------------------
+start_fixture executor 30 --log-tasks
+"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/x.folded" -o "$WORK/x.trace.json" 2> "$WORK/x.err"
+check "record with -o x.folded -o x.trace.json: exit 0" test $? -eq 0
+stop_fixture    # (its log of spawned tasks is complete once it has exited)
+check "record: a 'wrote' line for the trace with its polls and samples" \
+    grep -Eq "^taskspy: wrote $WORK/x.trace.json \([0-9]+ polls, [0-9]+ samples\)$" "$WORK/x.err"
+python3 "$FACTS" "$WORK/x.trace.json" --folded "$WORK/x.folded" --spawn-log "$WORK/executor.stdout" > "$WORK/x.facts" 2> "$WORK/facts.err"
+check "the trace is JSON with traceEvents and stackFrames" test "$(fact "$WORK/x.facts" json)" = 1
+diag < "$WORK/facts.err"
+polls=$(fact "$WORK/x.facts" polls)
+check "polls as complete events ($polls)" test "${polls:-0}" -gt 1000
+check "every poll has a name, ts, dur >= 0, pid, tid and args.task_id" test "$(fact "$WORK/x.facts" bad_polls)" = 0
+check "per thread, polls never overlap" test "$(fact "$WORK/x.facts" overlaps)" = 0
+check "the trace's poll count is the summary's" grep -q "^taskspy: wrote $WORK/x.trace.json ($polls polls," "$WORK/x.err"
+total=$(samples "$WORK/x.folded")
+check "samples as instant events: as many as in the folded file ($total)" test "$(fact "$WORK/x.facts" samples)" = "$total"
+check "every sample's sf is in stackFrames" test "$(fact "$WORK/x.facts" sf_missing)" = 0
+check "the samples' stacks (stackFrames) are the folded file's lines" test "$(fact "$WORK/x.facts" stacks_match)" = 1
+check "thread_name metadata for both workers" grep -q '^threads .*exec-worker-0,exec-worker-1' "$WORK/x.facts"
+check "a 'recording' event of about 4 s" awk '$1 == "recording_us" { exit !($2 > 3.5e6 && $2 < 6e6) }' "$WORK/x.facts"
+named=$(fact "$WORK/x.facts" named_polls)
+check "polls named by their task root ($named)" test "${named:-0}" -gt 0
+check "... each naming the kind the fixture logged for its id" test "$(fact "$WORK/x.facts" misnamed)" = 0
+for kind in parse render compress; do
+    p=$(fact "$WORK/x.facts" "share_$kind") s=$(fact "$WORK/x.facts" "sample_share_$kind")
+    check "task_$kind: poll time $p% ~ CPU samples $s% (within 10 points)" within "$p" "$s" 10
+done
+grep -E '^(share|sample_share)_' "$WORK/x.facts" | diag
+
+# ---- marker hits as perf samples (no BPF), -f chrometrace ----------------------------------------------------
+start_fixture executor 30
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --debug-marker-records=perf -f chrometrace -o "$WORK/perf.json" \
+    -o "$WORK/perf.folded" 2> "$WORK/perf.err"
+check "hits as perf samples, -f chrometrace -o perf.json: exit 0" test $? -eq 0
+stop_fixture
+check "... the summary says hits came as perf samples" grep -q '; hits as perf samples$' "$WORK/perf.err"
+python3 "$FACTS" "$WORK/perf.json" --folded "$WORK/perf.folded" > "$WORK/perf.facts" 2> /dev/null
+check "... a trace with polls ($(fact "$WORK/perf.facts" polls))" test "$(fact "$WORK/perf.facts" polls)" -gt 100
+check "... never overlapping on a thread" test "$(fact "$WORK/perf.facts" overlaps)" = 0
+check "... its samples' stacks are the folded lines" test "$(fact "$WORK/perf.facts" stacks_match)" = 1
+
+# ---- tokio with markers -------------------------------------------------------------------------------------
+start_fixture tokio_markers 40
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 -o "$WORK/tokio.folded" -o "$WORK/tokio.trace.json" 2> "$WORK/tokio.err"
+check "record the tokio fixture to a trace: exit 0" test $? -eq 0
+stop_fixture
+python3 "$FACTS" "$WORK/tokio.trace.json" --folded "$WORK/tokio.folded" > "$WORK/tokio.facts" 2> /dev/null
+check "tokio: polls ($(fact "$WORK/tokio.facts" polls))" test "$(fact "$WORK/tokio.facts" polls)" -gt 100
+check "tokio: never overlapping on a thread" test "$(fact "$WORK/tokio.facts" overlaps)" = 0
+check "tokio: the samples' stacks are the folded lines" test "$(fact "$WORK/tokio.facts" stacks_match)" = 1
+check "tokio: polls named by async entries" \
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1]));
+sys.exit(not any(e.get("cat") == "poll" and e["name"].startswith("task: tokio_fixture::") for e in d["traceEvents"]))' \
+    "$WORK/tokio.trace.json"
+
+# ---- idle: no samples, no polls, still a trace ----------------------------------------------------------------
+"$TASKSPY" record -d 1 -o "$WORK/idle.trace.json" -o "$WORK/idle.folded" -- sleep 3 2> "$WORK/idle.err"
+check "an idle target: exit 0" test $? -eq 0
+python3 "$FACTS" "$WORK/idle.trace.json" --folded "$WORK/idle.folded" > "$WORK/idle.facts" 2> "$WORK/idle.facts.err"
+check "idle: the trace is JSON" test "$(fact "$WORK/idle.facts" json)" = 1
+diag < "$WORK/idle.facts.err"
+check "idle: no polls" test "$(fact "$WORK/idle.facts" polls)" = 0
+check "idle: samples = folded total ($(samples "$WORK/idle.folded"))" \
+    test "$(fact "$WORK/idle.facts" samples)" = "$(samples "$WORK/idle.folded")"
+check "idle: a 'recording' event" awk '$1 == "recording_us" { exit !($2 > 0) }' "$WORK/idle.facts"
+
+# ---- the flamegraph command has no times: it refuses a trace ----------------------------------------------------
+"$TASKSPY" flamegraph "$WORK/x.folded" -o "$WORK/conv.trace.json" 2> "$WORK/conv.err"
+check "taskspy flamegraph -o x.trace.json: exit 2" test $? -eq 2
+check "... one line saying why" sh -c "test \$(wc -l < '$WORK/conv.err') -eq 1 && grep -q 'Chrome trace needs the times' '$WORK/conv.err'"
+check "... and no file" test ! -e "$WORK/conv.trace.json"
+
+# ---- speedscope imports the traces ------------------------------------------------------------------------------
+check "speedscope imports the executor's trace (#profileURL=)" speedscope_ok x "$WORK/x.trace.json"
+check "speedscope imports the idle trace" speedscope_ok idle "$WORK/idle.trace.json"
+head -c 300 "$WORK/x.trace.json" > "$WORK/truncated.trace.json"
+check "the check fails on a truncated trace" sh -c "! node '$BROWSER_DIR/speedscope_check.js' --trace '$WORK/truncated.trace.json' > /dev/null 2>&1"
+finish

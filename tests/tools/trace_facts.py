@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""trace_facts.py: reads a taskspy Chrome trace (.trace.json) with Python's json module and prints what the
+end-to-end tests check, one "NAME VALUE" line each:
+
+  json 1                   the file parses, traceEvents is a list and stackFrames an object (else exit 1)
+  polls N                  complete events of category "poll"
+  bad_polls N              polls without a name, ts, dur >= 0, pid, tid or args.task_id
+  overlaps N               polls that start before the previous poll of their thread (pid, tid) ended
+  samples N                instant events of category "sample"
+  sf_missing N             samples whose "sf" is absent or not in stackFrames, or whose chain of parents breaks
+  threads A,B,...          the thread_name metadata, sorted
+  recording_us X           duration of the "recording" complete event (microseconds), -1 when absent
+  stacks_match 0|1         with --folded: the samples' stacks (root first, joined by ';') are the folded lines
+  named_polls N            with --spawn-log: polls named "task: task_KIND" (a known entry)
+  misnamed N               ... of which the log gives the task another kind
+  share_KIND P             with --spawn-log: percentage of the poll time of the logged tasks spent in KIND
+  sample_share_KIND P      with --folded: percentage of task-rooted samples under "task: task_KIND"
+
+usage: trace_facts.py TRACE [--folded FOLDED] [--spawn-log LOG]
+  LOG: the C executor fixture's --log-tasks output ("spawn ID KIND" lines).
+"""
+import argparse
+import collections
+import json
+import sys
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list) or \
+            not isinstance(doc.get("stackFrames"), dict):
+        raise ValueError("not a trace object with traceEvents and stackFrames")
+    return doc
+
+
+def ns(us):
+    """Microseconds (as written, three decimals) to integer nanoseconds."""
+    return int(round(us * 1000))
+
+
+def poll_facts(polls, out):
+    bad = 0
+    by_thread = collections.defaultdict(list)
+    for e in polls:
+        args = e.get("args") or {}
+        if not isinstance(e.get("name"), str) or not isinstance(e.get("ts"), (int, float)) or \
+                not isinstance(e.get("dur"), (int, float)) or e["dur"] < 0 or "pid" not in e or \
+                "tid" not in e or "task_id" not in args:
+            bad += 1
+            continue
+        by_thread[(e["pid"], e["tid"])].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])))
+    overlaps = 0
+    for spans in by_thread.values():
+        spans.sort()
+        for (_, end), (start, _) in zip(spans, spans[1:]):
+            if start < end:
+                overlaps += 1
+    out["bad_polls"] = bad
+    out["overlaps"] = overlaps
+
+
+def stack_of(frames, sf):
+    names = []
+    seen = set()
+    key = str(sf)
+    while key is not None:
+        if key not in frames or key in seen:
+            return None
+        seen.add(key)
+        names.append(frames[key]["name"])
+        parent = frames[key].get("parent")
+        key = None if parent is None else str(parent)
+    return ";".join(reversed(names))
+
+
+def folded_counts(path):
+    counts = collections.Counter()
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        for line in f:
+            stack, _, count = line.rstrip("\n").rpartition(" ")
+            counts[stack] += int(count)
+    return counts
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("trace")
+    ap.add_argument("--folded")
+    ap.add_argument("--spawn-log")
+    a = ap.parse_args()
+    try:
+        doc = load(a.trace)
+    except (OSError, ValueError) as e:
+        print("json 0")
+        print("error %s" % e, file=sys.stderr)
+        return 1
+    out = collections.OrderedDict(json=1)
+    events = doc["traceEvents"]
+    frames = doc["stackFrames"]
+    polls = [e for e in events if e.get("ph") == "X" and e.get("cat") == "poll"]
+    samples = [e for e in events if e.get("ph") == "i" and e.get("cat") == "sample"]
+    out["polls"] = len(polls)
+    poll_facts(polls, out)
+    out["samples"] = len(samples)
+    stacks = collections.Counter()
+    missing = 0
+    for e in samples:
+        stack = stack_of(frames, e["sf"]) if "sf" in e else None
+        if stack is None:
+            missing += 1
+        else:
+            stacks[stack] += 1
+    out["sf_missing"] = missing
+    out["threads"] = ",".join(sorted(e["args"]["name"] for e in events
+                                     if e.get("ph") == "M" and e.get("name") == "thread_name"))
+    rec = [e for e in events if e.get("ph") == "X" and e.get("cat") == "recording"]
+    out["recording_us"] = rec[0]["dur"] if rec else -1
+    kinds = ("parse", "render", "compress")
+    if a.folded:
+        folded = folded_counts(a.folded)
+        out["stacks_match"] = int(folded == stacks)
+        in_tasks = {k: sum(n for s, n in folded.items() if s.split(";")[0] == "task: task_" + k) for k in kinds}
+        total = sum(in_tasks.values())
+        for k in kinds:
+            out["sample_share_" + k] = "%.1f" % (100.0 * in_tasks[k] / total) if total else "nan"
+    if a.spawn_log:
+        kind_of = {}
+        with open(a.spawn_log) as f:
+            for line in f:
+                w = line.split()
+                if len(w) == 3 and w[0] == "spawn":
+                    kind_of[w[1]] = w[2]
+        time = collections.Counter()
+        named = misnamed = 0
+        for e in polls:
+            task = str(e.get("args", {}).get("task_id"))
+            kind = kind_of.get(task)
+            if kind:
+                time[kind] += ns(e["dur"])
+            if e["name"].startswith("task: task_"):
+                named += 1
+                if kind != e["name"][len("task: task_"):]:
+                    misnamed += 1
+        out["named_polls"] = named
+        out["misnamed"] = misnamed
+        total = sum(time.values())
+        for k in kinds:
+            out["share_" + k] = "%.1f" % (100.0 * time[k] / total) if total else "nan"
+    for k, v in out.items():
+        print(k, v)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

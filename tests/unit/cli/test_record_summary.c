@@ -1,0 +1,98 @@
+/* test_record_summary.c: unit tests of cli/record_summary (the summary `taskspy record` prints, SPEC section
+ * 1): samples, lost, threads, pid, duration and frequency; the markers line with provider:name x locations;
+ * polls, tasks and the busiest tasks with their poll times; long polls named with their task (ids above
+ * 32 bits in hex); "--markers none" and "none found" (with and without runtime boundary samples) stop
+ * before any task line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cli/record_summary.h"
+
+static char *summary(const struct record_options *o, const struct sampler_stats *st, uint64_t boundary_samples)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    record_summary_print(out, o, st, 4242, boundary_samples);
+    fclose(out);
+    return text;
+}
+
+static struct record_options options(const char *markers)
+{
+    struct record_options o;
+    memset(&o, 0, sizeof(o));
+    o.frequency = 99;
+    o.call_graph = SAMPLER_CALL_GRAPH_DWARF;
+    o.stack_size = 65528;
+    o.markers = markers;
+    return o;
+}
+
+#define CONTAINS(text, want)                                                                    \
+    do {                                                                                        \
+        if (!strstr((text), (want)))                                                            \
+            fail_msg("'%s' is not in the summary:\n%s", (want), (text));                        \
+    } while (0)
+
+static void test_with_markers(void **state)
+{
+    (void)state;
+    struct sampler_probe_stat probes[2] = { { "tokio", "task__poll__start", 3 }, { "tokio", "task__poll__end", 1 } };
+    struct sampler_task_stat tasks[2] = {
+        { .task_id = 7, .polls = 10, .total_poll_ns = 25000000, .longest_poll_ns = 12000000 },
+        { .task_id = 0x7f0000001000ull, .polls = 4, .total_poll_ns = 2000000, .longest_poll_ns = 900000 },
+    };
+    struct sampler_stats st = {
+        .samples = 1234, .lost = 5, .threads = 3, .duration_s = 2.04, .event_name = "cycles",
+        .probes = probes, .n_probes = 2, .marker_locations_perf = 4, .polls = 14, .tasks_seen = 2, .spawns = 2,
+        .terminates = 1, .timed_polls = 14, .tasks = tasks, .n_tasks = 2, .long_polls = 1,
+    };
+    struct record_options o = options("auto");
+    char *text = summary(&o, &st, 0);
+    CONTAINS(text, "taskspy: 1234 samples, 5 lost, 3 threads, pid 4242, 2.0 s at 99 Hz (cycles, dwarf)\n");
+    CONTAINS(text, "taskspy: markers: tokio:task__poll__start x 3, tokio:task__poll__end x 1; hits as perf samples\n");
+    CONTAINS(text, "taskspy: 14 polls, 2 tasks, 2 spawned, 1 terminated, 0 lost marker records\n");
+    CONTAINS(text, "taskspy:   task 7: 10 polls, 25.0 ms total, longest 12.00 ms\n");
+    CONTAINS(text, "taskspy:   task 0x7f0000001000: 4 polls, 2.0 ms total, longest 0.90 ms\n");
+    CONTAINS(text, "taskspy: 1 long polls (> 10 ms) blocked an executor thread: task 7 (12.0 ms)\n");
+    free(text);
+}
+
+static void test_without_markers(void **state)
+{
+    (void)state;
+    struct sampler_stats st = { .samples = 10, .threads = 1, .duration_s = 1, .event_name = "cpu-clock",
+                                .unwind_truncated = 2 };
+    struct record_options o = options("none");
+    char *text = summary(&o, &st, 0);
+    CONTAINS(text, "taskspy: 2 stacks were truncated (deeper than the 65528-byte copy or no unwind info)\n");
+    CONTAINS(text, "taskspy: markers: off (--markers none)\n");
+    assert_null(strstr(text, "polls"));
+    free(text);
+    o = options("auto");
+    text = summary(&o, &st, 6);
+    CONTAINS(text, "taskspy: markers: none found; 6 samples put in tasks by the runtime's task boundary frames");
+    free(text);
+    text = summary(&o, &st, 0);
+    CONTAINS(text, "taskspy: markers: none found, and no known runtime task boundary");
+    assert_null(strstr(text, "task 0"));
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_with_markers),
+        cmocka_unit_test(test_without_markers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
