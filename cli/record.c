@@ -369,7 +369,7 @@ static int open_sampler(struct recording *r)
     const struct record_options *o = &r->o;
     struct sampler_config cfg = {
         .pid = o->pid, .argv = o->argv, .frequency = o->frequency, .call_graph = o->call_graph,
-        .stack_size = o->stack_size, .kernel = o->kernel, .duration = o->duration, .markers = o->markers,
+        .stack_size = o->stack_size, .mmap_pages = o->mmap_pages, .kernel = o->kernel, .duration = o->duration, .markers = o->markers,
         .poll_times = o->poll_times,
         .stop = &stop_requested,
         .search_path = getenv("PATH"), .marker_records = o->marker_records, .uprobe_events = o->uprobe_events,

@@ -3,6 +3,8 @@
 #include "cli/record_options.h"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/option_table.h"
@@ -38,6 +40,19 @@ static int add_output(void *outputs, const char *path, char *err, size_t errlen)
     return output_list_add(outputs, path, err, errlen);
 }
 
+/* --mmap-pages: as perf record -m, a power of two (65536 pages, 256 MiB per CPU, is far past any need). */
+static int set_mmap_pages(void *field, const char *arg, char *err, size_t errlen)
+{
+    char *end;
+    unsigned long v = strtoul(arg, &end, 10);
+    if (end == arg || *end || arg[0] == '-' || v < 1 || v > 65536 || (v & (v - 1))) {
+        snprintf(err, errlen, "invalid --mmap-pages '%s' (a power of two, 1 to 65536)", arg);
+        return -1;
+    }
+    *(size_t *)field = (size_t)v;
+    return 0;
+}
+
 #define AT(field) offsetof(struct record_options, field)
 
 static const struct option_spec record_specs[] = {
@@ -63,6 +78,9 @@ static const struct option_spec record_specs[] = {
     { .name = "stack-size", .arg = "BYTES", .kind = OPTION_WHOLE, .offset = AT(stack_size), .min = 8,
       .max = SAMPLER_MAX_STACK_SIZE, .bad_value = "invalid --stack-size '%s' (8 to 65528 bytes)",
       .help = "user stack copied per sample in dwarf mode (default/max 65528)" },
+    { .name = "mmap-pages", .short_name = 'm', .arg = "N", .kind = OPTION_CALL, .offset = AT(mmap_pages),
+      .call = set_mmap_pages,
+      .help = "ring-buffer data pages per CPU, a power of two (default: from\nfrequency x sample size x CPUs, as perf record -m)" },
     { .name = "group-by", .arg = "KEY", .kind = OPTION_CHOICE, .offset = AT(group_by), .choices = groupings,
       .bad_value = "invalid --group-by '%s' (entry, task or none)", .help = "entry (default), task or none" },
     { .name = "await-points", .arg = "on|off", .kind = OPTION_ON_OFF, .offset = AT(await_points),

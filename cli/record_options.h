@@ -20,6 +20,7 @@ struct record_options {
     const char *format_name;     /* -f as given, or NULL: each output's format comes from its extension */
     enum sampler_call_graph call_graph;
     unsigned stack_size;
+    size_t mmap_pages;           /* --mmap-pages; 0: automatic */
     enum task_grouping group_by;
     bool await_points;
     const char *markers;

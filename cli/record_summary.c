@@ -21,6 +21,13 @@ static void print_totals(FILE *out, const struct record_options *o, const struct
             "taskspy: %" PRIu64 " samples, %" PRIu64 " lost, %u threads, pid %d, %.1f s at %u Hz (%s, %s)\n",
             st->samples, st->lost, st->threads, (int)pid, st->duration_s, o->frequency,
             st->event_name ? st->event_name : "?", o->call_graph == SAMPLER_CALL_GRAPH_DWARF ? "dwarf" : "fp");
+    if (st->lost)
+        fprintf(out, "taskspy: lost samples: %" PRIu64 " for want of ring-buffer room (PERF_RECORD_LOST; a larger "
+                     "--mmap-pages helps), %" PRIu64 " dropped by the event (PERF_RECORD_LOST_SAMPLES)\n",
+                st->lost_no_room, st->lost_by_event);
+    if (st->dropped_samples)
+        fprintf(out, "taskspy: %" PRIu64 " samples lost: processing fell behind by more than its memory bound "
+                     "(the records copied out and waiting)\n", st->dropped_samples);
 }
 
 static void print_processing(FILE *out, const struct sampler_stats *st)
@@ -99,6 +106,13 @@ static bool print_markers(FILE *out, const struct record_options *o, const struc
     fprintf(out, "taskspy: %" PRIu64 " polls, %" PRIu64 " tasks, %" PRIu64 " spawned, %" PRIu64
             " terminated, %" PRIu64 " lost marker records\n",
             st->polls, st->tasks_seen, st->spawns, st->terminates, st->lost_markers);
+    if (st->lost_markers || st->unknown_task_samples)
+        fprintf(out, "taskspy: lost marker records: %" PRIu64 " from full perf buffers, %" PRIu64 " overwritten "
+                     "BPF slots; %" PRIu64 " samples counted as [unknown task] (until their thread's next poll)\n",
+                st->lost_markers_perf, st->lost_markers_bpf, st->unknown_task_samples);
+    if (st->late_markers)
+        fprintf(out, "taskspy: %" PRIu64 " marker records were read after later samples of their thread had "
+                     "been attributed\n", st->late_markers);
     if (st->throttled_markers)
         fprintf(out, "taskspy: the kernel throttled marker events %" PRIu64 " times (records dropped; raise "
                      "kernel.perf_event_max_sample_rate); those threads count as [unknown task] until "

@@ -3,7 +3,9 @@
  * (as perf record does; the kernel refuses to map inherited per-task buffers; sampler_events.c). Marker
  * uprobes write into marker buffers of their own (sampler/markers/). A thread migrates between CPUs, so each
  * round first takes the marker records of every CPU up to the round's cut-off time, then consumes samples up
- * to that time: each sample sees all markers before it (sampler_records.c). */
+ * to that time: each sample sees all markers before it. The reading thread only copies records out and
+ * attributes samples (sampler_round.c); a processing thread unwinds them and feeds the sink
+ * (sampler_records.c), so a slow unwind never leaves the kernel's buffers full. */
 #include "sampler/sampler_internal.h"
 
 #include <errno.h>
@@ -22,8 +24,8 @@ static struct sampler *sampler_new(const struct sampler_config *cfg)
         return NULL;
     s->cfg = *cfg;
     s->target.go_fd = s->target.exec_error_fd = s->target.pidfd = -1;
-    if (u64_map_init(&s->attached, 64) != 0 || thread_names_init(&s->names) != 0 ||
-        task_tracker_init(&s->tasks) != 0) {
+    if (u64_map_init(&s->attached, 64) != 0 || u64_map_init(&s->born, 64) != 0 || thread_names_init(&s->names) != 0 ||
+        task_tracker_init(&s->tasks) != 0 || record_queue_init(&s->queue, SAMPLER_QUEUE_MAX_BYTES) != 0) {
         sampler_close(s);
         return NULL;
     }
@@ -38,14 +40,23 @@ static int open_target(struct sampler *s, char *err, size_t errlen)
     return rc;
 }
 
-static size_t choose_buffer_pages(size_t n_cpus)
+/* The largest sample record: header, identifier, ip, tid, time, then the user registers and stack (dwarf) or
+ * the callchain (fp, and kernel frames in either mode). */
+static size_t sample_record_bytes(const struct sampler_config *cfg)
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t want = TOTAL_BUFFER_BYTES / (n_cpus ? n_cpus : 1) / page;
-    size_t pages = 32;
-    while (pages * 2 <= want && pages < 2048)
-        pages *= 2;
-    return pages;
+    size_t bytes = 8 + 4 * 8;
+    if (cfg->call_graph == SAMPLER_CALL_GRAPH_DWARF)
+        bytes += 8 + (size_t)__builtin_popcountll(USER_REGS_MASK) * 8 + 8 + cfg->stack_size + 8;
+    if (cfg->call_graph == SAMPLER_CALL_GRAPH_FP || cfg->kernel)
+        bytes += 8 + SAMPLER_MAX_FRAMES * 8;
+    return bytes;
+}
+
+static size_t choose_buffer_pages(const struct sampler_config *cfg, size_t n_cpus)
+{
+    if (cfg->mmap_pages)
+        return cfg->mmap_pages;
+    return ring_buffer_pages_for(cfg->frequency, sample_record_bytes(cfg), n_cpus, (size_t)sysconf(_SC_PAGESIZE));
 }
 
 /* The per-CPU sample buffers (not mapped yet) and the unwinder. */
@@ -56,8 +67,24 @@ static int set_up_buffers(struct sampler *s, char *err, size_t errlen)
         n_cpus = 1;
     /* Two buffers per CPU (samples, markers) within the locked memory perf grants a process without
      * CAP_IPC_LOCK: sized up front, so the marker buffers are not left without room. */
-    size_t pages = ring_buffer_pages_within(choose_buffer_pages((size_t)n_cpus), 2 * (size_t)n_cpus,
-                                            ring_buffer_lock_budget());
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), record = sample_record_bytes(&s->cfg);
+    if (s->cfg.mmap_pages && s->cfg.mmap_pages * page < 2 * record) {
+        /* the kernel drops a record larger than the buffer without a trace: refuse instead */
+        size_t least = 1;
+        while (least * page < 2 * record)
+            least *= 2;
+        snprintf(err, errlen, "--mmap-pages %zu is too small for two samples of %zu bytes: at least %zu", s->cfg.mmap_pages,
+                 record, least);
+        return -1;
+    }
+    size_t wanted = choose_buffer_pages(&s->cfg, (size_t)n_cpus);
+    size_t pages = ring_buffer_pages_within(wanted, 2 * (size_t)n_cpus, ring_buffer_lock_budget());
+    if (pages < wanted && s->cfg.mmap_pages && s->cfg.on_warning) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "--mmap-pages %zu is more locked memory than perf allows; using %zu pages",
+                 wanted, pages);
+        s->cfg.on_warning(s->cfg.warning_ctx, msg);
+    }
     if (cpu_buffers_init(&s->cpus, NULL, (size_t)n_cpus, pages) != 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -99,8 +126,8 @@ static int open_markers(struct sampler *s, char *err, size_t errlen)
     struct markers_config mc = {
         .spec = s->probe_spec, .poll_times = s->cfg.poll_times, .pid = s->target.pid, .root = s->root,
         .cpus = cpu_ids, .n_cpus = cpu_buffers_mapped(&s->cpus, NULL, cpu_ids, 1024), .buffer_pages = s->cpus.pages,
-        .records = s->cfg.marker_records, .uprobes = s->cfg.uprobe_events, .on_warning = s->cfg.on_warning,
-        .warning_ctx = s->cfg.warning_ctx,
+        .records = s->cfg.marker_records, .uprobes = s->cfg.uprobe_events, .on_warning = sampler_relay_warning,
+        .warning_ctx = s,
     };
     if (markers_open(&s->markers, &mc, err, errlen) != 0)
         return -1;
@@ -184,17 +211,13 @@ static int wait_for_records(struct sampler *s, struct pollfd *pfds, int *fds, si
     return 0;
 }
 
-/* How the recording goes, to the sink, every SAMPLER_PROGRESS_INTERVAL_NS. */
+/* How the recording goes, to the sink (through the processing thread), every SAMPLER_PROGRESS_INTERVAL_NS. */
 static void report_progress(struct sampler *s, uint64_t t)
 {
     if (t < s->next_progress_ns || !s->sink->on_progress)
         return;
     s->next_progress_ns = t + SAMPLER_PROGRESS_INTERVAL_NS;
-    struct sampler_progress p = {
-        .elapsed_s = (double)(t - s->start_ns) / 1e9, .duration_s = s->cfg.duration, .samples = s->stats.samples,
-        .lost = s->stats.lost, .polls = s->tasks.polls, .tasks_seen = s->tasks.tasks.n,
-    };
-    s->sink->on_progress(s->sink->ctx, &p);
+    sampler_queue_progress(s, t);
 }
 
 /* Whether the recording is over: stop asked for, the deadline passed, or the target exited. */
@@ -248,6 +271,8 @@ static void finish_recording(struct sampler *s)
 {
     sampler_enable(s, false);
     sampler_read_round(s, true);
+    sampler_stop_processing(s);
+    s->stats.dropped_samples += s->copy_failures;
     s->stats.duration_s = (double)(now_ns() - s->start_ns) / 1e9;
     if (!s->stats.target_exited && s->target.launched)
         target_terminate(&s->target, 1000);
@@ -257,6 +282,7 @@ static void finish_recording(struct sampler *s)
     s->stats.spawns = s->tasks.spawns;
     s->stats.terminates = s->tasks.terminates;
     s->stats.long_polls = s->tasks.long_polls;
+    s->stats.late_markers = s->tasks.late_hits;
     s->stats.tasks = s->tasks.tasks.v;
     s->stats.n_tasks = s->tasks.tasks.n;
     sampler_tls_stats(s);
@@ -267,24 +293,16 @@ static void finish_recording(struct sampler *s)
     }
 }
 
-/* A poll the task tracker saw end, to the sink with its thread's number. */
-static void forward_poll(void *ctx, const struct sampler_poll *p)
-{
-    struct sampler *s = ctx;
-    struct sampler_poll out = *p;
-    long thread = thread_names_find(&s->names, (pid_t)p->tid);
-    out.thread = thread >= 0 ? (uint32_t)thread : SAMPLER_NO_THREAD;
-    s->sink->on_poll(s->sink->ctx, &out);
-}
-
 int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, size_t errlen)
 {
     s->sink = sink;
-    s->tasks.on_poll = sink->on_poll ? forward_poll : NULL;
+    s->tasks.on_poll = sink->on_poll ? sampler_queue_poll : NULL;
     s->tasks.poll_ctx = s;
     announce_known(s);
     if (start_recording(s, err, errlen) != 0)
         return -1;
+    /* From here the sink hears from the processing thread; without it (it could not start), from this one. */
+    sampler_start_processing(s);
     int rc = record_rounds(s, err, errlen);
     finish_recording(s);
     return rc;
@@ -311,6 +329,7 @@ void sampler_close(struct sampler *s)
 {
     if (!s)
         return;
+    sampler_stop_processing(s);     /* (already stopped when sampler_run ran) */
     if (s->markers)
         markers_close(s->markers);
     tls_join_close(s->tls);
@@ -324,6 +343,9 @@ void sampler_close(struct sampler *s)
     proc_maps_free(&s->maps);
     task_tracker_free(&s->tasks);
     u64_map_free(&s->attached);
+    u64_map_free(&s->born);
+    record_batch_free(&s->batch);
+    record_queue_free(&s->queue);
     thread_names_free(&s->names);
     free(s);
 }

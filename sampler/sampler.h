@@ -25,6 +25,8 @@ struct sampler_config {
     unsigned frequency;              /* samples per second of CPU time, per thread */
     enum sampler_call_graph call_graph;
     unsigned stack_size;             /* user stack bytes copied per sample in dwarf mode */
+    size_t mmap_pages;               /* data pages per CPU ring buffer (a power of two); 0: from the frequency,
+                                        the sample size and the CPUs, as perf record's -m */
     bool kernel;                     /* also record kernel frames */
     double duration;                 /* seconds; 0 = until stopped or the target exits */
     const char *markers;             /* "auto", "none", or a comma list of provider names */
@@ -85,14 +87,23 @@ struct sampler_sink {
     /* A task poll ended (its start and end markers seen on one thread), as marker hits are applied: in time
      * order per thread, so one thread's polls never overlap. NULL: not called. */
     void (*on_poll)(void *ctx, const struct sampler_poll *p);
-    /* About every SAMPLER_PROGRESS_INTERVAL_NS while recording, from the recording loop; NULL: not called. */
+    /* About every SAMPLER_PROGRESS_INTERVAL_NS while recording; NULL: not called. Every callback comes from one
+     * thread: while sampler_run records, a thread of the sampler's own (the reading thread never waits on the
+     * sink); before and after, the caller's. */
     void (*on_progress)(void *ctx, const struct sampler_progress *p);
 };
 
 struct sampler_stats {
     uint64_t samples;                /* samples delivered */
-    uint64_t lost;                   /* sample records the kernel dropped (PERF_RECORD_LOST) */
-    uint64_t lost_markers;           /* marker records the kernel dropped (their buffers are apart) */
+    uint64_t lost;                   /* samples the kernel dropped: both kinds below */
+    uint64_t lost_no_room;           /* of lost: the ring buffer was full (PERF_RECORD_LOST) */
+    uint64_t lost_by_event;          /* of lost: dropped before the buffer (PERF_RECORD_LOST_SAMPLES) */
+    uint64_t lost_markers;           /* marker records lost (their buffers are apart): both kinds below */
+    uint64_t lost_markers_perf;      /* of lost_markers: a full perf marker buffer (PERF_RECORD_LOST) */
+    uint64_t lost_markers_bpf;       /* of lost_markers: BPF slots overwritten before they were read */
+    uint64_t dropped_samples;        /* copied out but left unprocessed: the processing queue was full */
+    uint64_t late_markers;           /* marker records read after samples later than them were attributed */
+    uint64_t unknown_task_samples;   /* samples delivered as SAMPLER_UNKNOWN_TASK (after a lost marker) */
     uint64_t throttled_markers;      /* times the kernel throttled a marker event (records dropped) */
     uint64_t unwind_truncated;
     uint64_t other_processes;        /* samples of the target's child processes, left out */

@@ -140,7 +140,7 @@ static int attach_thread(struct sampler *s, pid_t tid, const char *name, bool fi
     if (events_before == 0) {
         if (sampler_open_first_event(s, tid, err, errlen) != 0)
             return -1;
-        sampler_name_thread(s, tid, name);
+        sampler_name_thread_later(s, tid, name);
         return 0;
     }
     if (open_thread_events(s, tid) != 0) {
@@ -149,7 +149,7 @@ static int attach_thread(struct sampler *s, pid_t tid, const char *name, bool fi
         snprintf(err, errlen, "perf_event_open failed for thread %d: %s", (int)tid, strerror(errno));
         return -1;
     }
-    sampler_name_thread(s, tid, name);
+    sampler_name_thread_later(s, tid, name);
     if (!first && event_fds_enable_from(&s->events, events_before, true) != 0) {
         snprintf(err, errlen, "cannot enable the event of thread %d: %s", (int)tid, strerror(errno));
         return -1;
@@ -177,8 +177,8 @@ int sampler_attach_new_threads(struct sampler *s, bool first, char *err, size_t 
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         uint32_t idx;
-        if (u64_map_get(&s->attached, (uint64_t)tids[i], &idx) || thread_names_get(&s->names, tids[i]))
-            continue;           /* has an event, or a FORK record showed it inherited one */
+        if (u64_map_get(&s->attached, (uint64_t)tids[i], &idx) || u64_map_get(&s->born, (uint64_t)tids[i], &idx))
+            continue;           /* has an event, or a FORK or COMM record showed it inherited one */
         char name[THREAD_NAME_LEN + 8];
         if (!target_thread_name(s->target.pid, tids[i], name, sizeof(name)))
             continue;           /* gone already */

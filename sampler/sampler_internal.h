@@ -3,6 +3,7 @@
 #ifndef TASKSPY_SAMPLER_INTERNAL_H
 #define TASKSPY_SAMPLER_INTERNAL_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -21,9 +22,11 @@
 #include "sampler/markers/tls_join.h"
 #include "base/u64_map.h"
 #include "sampler/unwind/unwind.h"
+#include "sampler/record_queue.h"
 
 #define MAX_THREADS 65536
-#define TOTAL_BUFFER_BYTES (64u << 20)
+/* Records copied out and waiting for the processing thread, at most (then samples are left out, counted). */
+#define SAMPLER_QUEUE_MAX_BYTES (256u << 20)
 
 /* All general-purpose registers: what DWARF CFI may refer to, and what marker arguments live in. */
 #define USER_REGS_MASK ((1ULL << PERF_REG_X86_AX) | (1ULL << PERF_REG_X86_BX) | (1ULL << PERF_REG_X86_CX) | \
@@ -33,6 +36,9 @@
                         (1ULL << PERF_REG_X86_R11) | (1ULL << PERF_REG_X86_R12) | (1ULL << PERF_REG_X86_R13) | \
                         (1ULL << PERF_REG_X86_R14) | (1ULL << PERF_REG_X86_R15))
 
+/* Two threads share this while recording. The reading thread (sampler_run's caller) owns the ring buffers,
+ * markers, the task tracker, target, events, attached/born and the lost counts; the processing thread owns
+ * maps, unwinder, names, the sink and the other statistics. They meet only in queue. */
 struct sampler {
     struct sampler_config cfg;
     struct target target;
@@ -49,6 +55,13 @@ struct sampler {
     struct event_fds events;             /* every sampling event, for enable/disable/close */
     struct u64_map attached;             /* tids with their own sampling event */
     struct thread_names names;
+    struct u64_map born;                 /* tids seen in our events' FORK or COMM records (reading thread) */
+    struct record_queue queue;           /* reading thread -> processing thread */
+    struct record_batch batch;           /* the round being copied */
+    uint64_t copy_failures;              /* records not copied (out of memory) */
+    pthread_t processor;
+    bool processing;                     /* the processing thread runs */
+    uint64_t processor_cpu_ns;           /* its CPU time, when it ended */
     const struct sampler_sink *sink;
     struct sampler_stats stats;
     uint64_t start_ns;
@@ -75,11 +88,27 @@ static inline uint64_t now_ns(void)
     return clock_ns(CLOCK_MONOTONIC);
 }
 
-/* sampler_records.c: name a thread (counting it, telling the sink); announce a mapping to the sink; read one
- * round of records (final: everything left, after the events are disabled). */
+/* sampler_records.c (processing thread): name a thread (counting it, telling the sink); announce a mapping to
+ * the sink; process one batch; start the processing thread (0, or -1: batches are then processed by the
+ * reading thread as they are handed over); stop it after the last batch (closing the queue) and add up. */
 void sampler_name_thread(struct sampler *s, pid_t tid, const char *name);
 void sampler_emit_mapping(struct sampler *s, const struct proc_map *m);
+void sampler_process_batch(struct sampler *s, const struct record_batch *b);
+int sampler_start_processing(struct sampler *s);
+void sampler_stop_processing(struct sampler *s);
+
+/* sampler_round.c (reading thread): read one round of records (final: everything left, after the events are
+ * disabled) and hand it over; name a thread attached while recording (through the batch once the processing
+ * thread runs); queue a progress report; hand the batch over now. */
 void sampler_read_round(struct sampler *s, bool final);
+void sampler_name_thread_later(struct sampler *s, pid_t tid, const char *name);
+/* The warning callback the sampler's parts get (ctx: the sampler): the configured one, through the batch once
+ * the processing thread runs, so that every callback comes from one thread. */
+void sampler_relay_warning(void *ctx, const char *message);
+/* The task tracker's poll callback (ctx: the sampler): the poll goes to the sink through the batch. */
+void sampler_queue_poll(void *ctx, const struct sampler_poll *p);
+void sampler_queue_progress(struct sampler *s, uint64_t t);
+void sampler_hand_over(struct sampler *s);
 
 /* sampler_events.c: open the events of the launched target's first thread (choosing the event type); attach
  * every thread of a running target without an event (first: the initial attach, whose failure is fatal);
@@ -93,7 +122,10 @@ void sampler_enable(struct sampler *s, bool on);
  * sample's task from it, and its counts for the statistics. */
 void sampler_tls_open(struct sampler *s);
 void sampler_tls_attach(struct sampler *s, int event_fd);
-void sampler_tls_sample(struct sampler *s, struct sampler_sample *out);
+/* On the reading thread, as a sample is attributed: the TLS marker's task overrides the probes' where the route
+ * is open. */
+void sampler_tls_sample(struct sampler *s, uint32_t tid, uint64_t time_ns, enum sampler_task_state *state,
+                        uint64_t *task_id, uint64_t *poll_probe_addr);
 void sampler_tls_stats(struct sampler *s);
 
 #endif

@@ -1,6 +1,7 @@
-/* sampler_records.c: what the ring buffers deliver: samples (unwound and attributed to the task their
- * thread polls), mappings, thread names, lost counts; and the round that reads marker records before the
- * samples of the same time span. */
+/* sampler_records.c: the processing thread: it takes the batches of records the reading thread copied out of
+ * the ring buffers (sampler_round.c) and does the slow work in their order: samples unwound and handed to the
+ * sink with the task the reader attributed them to, mappings, thread names, progress. Every sink callback
+ * during the recording comes from this thread. */
 #include "sampler/sampler_internal.h"
 
 #include <stdio.h>
@@ -33,6 +34,8 @@ void sampler_emit_mapping(struct sampler *s, const struct proc_map *m)
     s->sink->on_mapping(s->sink->ctx, &out);
 }
 
+/* Code mapped since the last mmap record (or before recording, unseen): read /proc/PID/maps again. (Markers in
+ * new objects are the reading thread's: it scans what mmap records map.) */
 static void reload_maps(struct sampler *s)
 {
     uint64_t t = now_ns();
@@ -41,11 +44,8 @@ static void reload_maps(struct sampler *s)
     s->last_maps_reload_ns = t;
     if (proc_maps_load(&s->maps, s->target.pid) != 0)
         return;
-    for (size_t i = 0; i < s->maps.n; i++) {
+    for (size_t i = 0; i < s->maps.n; i++)
         sampler_emit_mapping(s, &s->maps.v[i]);
-        if (s->markers && s->maps.v[i].executable && s->maps.v[i].path[0] == '/')
-            markers_scan_object(s->markers, s->maps.v[i].path);
-    }
 }
 
 /* The user frames of a sample: unwound from its copied stack (dwarf), or its callchain's user part (fp).
@@ -73,7 +73,7 @@ static void user_frames(struct sampler *s, const struct decoded_sample *d, size_
     out->truncated = truncated;
 }
 
-static void handle_sample(struct sampler *s, const struct decoded_sample *d)
+static void handle_sample(struct sampler *s, const struct decoded_sample *d, const struct queued_entry *e)
 {
     if ((pid_t)d->pid != s->target.pid) {
         /* inherited events follow forked children too: they are not threads of the target */
@@ -98,8 +98,11 @@ static void handle_sample(struct sampler *s, const struct decoded_sample *d)
         return;     /* a kernel thread, or kernel-only time with kernel frames not asked for */
     if (out.truncated)
         s->stats.unwind_truncated++;
-    task_tracker_at(&s->tasks, d->tid, d->time, &out.task_state, &out.task_id, &out.poll_probe_addr);
-    sampler_tls_sample(s, &out);
+    out.task_state = (enum sampler_task_state)e->task_state;
+    out.task_id = e->task_id;
+    out.poll_probe_addr = e->probe_addr;
+    if (out.task_state == SAMPLER_UNKNOWN_TASK)
+        s->stats.unknown_task_samples++;
     long thread = thread_names_find(&s->names, out.tid);
     char name[THREAD_NAME_LEN + 8];
     if (thread < 0 && target_thread_name(s->target.pid, out.tid, name, sizeof(name))) {
@@ -112,21 +115,7 @@ static void handle_sample(struct sampler *s, const struct decoded_sample *d)
         s->sink->on_sample(s->sink->ctx, &out);
 }
 
-/* The time of a record: samples carry it after IDENTIFIER, IP and TID; other records in their sample_id
- * trailer (TID, TIME, IDENTIFIER at the end). 0 when absent. */
-static uint64_t record_time(const struct perf_event_header *rec)
-{
-    uint64_t t = 0;
-    if (rec->type == PERF_RECORD_SAMPLE) {
-        if (rec->size >= sizeof(*rec) + 32)
-            memcpy(&t, (const uint8_t *)(rec + 1) + 24, 8);
-    } else if (rec->size >= sizeof(*rec) + 24) {
-        memcpy(&t, (const uint8_t *)rec + rec->size - 16, 8);
-    }
-    return t;
-}
-
-/* A mapping the target made: known from now on, told to the sink, scanned for markers. */
+/* A mapping the target made: known from now on, told to the sink. */
 static void handle_mmap2(struct sampler *s, const struct perf_event_header *rec)
 {
     struct decoded_mmap2 m;
@@ -141,11 +130,8 @@ static void handle_mmap2(struct sampler *s, const struct perf_event_header *rec)
     if (proc_maps_insert(&s->maps, &pm) != 0)
         return;
     const struct proc_map *inserted = proc_maps_find(&s->maps, m.addr);
-    if (!inserted)
-        return;
-    sampler_emit_mapping(s, inserted);
-    if (s->markers && inserted->executable && inserted->path[0] == '/')
-        markers_scan_object(s->markers, inserted->path);
+    if (inserted)
+        sampler_emit_mapping(s, inserted);
 }
 
 /* A new thread of the target: named after /proc, else after its parent. */
@@ -162,16 +148,13 @@ static void handle_fork(struct sampler *s, const struct perf_event_header *rec)
     sampler_name_thread(s, (pid_t)t.tid, name);
 }
 
-static enum ring_buffer_next handle_record(void *ctx, const struct perf_event_header *rec)
+static void handle_record(struct sampler *s, const struct queued_entry *e, const struct perf_event_header *rec)
 {
-    struct sampler *s = ctx;
-    if (record_time(rec) > s->round_end_ns)
-        return RING_BUFFER_KEEP;   /* markers up to its time may not have been read yet */
     switch (rec->type) {
     case PERF_RECORD_SAMPLE: {           /* only the sampling events write here (markers: sampler/markers/) */
         struct decoded_sample d;
         if (perf_decode_sample(rec, &s->layout, &d) == 0)
-            handle_sample(s, &d);
+            handle_sample(s, &d, e);
         break;
     }
     case PERF_RECORD_MMAP2:
@@ -186,55 +169,80 @@ static enum ring_buffer_next handle_record(void *ctx, const struct perf_event_he
     case PERF_RECORD_FORK:
         handle_fork(s, rec);
         break;
-    case PERF_RECORD_LOST: {
-        uint64_t lost;
-        if (perf_decode_lost(rec, &lost) == 0)
-            s->stats.lost += lost;
-        break;
-    }
     default:
         break;
     }
-    return RING_BUFFER_CONTINUE;
 }
 
-/* Peek pass: learn thread names first (a thread's name record may be in another CPU's buffer than its
- * samples, and a short-lived thread is gone from /proc by the time its samples are read). */
-static enum ring_buffer_next peek_record(void *ctx, const struct perf_event_header *rec)
+static void report_progress(struct sampler *s, const struct queued_entry *e)
 {
-    struct sampler *s = ctx;
-    if (record_time(rec) > s->round_end_ns)
-        return RING_BUFFER_KEEP;
-    if (rec->type == PERF_RECORD_COMM || rec->type == PERF_RECORD_FORK)
-        return handle_record(ctx, rec);      /* naming twice (again in the drain pass) is harmless */
-    return RING_BUFFER_CONTINUE;
+    if (!s->sink || !s->sink->on_progress)
+        return;
+    struct sampler_progress p = {
+        .elapsed_s = (double)(e->time_ns - s->start_ns) / 1e9, .duration_s = s->cfg.duration,
+        .samples = s->stats.samples, .lost = e->lost + record_queue_dropped(&s->queue), .polls = e->polls,
+        .tasks_seen = e->tasks_seen,
+    };
+    s->sink->on_progress(s->sink->ctx, &p);
 }
 
-/* One round: learn thread names, take every marker record up to the cut-off from the marker buffers, then
- * consume every sample up to it, so each sample sees all markers before it whichever CPU they came
- * through. The cut-off is a little in the past so records stamped before it but still being written are
- * not missed. */
-void sampler_read_round(struct sampler *s, bool final)
+/* A poll the task tracker saw end, to the sink with its thread's number. */
+static void forward_poll(struct sampler *s, const void *data)
 {
-    uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    s->round_end_ns = final ? UINT64_MAX : now_ns() - 2000000ull;
-    cpu_buffers_peek(&s->cpus, peek_record, s);
-    uint64_t cpu1 = clock_ns(CLOCK_THREAD_CPUTIME_ID), cpu2 = cpu1;
-    if (s->markers) {
-        struct markers_read_counts got = { 0 };
-        markers_read(s->markers, s->round_end_ns, &s->tasks, &got);
-        s->stats.marker_records += got.records;
-        s->stats.lost_markers += got.lost;
-        s->stats.throttled_markers += got.throttled;
-        task_tracker_round_begin(&s->tasks);
-        cpu2 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    struct sampler_poll p;
+    memcpy(&p, data, sizeof(p));
+    long thread = thread_names_find(&s->names, (pid_t)p.tid);
+    p.thread = thread >= 0 ? (uint32_t)thread : SAMPLER_NO_THREAD;
+    if (s->sink && s->sink->on_poll)
+        s->sink->on_poll(s->sink->ctx, &p);
+}
+
+void sampler_process_batch(struct sampler *s, const struct record_batch *b)
+{
+    for (size_t at = 0; at + sizeof(struct queued_entry) <= b->bytes.n;) {
+        const struct queued_entry *e = (const struct queued_entry *)(b->bytes.v + at);
+        const void *data = e + 1;
+        if (e->kind == QUEUED_RECORD && e->size >= sizeof(struct perf_event_header))
+            handle_record(s, e, data);
+        else if (e->kind == QUEUED_PROGRESS)
+            report_progress(s, e);
+        else if (e->kind == QUEUED_POLL && e->size == sizeof(struct sampler_poll))
+            forward_poll(s, data);
+        else if (e->kind == QUEUED_WARNING && e->size > 0 && s->cfg.on_warning)
+            s->cfg.on_warning(s->cfg.warning_ctx, data);
+        else if (e->kind == QUEUED_THREAD_NAME && e->size > 0)
+            sampler_name_thread(s, (pid_t)e->task_id, data);
+        at += sizeof(*e) + ((e->size + 7u) & ~(size_t)7u);
     }
-    cpu_buffers_drain(&s->cpus, handle_record, s);
-    uint64_t cpu3 = clock_ns(CLOCK_THREAD_CPUTIME_ID), cpu4 = cpu3;
-    if (s->markers) {
-        task_tracker_round_end(&s->tasks, s->round_end_ns);
-        cpu4 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+static void *process_batches(void *arg)
+{
+    struct sampler *s = arg;
+    struct record_batch b = { 0 };
+    while (record_queue_pop(&s->queue, &b)) {
+        sampler_process_batch(s, &b);
+        record_batch_free(&b);
     }
-    s->stats.marker_cpu_ns += (cpu2 - cpu1) + (cpu4 - cpu3);
-    s->stats.processing_cpu_ns += cpu4 - cpu0;
+    s->processor_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    return NULL;
+}
+
+int sampler_start_processing(struct sampler *s)
+{
+    if (pthread_create(&s->processor, NULL, process_batches, s) != 0)
+        return -1;
+    s->processing = true;
+    return 0;
+}
+
+void sampler_stop_processing(struct sampler *s)
+{
+    record_queue_close(&s->queue);
+    if (!s->processing)
+        return;
+    pthread_join(s->processor, NULL);
+    s->processing = false;
+    s->stats.dropped_samples = record_queue_dropped(&s->queue);
+    s->stats.processing_cpu_ns += s->processor_cpu_ns;
 }

@@ -81,12 +81,11 @@ void sampler_tls_attach(struct sampler *s, int event_fd)
     warn(s, message);
 }
 
-void sampler_tls_sample(struct sampler *s, struct sampler_sample *out)
+void sampler_tls_sample(struct sampler *s, uint32_t tid, uint64_t time_ns, enum sampler_task_state *state,
+                        uint64_t *task_id, uint64_t *poll_probe_addr)
 {
     if (s->tls)
-        tls_join_sample(s->tls, (uint32_t)out->tid, out->time_ns, markers_poll_starts(s->markers) > 0,
-                        &out->task_state, &out->task_id,
-                        &out->poll_probe_addr);
+        tls_join_sample(s->tls, tid, time_ns, markers_poll_starts(s->markers) > 0, state, task_id, poll_probe_addr);
 }
 
 bool sampler_tls_route(const struct sampler *s)

@@ -101,6 +101,7 @@ void markers_read(struct markers *m, uint64_t until_ns, struct task_tracker *tas
         marker_bpf_read(m->bpf, queue_bpf_record, &r, &lost);
         if (lost) {
             counts->lost += lost;
+            counts->lost_bpf += lost;
             task_tracker_lost(tasks);
         }
     }

@@ -46,6 +46,7 @@ void markers_enable(struct markers *m, bool on);
 struct markers_read_counts {
     uint64_t records;                  /* marker hits in the target, queued */
     uint64_t lost;                     /* marker hits lost (a full perf buffer, BPF slots overwritten) */
+    uint64_t lost_bpf;                 /* of lost: BPF slots overwritten */
     uint64_t throttled;                /* times the kernel throttled a marker event */
 };
 /* Queue into tasks every marker hit up to until_ns (BPF slots: every hit written so far; the tracker keeps

@@ -57,9 +57,14 @@ static struct sampler_task_stat *task_stat(struct task_tracker *t, uint64_t id)
     return s;
 }
 
-/* The poll state after a hit, as attribution sees it (apply_hit keeps the statistics). */
-static void poll_state_after(struct thread_poll_state *st, enum marker_kind kind, uint64_t arg0, uint64_t probe_addr)
+/* The poll state after a hit, as attribution sees it (apply_hit keeps the statistics). After a lost record
+ * (SPEC section 3) the thread stays UNKNOWN until a poll-start later than the loss: an end does not make it
+ * known (the next start may have been the lost record), nor does a start the loss may have followed. */
+static void poll_state_after(struct thread_poll_state *st, uint64_t time_ns, enum marker_kind kind, uint64_t arg0,
+                             uint64_t probe_addr)
 {
+    if (st->state == SAMPLER_UNKNOWN_TASK && (kind != MARKER_POLL_START || time_ns <= st->unknown_until))
+        return;
     if (kind == MARKER_POLL_START) {
         st->state = SAMPLER_IN_TASK;
         st->task_id = arg0;
@@ -85,7 +90,7 @@ static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enu
         th->task_slot = (uint32_t)(task - t->tasks.v);   /* for its end: one task lookup per poll */
         th->saw_marker = true;
         th->poll_start_ns = time_ns;
-        poll_state_after(th, kind, arg0, probe_addr);
+        poll_state_after(th, time_ns, kind, arg0, probe_addr);
         return 0;
     case MARKER_POLL_END:
         th->saw_marker = true;
@@ -105,7 +110,7 @@ static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enu
             }
         }
         /* An end without its start (lost record, or recording began mid-poll) still closes the poll. */
-        poll_state_after(th, kind, arg0, probe_addr);
+        poll_state_after(th, time_ns, kind, arg0, probe_addr);
         return 0;
     case MARKER_SPAWN:
         t->spawns++;
@@ -138,14 +143,39 @@ int task_tracker_marker(struct task_tracker *t, uint32_t tid, uint64_t time_ns, 
     return apply_hit(t, idx, time_ns, kind, arg0, probe_addr);
 }
 
+/* Which threads a loss concerns: a marker buffer is per CPU (perf) or per CPU region (BPF), but which threads
+ * ran on that CPU meanwhile is not known (threads migrate, and samples are too sparse to tell), so the safe
+ * rule is every thread that has seen a marker (applied or queued). A thread that never did is not polling. */
+static bool queues_poll_hit(const struct thread_hits *h)
+{
+    for (size_t k = 0; k < h->n; k++)
+        if (h->v[k].kind == MARKER_POLL_START || h->v[k].kind == MARKER_POLL_END)
+            return true;
+    return false;
+}
+
 void task_tracker_lost(struct task_tracker *t)
 {
     for (size_t i = 0; i < t->threads.n; i++) {
-        if (t->threads.v[i].saw_marker) {
-            t->threads.v[i].state = SAMPLER_UNKNOWN_TASK;
-            t->threads.v[i].probe_addr = 0;
+        struct thread_poll_state *th = &t->threads.v[i];
+        if (th->saw_marker || queues_poll_hit(&t->hits.v[i])) {
+            th->saw_marker = true;
+            th->state = SAMPLER_UNKNOWN_TASK;
+            th->probe_addr = 0;
+            th->unknown_until = UINT64_MAX;
         }
     }
+    t->loss_open = true;
+}
+
+void task_tracker_loss_seen_by(struct task_tracker *t, uint64_t until_ns)
+{
+    if (!t->loss_open)
+        return;
+    for (size_t i = 0; i < t->threads.n; i++)
+        if (t->threads.v[i].unknown_until == UINT64_MAX)
+            t->threads.v[i].unknown_until = until_ns;
+    t->loss_open = false;
 }
 
 void task_tracker_current(const struct task_tracker *t, uint32_t tid, enum sampler_task_state *state,
@@ -232,6 +262,8 @@ int task_tracker_queue(struct task_tracker *t, const struct marker_hit *hit)
             return -1;
         *active = idx;
     }
+    if (hit->time_ns <= t->applied_until)
+        t->late_hits++;
     if (h->n > 0 && hit->time_ns < h->v[h->n - 1].time_ns)
         h->unsorted = true;       /* the thread migrated and its buffers were read out of order */
     h->v[h->n++] = *hit;
@@ -252,8 +284,15 @@ int task_tracker_round_begin(struct task_tracker *t)
     return rc;
 }
 
-void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enum sampler_task_state *state,
-                     uint64_t *task_id, uint64_t *probe_addr)
+/* Whether a sampled instruction is a probe's: the probe's address, or the one after its breakpoint (where the
+ * trap leaves the user instruction pointer while the kernel handles the probe). */
+static bool at_probe(uint64_t user_ip, uint64_t probe_addr)
+{
+    return user_ip != 0 && probe_addr != 0 && (user_ip == probe_addr || user_ip == probe_addr + 1);
+}
+
+void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t user_ip,
+                     enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr)
 {
     uint32_t idx;
     if (!u64_map_get(&t->thread_index, tid, &idx)) {
@@ -272,15 +311,42 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enu
         else
             hi = mid;
     }
-    /* The state after hits v[0..lo): replayed from the last poll start or end among them (which sets the
-     * state by itself), or from the round's start (none: the thread's state now). Samples are rare next to hits, so this is cheaper than
-     * keeping the state after every hit. */
-    size_t from = lo;
-    while (from > 0 && h->v[from - 1].kind != MARKER_POLL_START && h->v[from - 1].kind != MARKER_POLL_END)
-        from--;
+    /* A sample taken in a poll marker's own trap (the kernel handling the probe, around the moment the hit was
+     * stamped) is on the poll's side of it: before a poll-end's stamp or after a poll-start's. Its stack is the
+     * task's (the marker sits in the poll wrapper, often with the task's future inlined around it). */
+    if (lo > 0 && h->v[lo - 1].kind == MARKER_POLL_END && at_probe(user_ip, h->v[lo - 1].probe_addr))
+        lo--;
+    else if (lo < h->n && h->v[lo].kind == MARKER_POLL_START && at_probe(user_ip, h->v[lo].probe_addr))
+        lo++;
+    /* The state after hits v[0..lo): replayed from the last hit among them that sets the state by itself, or
+     * from the round's start (none: the thread's state now). Samples are rare next to hits, so this is cheaper
+     * than keeping the state after every hit. Usually a poll start or end sets it; while the thread is UNKNOWN
+     * (a lost record) only a start after the loss does. */
     struct thread_poll_state st = t->threads.v[idx];
+    size_t from = lo;
+    if (st.state != SAMPLER_UNKNOWN_TASK) {
+        while (from > 0 && h->v[from - 1].kind != MARKER_POLL_START && h->v[from - 1].kind != MARKER_POLL_END)
+            from--;
+    } else {
+        while (from > 0 && (h->v[from - 1].kind != MARKER_POLL_START || h->v[from - 1].time_ns <= st.unknown_until))
+            from--;
+        if (from > 0)
+            st.state = SAMPLER_NOT_IN_TASK;   /* that start sets the state whatever came before */
+    }
     for (size_t k = from > 0 ? from - 1 : 0; k < lo; k++)
-        poll_state_after(&st, h->v[k].kind, h->v[k].arg0, h->v[k].probe_addr);
+        poll_state_after(&st, h->v[k].time_ns, h->v[k].kind, h->v[k].arg0, h->v[k].probe_addr);
+    /* A record lost without a trace (a BPF program the kernel skipped, a loss the reader cannot see) shows in
+     * the thread's next poll hit: an end that does not close the poll the state says is open means its start
+     * was lost (or the one before it: a sample then may be in either task or in neither), so the sample's task
+     * is not known. Only the hits already read can tell: later ones cannot change a sample already given. */
+    size_t next = lo;
+    while (next < h->n && h->v[next].kind != MARKER_POLL_START && h->v[next].kind != MARKER_POLL_END)
+        next++;
+    if (next < h->n && h->v[next].kind == MARKER_POLL_END &&
+        !(st.state == SAMPLER_IN_TASK && st.task_id == h->v[next].arg0)) {
+        st.state = SAMPLER_UNKNOWN_TASK;
+        st.probe_addr = 0;
+    }
     *state = st.state;
     *task_id = st.state == SAMPLER_IN_TASK ? st.task_id : 0;
     *probe_addr = st.probe_addr;
@@ -306,6 +372,8 @@ void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)
         }
     }
     t->active.n = still;
+    if (time_ns > t->applied_until)
+        t->applied_until = time_ns;
 }
 
 size_t task_tracker_pending(const struct task_tracker *t)

@@ -33,6 +33,9 @@ struct thread_poll_state {
     uint64_t task_id;
     uint64_t poll_start_ns;
     uint64_t probe_addr;
+    /* While UNKNOWN (a marker record was lost): poll-starts up to this time may have lost their ends and do
+     * not make the task known again; UINT64_MAX while the loss's end is not known yet. */
+    uint64_t unknown_until;
 };
 
 /* A marker record waiting to be applied in time order. */
@@ -64,6 +67,10 @@ struct task_tracker {
     VEC_OF(uint32_t) active;               /* threads.v[] indices whose queue is not empty */
     uint32_t last_tid, last_index;         /* the thread of the previous queued hit (usually the next's too) */
     bool have_last;
+    uint64_t applied_until;                /* the last round_end's time: hits up to it are applied */
+    uint64_t late_hits;                    /* hits queued at or before applied_until: samples after them were
+                                              attributed without them */
+    bool loss_open;                        /* a loss whose end task_tracker_loss_seen_by() has not given yet */
     /* told of every poll whose start and end were both seen, as its end is applied (thread not filled in:
      * UINT32_MAX); NULL: not told. Set after task_tracker_init. */
     void (*on_poll)(void *ctx, const struct sampler_poll *p);
@@ -75,8 +82,14 @@ void task_tracker_free(struct task_tracker *t);
 /* A marker fired on tid at time_ns with arg0; probe_addr is the probe's address in the target. */
 int task_tracker_marker(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enum marker_kind kind,
                         uint64_t arg0, uint64_t probe_addr);
-/* Marker records were lost: every thread that has polled is in an unknown task until its next poll-start. */
+/* Marker records were lost, of an unknown thread (a CPU's buffer may hold any thread's records, and a thread
+ * migrates): every thread that has seen a marker is in an unknown task from the start of the unapplied hits
+ * until its first poll-start after the loss, and ends seen meanwhile do not make it known. The loss's end
+ * is open until task_tracker_loss_seen_by(). */
 void task_tracker_lost(struct task_tracker *t);
+/* The losses reported so far all happened before until_ns (a time taken after the read that found them): a
+ * poll-start after it makes its thread's task known again. */
+void task_tracker_loss_seen_by(struct task_tracker *t, uint64_t until_ns);
 /* Rounds: marker records are queued as they are read (from any buffer), then applied per thread in time
  * order as that thread's samples are handled, so a sample is attributed by the markers before it even when
  * marker and sample records came through different ring buffers. */
@@ -84,9 +97,12 @@ int task_tracker_queue(struct task_tracker *t, const struct marker_hit *hit);
 int task_tracker_round_begin(struct task_tracker *t);
 /* What tid was polling at time_ns: the state after its last queued hit at or before time_ns (or its state
  * before the round). Samples of a thread come from several CPUs' buffers, so they may be asked about out of
- * time order; the answer does not depend on the order of the questions. */
-void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enum sampler_task_state *state,
-                     uint64_t *task_id, uint64_t *probe_addr);
+ * time order; the answer does not depend on the order of the questions. user_ip (0: not known) is the sampled
+ * instruction: a sample in a poll marker's trap counts as inside that poll. UNKNOWN after a lost record, and
+ * when the thread's next queued poll hit is an end that does not close the poll open at time_ns (a record was
+ * lost unseen). */
+void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t user_ip,
+                     enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr);
 /* Apply every queued hit up to time_ns in time order (statistics, state); later ones wait for the next
  * round. */
 void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns);

@@ -207,3 +207,11 @@ int perf_decode_lost(const struct perf_event_header *rec, uint64_t *lost)
     memcpy(lost, (const uint8_t *)(rec + 1) + 8, 8);
     return 0;
 }
+
+int perf_decode_lost_samples(const struct perf_event_header *rec, uint64_t *lost)
+{
+    if (rec->type != PERF_RECORD_LOST_SAMPLES || rec->size < sizeof(*rec) + 8)
+        return -1;
+    memcpy(lost, rec + 1, 8);
+    return 0;
+}

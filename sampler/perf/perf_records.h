@@ -63,6 +63,9 @@ struct decoded_task {          /* PERF_RECORD_FORK / PERF_RECORD_EXIT */
 };
 int perf_decode_task(const struct perf_event_header *rec, struct decoded_task *out);
 
+/* PERF_RECORD_LOST: records the ring buffer had no room for (id, lost). */
 int perf_decode_lost(const struct perf_event_header *rec, uint64_t *lost);
+/* PERF_RECORD_LOST_SAMPLES: samples the event dropped before they reached the buffer (lost). */
+int perf_decode_lost_samples(const struct perf_event_header *rec, uint64_t *lost);
 
 #endif

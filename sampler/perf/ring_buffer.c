@@ -88,6 +88,30 @@ size_t ring_buffer_pages_within(size_t wanted, size_t n_buffers, size_t budget)
     return pages;
 }
 
+static size_t round_up_pow2(size_t v)
+{
+    size_t p = 1;
+    while (p < v && p <= SIZE_MAX / 2)
+        p *= 2;
+    return p;
+}
+
+size_t ring_buffer_pages_for(unsigned rate, size_t record_bytes, size_t n_cpus, size_t page_size)
+{
+    if (page_size == 0)
+        page_size = 4096;
+    if (n_cpus == 0)
+        n_cpus = 1;
+    size_t min = round_up_pow2((4 * record_bytes + page_size - 1) / page_size);
+    if (min < 32)
+        min = 32;
+    uint64_t want_bytes = (uint64_t)rate * record_bytes * RING_BUFFER_SECONDS_NUM / RING_BUFFER_SECONDS_DEN;
+    size_t pages = round_up_pow2((size_t)((want_bytes + page_size - 1) / page_size));
+    while (pages > RING_BUFFER_MAX_PAGES || (uint64_t)pages * page_size * n_cpus > RING_BUFFER_MAX_TOTAL_BYTES)
+        pages /= 2;
+    return pages < min ? min : pages;
+}
+
 int ring_buffer_wrap(struct ring_buffer *rb, struct perf_event_mmap_page *meta, uint8_t *data, size_t data_size)
 {
     memset(rb, 0, sizeof(*rb));

@@ -26,6 +26,15 @@ size_t ring_buffer_lock_budget(void);
 /* The data pages for each of n_buffers buffers: wanted (a power of two), halved until the buffers and their
  * metadata pages fit in budget pages, but not below 8 (mapping then reports the shortage). */
 size_t ring_buffer_pages_within(size_t wanted, size_t n_buffers, size_t budget);
+/* Automatic sizing, as perf record's -m: data pages per CPU buffer for records of record_bytes arriving at up to
+ * rate per second on each CPU (one thread runs on a CPU at a time), room for RING_BUFFER_SECONDS of them: a
+ * power of two, at least 32 pages and 4 records, at most RING_BUFFER_MAX_PAGES, and at most
+ * RING_BUFFER_MAX_TOTAL_BYTES over n_cpus buffers (but not below the minimum). */
+#define RING_BUFFER_SECONDS_NUM 1
+#define RING_BUFFER_SECONDS_DEN 2
+#define RING_BUFFER_MAX_PAGES 4096u
+#define RING_BUFFER_MAX_TOTAL_BYTES (128ull << 20)
+size_t ring_buffer_pages_for(unsigned rate, size_t record_bytes, size_t n_cpus, size_t page_size);
 /* Use memory the caller owns (meta followed by data), for tests. Returns 0 or -1. */
 int ring_buffer_wrap(struct ring_buffer *rb, struct perf_event_mmap_page *meta, uint8_t *data, size_t data_size);
 void ring_buffer_unmap(struct ring_buffer *rb);

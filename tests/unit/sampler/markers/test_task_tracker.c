@@ -35,7 +35,7 @@ static void expect_at(struct task_tracker *t, uint32_t tid, uint64_t time, enum 
 {
     enum sampler_task_state s;
     uint64_t id, pa;
-    task_tracker_at(t, tid, time, &s, &id, &pa);
+    task_tracker_at(t, tid, time, 0, &s, &id, &pa);
     if (s != st || (st == SAMPLER_IN_TASK && id != task))
         fail_msg("tid %u at %llu: state %d task %llu, want %d %llu", tid, (unsigned long long)time, s,
                  (unsigned long long)id, st, (unsigned long long)task);
@@ -177,7 +177,16 @@ static void test_lost(void **state)
     expect_state(&t, 2, SAMPLER_UNKNOWN_TASK, 0, 0);
     expect_state(&t, 3, SAMPLER_NOT_IN_TASK, 0, 0);   /* never saw a marker */
     expect_state(&t, 4, SAMPLER_NOT_IN_TASK, 0, 0);
-    /* still unknown until this thread's own next poll-start */
+    /* while the loss's end is not known, no start makes the task known, and no end either */
+    task_tracker_marker(&t, 1, 210, MARKER_POLL_START, 12, 0xa);
+    expect_state(&t, 1, SAMPLER_UNKNOWN_TASK, 0, 0);
+    task_tracker_marker(&t, 1, 220, MARKER_POLL_END, 12, 0xb);
+    expect_state(&t, 1, SAMPLER_UNKNOWN_TASK, 0, 0);
+    task_tracker_loss_seen_by(&t, 250);
+    /* a start before the loss's end may have lost its end: still unknown */
+    task_tracker_marker(&t, 1, 240, MARKER_POLL_START, 13, 0xa);
+    expect_state(&t, 1, SAMPLER_UNKNOWN_TASK, 0, 0);
+    /* still unknown until this thread's own next poll-start after the loss */
     task_tracker_marker(&t, 1, 300, MARKER_POLL_START, 10, 0xa);
     expect_state(&t, 1, SAMPLER_IN_TASK, 10, 0xa);
     expect_state(&t, 2, SAMPLER_UNKNOWN_TASK, 0, 0);
@@ -189,7 +198,113 @@ static void test_lost(void **state)
     task_tracker_free(&t);
 }
 
+static void queue(struct task_tracker *t, uint32_t tid, uint64_t time, enum marker_kind kind, uint64_t arg0);
+
+/* SPEC section 3 with rounds: a poll whose start was lost is never filed under the thread (not in a task) nor
+ * under the task before it; samples are [unknown task] from the unapplied hits until the first poll-start after
+ * the loss, on every thread that polls (the lost record's thread is not known). */
+static void test_lost_in_round(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    queue(&t, 1, 10, MARKER_POLL_START, 7);
+    queue(&t, 1, 20, MARKER_POLL_END, 7);
+    /* start of task 8 at 30: lost */
+    queue(&t, 1, 40, MARKER_POLL_END, 8);
+    queue(&t, 1, 60, MARKER_POLL_START, 9);
+    queue(&t, 1, 70, MARKER_POLL_END, 9);
+    queue(&t, 2, 15, MARKER_POLL_START, 5);      /* another thread, polling through the loss */
+    queue(&t, 2, 80, MARKER_SPAWN, 6);
+    queue(&t, 3, 15, MARKER_SPAWN, 6);           /* a thread that only spawns: not polling, not concerned */
+    task_tracker_lost(&t);
+    task_tracker_loss_seen_by(&t, 50);
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    for (uint64_t time = 5; time < 60; time += 5)
+        expect_at(&t, 1, time, SAMPLER_UNKNOWN_TASK, 0);
+    expect_at(&t, 1, 65, SAMPLER_IN_TASK, 9);
+    expect_at(&t, 1, 75, SAMPLER_NOT_IN_TASK, 0);
+    expect_at(&t, 2, 60, SAMPLER_UNKNOWN_TASK, 0);   /* its start predates the loss's end */
+    expect_at(&t, 3, 60, SAMPLER_NOT_IN_TASK, 0);
+    task_tracker_round_end(&t, 100);
+    expect_state(&t, 1, SAMPLER_NOT_IN_TASK, 0, 0);
+    expect_state(&t, 2, SAMPLER_UNKNOWN_TASK, 0, 0);
+    assert_int_equal(t.polls, 3);                    /* polls still counted */
+    /* the next round: thread 2's next start makes it known */
+    queue(&t, 2, 120, MARKER_POLL_START, 11);
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    expect_at(&t, 2, 110, SAMPLER_UNKNOWN_TASK, 0);
+    expect_at(&t, 2, 130, SAMPLER_IN_TASK, 11);
+    task_tracker_round_end(&t, 200);
+    expect_state(&t, 2, SAMPLER_IN_TASK, 11, 0x1000 + MARKER_POLL_START);
+    task_tracker_free(&t);
+}
+
 /* ---- rounds ----------------------------------------------------------------------------------------------- */
+
+static void queue(struct task_tracker *t, uint32_t tid, uint64_t time, enum marker_kind kind, uint64_t arg0);
+
+/* A sample taken in a poll marker's trap (its instruction pointer at the probe or just past its breakpoint) is on
+ * the poll's side of the stamp: the task's, not the thread's. */
+static void test_sample_in_marker_trap(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    struct marker_hit hits[] = {
+        { .tid = 1, .kind = MARKER_POLL_START, .time_ns = 10, .arg0 = 7, .probe_addr = 0x500 },
+        { .tid = 1, .kind = MARKER_POLL_END, .time_ns = 20, .arg0 = 7, .probe_addr = 0x600 },
+        { .tid = 1, .kind = MARKER_POLL_START, .time_ns = 30, .arg0 = 8, .probe_addr = 0x500 },
+    };
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(task_tracker_queue(&t, &hits[i]), 0);
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    enum sampler_task_state st;
+    uint64_t id, pa;
+    task_tracker_at(&t, 1, 22, 0x601, &st, &id, &pa);   /* in the end probe's trap, after its stamp */
+    assert_int_equal(st, SAMPLER_IN_TASK);
+    assert_int_equal(id, 7);
+    assert_int_equal(pa, 0x500);
+    task_tracker_at(&t, 1, 22, 0x600, &st, &id, &pa);
+    assert_int_equal(st, SAMPLER_IN_TASK);
+    task_tracker_at(&t, 1, 28, 0x501, &st, &id, &pa);   /* in the start probe's trap, before its stamp */
+    assert_int_equal(st, SAMPLER_IN_TASK);
+    assert_int_equal(id, 8);
+    task_tracker_at(&t, 1, 22, 0x1234, &st, &id, &pa);  /* elsewhere between polls: the thread's */
+    assert_int_equal(st, SAMPLER_NOT_IN_TASK);
+    task_tracker_at(&t, 1, 22, 0x502, &st, &id, &pa);   /* not the probe's instruction */
+    assert_int_equal(st, SAMPLER_NOT_IN_TASK);
+    task_tracker_free(&t);
+}
+
+/* A start lost without a loss being reported (a BPF program the kernel skipped) shows in the next end, which does
+ * not close the open poll: samples before that end are [unknown task], never the thread's or the previous task's. */
+static void test_silent_loss_seen_in_next_end(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    queue(&t, 1, 10, MARKER_POLL_START, 7);
+    queue(&t, 1, 20, MARKER_POLL_END, 7);
+    /* start of 8 at 30: lost silently */
+    queue(&t, 1, 35, MARKER_SPAWN, 99);          /* not a poll hit: looked past */
+    queue(&t, 1, 40, MARKER_POLL_END, 8);
+    queue(&t, 1, 50, MARKER_POLL_START, 9);
+    /* end of 9 at 60 and start of 10 at 65: lost; end of 10 at 70 */
+    queue(&t, 1, 70, MARKER_POLL_END, 10);
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    expect_at(&t, 1, 5, SAMPLER_NOT_IN_TASK, 0);  /* next is a start: consistent */
+    expect_at(&t, 1, 15, SAMPLER_IN_TASK, 7);
+    expect_at(&t, 1, 25, SAMPLER_UNKNOWN_TASK, 0);
+    expect_at(&t, 1, 38, SAMPLER_UNKNOWN_TASK, 0);
+    expect_at(&t, 1, 45, SAMPLER_NOT_IN_TASK, 0);
+    expect_at(&t, 1, 55, SAMPLER_UNKNOWN_TASK, 0); /* in 9, or after it, or in 10: not known */
+    expect_at(&t, 1, 75, SAMPLER_NOT_IN_TASK, 0);  /* nothing after: what the hits say */
+    task_tracker_round_end(&t, 100);
+    expect_state(&t, 1, SAMPLER_NOT_IN_TASK, 0, 0);
+    assert_int_equal(t.polls, 2);
+    task_tracker_free(&t);
+}
 
 static void queue(struct task_tracker *t, uint32_t tid, uint64_t time, enum marker_kind kind, uint64_t arg0)
 {
@@ -255,7 +370,7 @@ static void test_round_keeps_later_hits(void **state)
     assert_int_equal(task_tracker_round_begin(&t), 0);
     expect_at(&t, 1, 550, SAMPLER_NOT_IN_TASK, 0);   /* the kept end at 500 */
     expect_at(&t, 1, 700, SAMPLER_IN_TASK, 12);
-    expect_at(&t, 2, 450, SAMPLER_IN_TASK, 13);
+    expect_at(&t, 2, 400, SAMPLER_UNKNOWN_TASK, 0);  /* in 13, but end 6 follows: hits were lost */
     expect_at(&t, 2, 950, SAMPLER_NOT_IN_TASK, 0);   /* end 6 at 900 closes the thread's poll */
     task_tracker_round_end(&t, 1000);
     assert_int_equal(task_tracker_pending(&t), 0);
@@ -406,8 +521,18 @@ static void test_round_random_against_reference(void **state)
             uint32_t tid = 1 + (uint32_t)(rand() % THREADS);
             enum sampler_task_state st;
             uint64_t id, pa;
-            task_tracker_at(&t, tid, now, &st, &id, &pa);
-            if (st != (ref_in[tid] ? SAMPLER_IN_TASK : SAMPLER_NOT_IN_TASK) || (ref_in[tid] && id != ref_task[tid]))
+            task_tracker_at(&t, tid, now, 0, &st, &id, &pa);
+            /* the thread's next poll start or end queued: an end that does not close the open poll (its start
+             * or a start before it was lost) makes the task unknown */
+            enum sampler_task_state want = ref_in[tid] ? SAMPLER_IN_TASK : SAMPLER_NOT_IN_TASK;
+            for (size_t k = applied; k < n_all; k++) {
+                if (all[k].tid != tid || (all[k].kind != MARKER_POLL_START && all[k].kind != MARKER_POLL_END))
+                    continue;
+                if (all[k].kind == MARKER_POLL_END && !(ref_in[tid] && ref_task[tid] == all[k].task))
+                    want = SAMPLER_UNKNOWN_TASK;
+                break;
+            }
+            if (st != want || (want == SAMPLER_IN_TASK && id != ref_task[tid]))
                 fail_msg("round %d tid %u at %llu: state %d task %llu, reference %d %llu", round, tid,
                          (unsigned long long)now, st, (unsigned long long)id, ref_in[tid],
                          (unsigned long long)ref_task[tid]);
@@ -495,6 +620,9 @@ int main(void)
         cmocka_unit_test(test_mismatched_and_orphan_ends),
         cmocka_unit_test(test_spawn_terminate_park),
         cmocka_unit_test(test_lost),
+        cmocka_unit_test(test_lost_in_round),
+        cmocka_unit_test(test_silent_loss_seen_in_next_end),
+        cmocka_unit_test(test_sample_in_marker_trap),
         cmocka_unit_test(test_round_out_of_order),
         cmocka_unit_test(test_round_keeps_later_hits),
         cmocka_unit_test(test_round_equal_times_keep_arrival_order),

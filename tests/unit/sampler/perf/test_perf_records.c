@@ -604,6 +604,26 @@ static void test_decode_lost(void **state)
     assert_int_equal(perf_decode_lost((const struct perf_event_header *)im.b, &lost), -1);
 }
 
+static void test_decode_lost_samples(void **state)
+{
+    (void)state;
+    struct image im;
+    img_start(&im, PERF_RECORD_LOST_SAMPLES, 0);
+    img_u64(&im, 17);      /* lost */
+    img_u64(&im, 0x1d);    /* sample_id trailer: id */
+    img_finish(&im);
+    uint64_t lost = 0;
+    assert_int_equal(perf_decode_lost_samples((const struct perf_event_header *)im.b, &lost), 0);
+    assert_int_equal(lost, 17);
+    for (size_t len = 8; len < 16; len++) {
+        struct perf_event_header *r = truncated_copy(&im, len);
+        assert_int_equal(perf_decode_lost_samples(r, &lost), -1);
+        free(r);
+    }
+    ((struct perf_event_header *)im.b)->type = PERF_RECORD_LOST;
+    assert_int_equal(perf_decode_lost_samples((const struct perf_event_header *)im.b, &lost), -1);
+}
+
 static void test_trailer_id(void **state)
 {
     (void)state;
@@ -641,6 +661,7 @@ int main(void)
         cmocka_unit_test(test_decode_comm),
         cmocka_unit_test(test_decode_fork_exit),
         cmocka_unit_test(test_decode_lost),
+        cmocka_unit_test(test_decode_lost_samples),
         cmocka_unit_test(test_trailer_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

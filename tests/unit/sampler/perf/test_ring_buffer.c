@@ -498,6 +498,25 @@ static void test_many_rounds(void **state)
     assert_true(pos > 10 * DATA_SIZE);
 }
 
+/* perf -m style sizing: half a second of records per CPU, a power of two within the caps, never below the floor. */
+static void test_pages_for_rate(void **state)
+{
+    (void)state;
+    size_t dwarf = 65528 + 256, fp = 2 * 1024;
+    assert_int_equal(ring_buffer_pages_for(999, dwarf, 2, 4096), RING_BUFFER_MAX_PAGES);    /* capped */
+    assert_int_equal(ring_buffer_pages_for(99, dwarf, 2, 4096), 1024);     /* 3.3 MB: 794 pages, rounded up */
+    assert_int_equal(ring_buffer_pages_for(99, fp, 2, 4096), 32);          /* the floor */
+    assert_int_equal(ring_buffer_pages_for(999, dwarf, 64, 4096), 512);    /* 128 MiB over 64 CPUs */
+    assert_int_equal(ring_buffer_pages_for(999, dwarf, 1024, 4096), 128);  /* room for 4 records at least */
+    assert_int_equal(ring_buffer_pages_for(1, dwarf, 1, 4096), 128);
+    for (unsigned rate = 1; rate < 100000; rate = rate * 3 + 1)
+        for (size_t cpus = 1; cpus <= 4096; cpus *= 4) {
+            size_t p = ring_buffer_pages_for(rate, dwarf, cpus, 4096);
+            assert_true(p >= 32 && (p & (p - 1)) == 0 && p <= RING_BUFFER_MAX_PAGES);
+            assert_true(p * 4096 >= 4 * dwarf);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -519,6 +538,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_corrupt_size_larger_than_available, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_positions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_rounds, setup, teardown),
+        cmocka_unit_test(test_pages_for_rate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

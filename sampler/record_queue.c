@@ -1,0 +1,132 @@
+/* record_queue.c: batches of copied records from the reading thread to the processing thread, under a byte
+ * budget (see record_queue.h). */
+#include "sampler/record_queue.h"
+
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN8(n) (((n) + 7u) & ~(size_t)7u)
+
+int record_queue_init(struct record_queue *q, size_t max_bytes)
+{
+    memset(q, 0, sizeof(*q));
+    q->max_bytes = max_bytes;
+    if (pthread_mutex_init(&q->lock, NULL) != 0)
+        return -1;
+    if (pthread_cond_init(&q->changed, NULL) != 0) {
+        pthread_mutex_destroy(&q->lock);
+        return -1;
+    }
+    return 0;
+}
+
+void record_queue_free(struct record_queue *q)
+{
+    for (size_t i = q->head; i < q->batches.n; i++)
+        record_batch_free(&q->batches.v[i]);
+    vec_free(&q->batches);
+    pthread_cond_destroy(&q->changed);
+    pthread_mutex_destroy(&q->lock);
+}
+
+int record_batch_add(struct record_batch *b, const struct queued_entry *e, const void *data)
+{
+    size_t at = b->bytes.n, total = sizeof(*e) + ALIGN8((size_t)e->size);
+    if (vec_reserve(&b->bytes, at + total) != 0)
+        return -1;
+    memcpy(b->bytes.v + at, e, sizeof(*e));
+    if (e->size)
+        memcpy(b->bytes.v + at + sizeof(*e), data, e->size);
+    memset(b->bytes.v + at + sizeof(*e) + e->size, 0, total - sizeof(*e) - e->size);
+    b->bytes.n = at + total;
+    if (e->kind == QUEUED_RECORD && e->size >= sizeof(struct perf_event_header) &&
+        ((const struct perf_event_header *)data)->type == PERF_RECORD_SAMPLE)
+        b->samples++;
+    return 0;
+}
+
+void record_batch_free(struct record_batch *b)
+{
+    vec_free(&b->bytes);
+    b->samples = 0;
+}
+
+/* Keep only what is not a sample (names, mappings, progress): the queue is full. */
+static void leave_out_samples(struct record_batch *b)
+{
+    size_t out = 0;
+    for (size_t at = 0; at < b->bytes.n;) {
+        const struct queued_entry *e = (const struct queued_entry *)(b->bytes.v + at);
+        size_t total = sizeof(*e) + ALIGN8((size_t)e->size);
+        const struct perf_event_header *rec = (const struct perf_event_header *)(e + 1);
+        bool sample = e->kind == QUEUED_RECORD && e->size >= sizeof(*rec) && rec->type == PERF_RECORD_SAMPLE;
+        if (!sample) {
+            memmove(b->bytes.v + out, b->bytes.v + at, total);
+            out += total;
+        }
+        at += total;
+    }
+    b->bytes.n = out;
+    b->samples = 0;
+}
+
+int record_queue_push(struct record_queue *q, struct record_batch *b)
+{
+    pthread_mutex_lock(&q->lock);
+    if (q->bytes + b->bytes.n > q->max_bytes) {
+        q->dropped_samples += b->samples;
+        leave_out_samples(b);
+    }
+    int rc = 0;
+    if (q->head > 0 && q->head == q->batches.n) {
+        q->head = q->batches.n = 0;
+    } else if (q->head >= 64 && q->head * 2 >= q->batches.n) {   /* the consumer lags: reuse the front */
+        memmove(q->batches.v, q->batches.v + q->head, (q->batches.n - q->head) * sizeof(*q->batches.v));
+        q->batches.n -= q->head;
+        q->head = 0;
+    }
+    struct record_batch *slot = vec_push(&q->batches);
+    if (slot) {
+        *slot = *b;
+        q->bytes += b->bytes.n;
+    } else {
+        q->dropped_samples += b->samples;
+        record_batch_free(b);
+        rc = -1;
+    }
+    memset(b, 0, sizeof(*b));
+    pthread_cond_signal(&q->changed);
+    pthread_mutex_unlock(&q->lock);
+    return rc;
+}
+
+bool record_queue_pop(struct record_queue *q, struct record_batch *b)
+{
+    pthread_mutex_lock(&q->lock);
+    while (q->head == q->batches.n && !q->closed)
+        pthread_cond_wait(&q->changed, &q->lock);
+    bool got = q->head < q->batches.n;
+    if (got) {
+        *b = q->batches.v[q->head++];
+        q->bytes -= b->bytes.n;
+    }
+    pthread_mutex_unlock(&q->lock);
+    return got;
+}
+
+void record_queue_close(struct record_queue *q)
+{
+    pthread_mutex_lock(&q->lock);
+    q->closed = true;
+    pthread_cond_signal(&q->changed);
+    pthread_mutex_unlock(&q->lock);
+}
+
+uint64_t record_queue_dropped(struct record_queue *q)
+{
+    pthread_mutex_lock(&q->lock);
+    uint64_t n = q->dropped_samples;
+    pthread_mutex_unlock(&q->lock);
+    return n;
+}

@@ -1,0 +1,67 @@
+/* record_queue.h: the hand-over between the sampler's two threads. The reading thread copies each round's
+ * records out of the ring buffers into a batch (with what it learnt of each: a sample's task) and queues it; the
+ * processing thread takes batches in order and does the slow work (unwinding, the sink). The queue holds at
+ * most a byte budget: a batch that does not fit keeps its records other than samples (names, mappings) and
+ * leaves its samples out, counted. Included only by the .c files at sampler/'s top level. */
+#ifndef TASKSPY_RECORD_QUEUE_H
+#define TASKSPY_RECORD_QUEUE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/vec.h"
+#include "sampler/sampler_types.h"
+
+/* What one queued entry is. */
+enum queued_kind {
+    QUEUED_RECORD,                   /* a perf record (bytes follow) */
+    QUEUED_PROGRESS,                 /* time to tell the sink how the recording goes (no bytes) */
+    QUEUED_POLL,                     /* a poll that ended: a struct sampler_poll (thread not filled in yet) */
+    QUEUED_WARNING,                  /* a warning for the configured callback: the bytes (NUL-terminated) */
+    QUEUED_THREAD_NAME,              /* a thread attached while recording: task_id is its tid, the bytes its
+                                        name (NUL-terminated) */
+};
+
+/* The header of one entry in a batch; size bytes of the record follow, padded to 8. */
+struct queued_entry {
+    uint32_t kind;                   /* enum queued_kind */
+    uint32_t size;                   /* bytes that follow */
+    uint32_t task_state;             /* of a sample: enum sampler_task_state */
+    uint32_t unused;
+    uint64_t task_id, probe_addr;    /* of a sample in a task */
+    uint64_t polls, tasks_seen, lost;  /* of a progress entry */
+    uint64_t time_ns;                /* of a progress entry: when it was taken */
+};
+
+struct record_batch {
+    VEC_OF(uint8_t) bytes;           /* entries back to back */
+    size_t samples;                  /* of them, PERF_RECORD_SAMPLE records */
+};
+
+struct record_queue {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    VEC_OF(struct record_batch) batches;   /* waiting: v[head .. n) */
+    size_t head;
+    size_t bytes, max_bytes;
+    uint64_t dropped_samples;        /* samples left out because the queue was full */
+    bool closed;                     /* no batch will come any more */
+};
+
+int record_queue_init(struct record_queue *q, size_t max_bytes);
+void record_queue_free(struct record_queue *q);
+/* Append an entry to a batch (header, then size bytes from data). Returns 0, or -1 out of memory. */
+int record_batch_add(struct record_batch *b, const struct queued_entry *e, const void *data);
+void record_batch_free(struct record_batch *b);
+/* Hand a batch over (taking its memory; *b is empty afterwards). Returns 0, or -1 out of memory (the batch's
+ * samples are then counted as dropped). */
+int record_queue_push(struct record_queue *q, struct record_batch *b);
+/* Wait for the next batch into *b (the caller frees it). Returns false when the queue is closed and empty. */
+bool record_queue_pop(struct record_queue *q, struct record_batch *b);
+void record_queue_close(struct record_queue *q);
+/* Samples left out so far because the queue was full. */
+uint64_t record_queue_dropped(struct record_queue *q);
+
+#endif

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# load.t: attribution under load (SPEC sections 3 and 7): the executor and tokio fixtures with --fast-polls
+# (hundreds of thousands of polls a second) recorded at 999 Hz file no sample of a task's code under a thread
+# root (a task's sample whose task is not known is "[unknown task]"); lost samples and lost marker records are
+# reported per kind. A forced loss (marker records through small perf buffers) gives [unknown task] samples,
+# never misfiled ones. No timing threshold: only where samples are filed.
+source "$(dirname "$0")/lib/tap.sh"
+plan 12
+
+# misfiled FOLDED TASK_FRAME: samples with a frame of the task's code whose root is a thread root
+misfiled() {
+    awk -v pat="$2" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ pat && $0 !~ /^task/ && $0 !~ /^\[unknown task\]/) {
+        m += n; if (shown++ < 3) print "# misfiled: " substr($0, 1, 300) > "/dev/stderr" } } END { print m + 0 }' "$1"
+}
+EXECUTOR_TASK=';task_(parse|render|compress)(;|$)'
+TOKIO_TASK=';tokio_fixture::(parse|render|compress)_task( @ [^;]*)?(;|$)'
+
+record_loaded() { # LABEL FIXTURE TASK_FRAME RECORD_OPTIONS...
+    local label=$1 fixture=$2 frame=$3; shift 3
+    start_fixture "$fixture" 60 --fast-polls
+    "$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 999 "$@" -o "$WORK/$label.folded" 2> "$WORK/$label.err"
+    check "$label: record exits 0" test $? -eq 0
+    stop_fixture
+    local total bad
+    total=$(samples "$WORK/$label.folded" "$frame")
+    bad=$(misfiled "$WORK/$label.folded" "$frame")
+    grep -E 'samples, |lost' "$WORK/$label.err" | diag
+    check "$label: samples of task code ($total)" test "$total" -gt 0
+    check "$label: none of them under a thread root ($bad)" test "$bad" -eq 0
+}
+
+record_loaded executor executor "$EXECUTOR_TASK"
+record_loaded tokio tokio_markers "$TOKIO_TASK"
+check "tokio: a summary line counts lost marker records per kind, or none were lost" \
+    sh -c "grep -q ' 0 lost marker records' '$WORK/tokio.err' ||
+           grep -qE '^taskspy: lost marker records: [0-9]+ from full perf buffers, [0-9]+ overwritten BPF slots; [0-9]+ samples counted as \[unknown task\]' '$WORK/tokio.err'"
+
+# Forced loss: marker records as perf samples through 64-page buffers (256 KiB a CPU) cannot keep up.
+record_loaded forced-loss executor "$EXECUTOR_TASK" --debug-marker-records perf -m 64
+lost=$(sed -n 's/^taskspy: lost marker records: \([0-9]*\) from full perf buffers.*/\1/p' "$WORK/forced-loss.err")
+check "forced loss: marker records lost from full perf buffers (${lost:-none})" test "${lost:-0}" -gt 0
+check "forced loss: [unknown task] samples ($(samples "$WORK/forced-loss.folded" '^\[unknown task\]'))" \
+    test "$(samples "$WORK/forced-loss.folded" '^\[unknown task\]')" -gt 0
+finish
