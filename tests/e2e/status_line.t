@@ -15,7 +15,8 @@ CR=$'\r'
 on_tty() {
     local name=$1; shift
     local cmd; cmd=$(printf "'%s' " "$TASKSPY" "$@")
-    script -qfec "$cmd > /dev/null" /dev/null > "$WORK/$name.tty" < /dev/null
+    # a wide terminal, so that the status is never cut to its width (a unit test covers the cut)
+    script -qfec "stty cols 200 2>/dev/null; $cmd > /dev/null" /dev/null > "$WORK/$name.tty" < /dev/null
     RC=$?
 }
 # statuses FILE: each status as shown (one per line; the terminal's own line ends dropped)
