@@ -44,8 +44,7 @@ struct record_sink {
     struct profile *profile;
     struct task_stacks *stacks;
     VEC_OF(struct cached_address) by_result;   /* indexed by sym_result.id */
-    struct stack_frame *frame_pool;
-    uint32_t n_pool, cap_pool;
+    VEC_OF(struct stack_frame) frame_pool;   /* every prepared frame; results point in by index */
     VEC_OF(uint32_t) thread_roots; /* thread number -> frame id of its name (PROFILE_NO_FRAME: none) */
     bool failed;                   /* out of memory somewhere: the profile is incomplete */
     struct status_line status;     /* on a terminal: how the recording goes */
@@ -53,21 +52,6 @@ struct record_sink {
     struct trace_collect trace;
     const struct stack_frame *expanded[MAX_EXPANDED_FRAMES];
 };
-
-static int pool_reserve(struct record_sink *k, uint32_t extra)
-{
-    if (k->n_pool + extra <= k->cap_pool)
-        return 0;
-    uint32_t cap = k->cap_pool ? k->cap_pool : 4096;
-    while (cap < k->n_pool + extra)
-        cap *= 2;
-    struct stack_frame *v = realloc(k->frame_pool, cap * sizeof(*v));
-    if (!v)
-        return -1;
-    k->frame_pool = v;
-    k->cap_pool = cap;
-    return 0;
-}
 
 /* The prepared frames of one address (outermost first): symbolize caches the address, each distinct result
  * is named on first sight only. */
@@ -82,10 +66,10 @@ static const struct cached_address *frames_of(struct record_sink *k, uint64_t ad
         if (!vec_push(&k->by_result))
             return NULL;
     uint32_t n = r->n ? (uint32_t)r->n : 1;
-    if (pool_reserve(k, n) != 0)
+    if (vec_reserve(&k->frame_pool, k->frame_pool.n + n) != 0)
         return NULL;
     struct cached_address *c = &k->by_result.v[r->id];
-    c->first = k->n_pool;
+    c->first = (uint32_t)k->frame_pool.n;
     for (uint32_t i = 0; i < n; i++) {
         /* sym_result is innermost first; the cache keeps outermost first */
         const struct sym_frame *f = r->n ? &r->frames[r->n - 1 - i] : NULL;
@@ -97,10 +81,10 @@ static const struct cached_address *frames_of(struct record_sink *k, uint64_t ad
             name = object_name;
         }
         if (task_stacks_prepare(k->stacks, name, f ? f->file : NULL, f ? f->line : 0, kernel,
-                                &k->frame_pool[k->n_pool + i]) != 0)
+                                &k->frame_pool.v[k->frame_pool.n + i]) != 0)
             return NULL;
     }
-    k->n_pool += n;
+    k->frame_pool.n += n;
     c->n = n;
     return c;
 }
@@ -157,7 +141,7 @@ static void sink_sample(void *ctx, const struct sampler_sample *s)
             return;
         }
         for (uint32_t j = 0; j < c->n && n < MAX_EXPANDED_FRAMES; j++)
-            k->expanded[n++] = &k->frame_pool[c->first + j];
+            k->expanded[n++] = &k->frame_pool.v[c->first + j];
     }
     for (size_t i = s->n_kernel; i-- > 0;) {
         const struct cached_address *c = frames_of(k, s->kernel_ips[i], false, true);
@@ -166,7 +150,7 @@ static void sink_sample(void *ctx, const struct sampler_sample *s)
             return;
         }
         for (uint32_t j = 0; j < c->n && n < MAX_EXPANDED_FRAMES; j++)
-            k->expanded[n++] = &k->frame_pool[c->first + j];
+            k->expanded[n++] = &k->frame_pool.v[c->first + j];
     }
     uint32_t root = s->thread < k->thread_roots.n ? k->thread_roots.v[s->thread] : PROFILE_NO_FRAME;
     if (root == PROFILE_NO_FRAME && (root = thread_root(k, NULL)) == PROFILE_NO_FRAME) {
@@ -177,7 +161,7 @@ static void sink_sample(void *ctx, const struct sampler_sample *s)
     if (s->task_state == SAMPLER_IN_TASK && s->poll_probe_addr) {
         const struct cached_address *c = frames_of(k, s->poll_probe_addr, false, false);
         if (c && c->n)
-            marker_function = k->frame_pool[c->first + c->n - 1].function;
+            marker_function = k->frame_pool.v[c->first + c->n - 1].function;
     }
     enum stack_task_state state = s->task_state == SAMPLER_IN_TASK       ? STACK_IN_TASK
                                   : s->task_state == SAMPLER_UNKNOWN_TASK ? STACK_UNKNOWN_TASK
@@ -283,7 +267,7 @@ static void sink_free(struct record_sink *k)
     vec_free(&k->thread_roots);
     vec_free(&k->by_result);
     trace_collect_free(&k->trace);
-    free(k->frame_pool);
+    vec_free(&k->frame_pool);
     free(k);
 }
 

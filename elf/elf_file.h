@@ -52,6 +52,8 @@ struct elf_range {
 };
 /* The nth (from 0) program header of type p_type (PT_NOTE, PT_GNU_EH_FRAME...) whose bytes lie in the file. */
 bool elf_file_segment_range(const struct elf_file *ef, uint32_t p_type, size_t nth, struct elf_range *out);
+/* The last program header of type p_type (PT_TLS: memory size and alignment too), or NULL. */
+const Elf64_Phdr *elf_file_segment(const struct elf_file *ef, uint32_t p_type);
 /* A section's place, when its bytes lie in the file. */
 bool elf_file_section_range(const struct elf_file *ef, const char *name, struct elf_range *out);
 /* Link-time virtual address to file offset through the first PT_LOAD holding vaddr; -1 when none does. */

@@ -17,6 +17,15 @@ bool elf_file_segment_range(const struct elf_file *ef, uint32_t p_type, size_t n
     return false;
 }
 
+const Elf64_Phdr *elf_file_segment(const struct elf_file *ef, uint32_t p_type)
+{
+    const Elf64_Phdr *last = NULL;
+    for (size_t i = 0; i < ef->n_phdrs; i++)
+        if (ef->phdrs[i].p_type == p_type)
+            last = &ef->phdrs[i];
+    return last;
+}
+
 bool elf_file_section_range(const struct elf_file *ef, const char *name, struct elf_range *out)
 {
     const Elf64_Shdr *sh = elf_file_section(ef, name);

@@ -2,6 +2,8 @@
  * checked before use. */
 #include "sampler/bpf/btf_offsets.h"
 
+#include "base/vec.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/btf.h>
@@ -87,44 +89,35 @@ int btf_types_load(struct btf_types *b, const char *path)
     if (fd < 0)
         return -1;
     /* sysfs reports a size of 4096 or the real one depending on the kernel: read until the end */
-    size_t cap = 1 << 20, n = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf) {
-        if (n == cap) {
-            uint8_t *bigger = cap < ((size_t)256 << 20) ? realloc(buf, cap * 2) : NULL;
-            if (!bigger) {
-                free(buf);
-                buf = NULL;
-                errno = EFBIG;
-                break;
-            }
-            buf = bigger;
-            cap *= 2;
+    VEC_OF(uint8_t) buf = { 0 };
+    int failed = 0;
+    for (;;) {
+        if (buf.n == buf.cap && (buf.cap >= ((size_t)256 << 20) ||
+                                 vec_reserve(&buf, buf.cap ? buf.cap * 2 : (size_t)1 << 20) != 0)) {
+            failed = buf.cap >= ((size_t)256 << 20) ? EFBIG : ENOMEM;
+            break;
         }
-        ssize_t got = read(fd, buf + n, cap - n);
+        ssize_t got = read(fd, buf.v + buf.n, buf.cap - buf.n);
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0) {
-            int saved = errno;
-            free(buf);
-            buf = NULL;
-            errno = saved;
+            failed = errno;
             break;
         }
         if (got == 0)
             break;
-        n += (size_t)got;
+        buf.n += (size_t)got;
     }
-    int saved = errno;
     close(fd);
-    if (!buf) {
-        errno = saved;
+    if (failed) {
+        vec_free(&buf);
+        errno = failed;
         return -1;
     }
-    b->blob = buf;
-    b->size = n;
+    b->blob = buf.v;
+    b->size = buf.n;
     if (index_types(b) != 0) {
-        saved = errno;
+        int saved = errno;
         btf_types_free(b);
         errno = saved;
         return -1;

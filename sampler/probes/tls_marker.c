@@ -20,42 +20,31 @@ int64_t tls_marker_tp_offset(uint64_t st_value, uint64_t memsz, uint64_t align, 
 
 typedef bool (*symbol_match_fn)(const char *name);
 
-/* The one place that reads ELF: the first STT_TLS symbol whose name matches in .symtab (else .dynsym), and
- * PT_TLS. Returns 1 found, 0 not, -1 with errno. */
+/* The first defined STT_TLS symbol whose name matches, in .symtab (else .dynsym), and PT_TLS, through the
+ * project's ELF reader. Returns 1 found, 0 not, -1 with errno. */
 static int read_tls_symbol(const char *path, symbol_match_fn match, struct tls_marker *out)
 {
     struct elf_file ef;
     if (elf_file_open(&ef, path) != 0)
         return -1;
-    const Elf64_Phdr *tls = NULL;
-    for (size_t i = 0; i < ef.n_phdrs; i++)
-        if (ef.phdrs[i].p_type == PT_TLS)
-            tls = &ef.phdrs[i];
+    const Elf64_Phdr *tls = elf_file_segment(&ef, PT_TLS);
     int found = 0;
     const char *tables[2] = { ".symtab", ".dynsym" };
     for (int t = 0; t < 2 && tls && !found; t++) {
-        const Elf64_Shdr *sh = elf_file_section(&ef, tables[t]);
-        if (!sh || sh->sh_link >= ef.n_shdrs || sh->sh_entsize != sizeof(Elf64_Sym))
+        struct elf_symbol_iter it;
+        struct elf_symbol sym;
+        if (!elf_symbols_begin(&it, &ef, tables[t]))
             continue;
-        size_t sym_size = 0, str_size = 0;
-        const Elf64_Sym *syms = (const Elf64_Sym *)elf_file_section_data(&ef, sh, &sym_size);
-        const char *strs = (const char *)elf_file_section_data(&ef, &ef.shdrs[sh->sh_link], &str_size);
-        if (!syms || !strs)
-            continue;
-        for (size_t i = 0; i < sym_size / sizeof(Elf64_Sym); i++) {
-            if (ELF64_ST_TYPE(syms[i].st_info) != STT_TLS || syms[i].st_shndx == SHN_UNDEF ||
-                syms[i].st_name >= str_size || strnlen(strs + syms[i].st_name, str_size - syms[i].st_name) ==
-                                                   str_size - syms[i].st_name ||
-                !match(strs + syms[i].st_name))
+        while (!found && elf_symbols_next(&it, &sym)) {
+            if (sym.type != STT_TLS || sym.section == SHN_UNDEF || !match(sym.name))
                 continue;
-            snprintf(out->symbol, sizeof(out->symbol), "%s", strs + syms[i].st_name);
-            out->st_value = syms[i].st_value;
-            out->size = syms[i].st_size;
+            snprintf(out->symbol, sizeof(out->symbol), "%s", sym.name);
+            out->st_value = sym.value;
+            out->size = sym.size;
             out->tls_vaddr = tls->p_vaddr;
             out->tls_memsz = tls->p_memsz;
             out->tls_align = tls->p_align;
             found = 1;
-            break;
         }
     }
     elf_file_close(&ef);
