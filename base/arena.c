@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* arena.c: a bump allocator for long-lived data (interned strings, results, frames).
  * Nothing is freed one by one; arena_free releases every chunk at once. */
 #include "base/arena.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* arena.h: a bump allocator for long-lived data (interned strings, results, frames): everything it hands
  * out lives until arena_free, which releases every chunk at once. */
 #ifndef TASKSPY_BASE_ARENA_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* intern_table.c: linear probing over stored hashes (growth never rehashes the items), grown at half load. */
 #include "base/intern_table.h"
 

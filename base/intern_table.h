@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* intern_table.h: the one interner's index: an open-addressing set of pointers to items stored elsewhere
  * (an arena), found by their hash and an equality callback, so each distinct item is kept once and equal
  * items give the same pointer. string_pool and symbolize's result pool are built on it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* string_pool.c: interning of names and file names on the intern table, so each distinct string is stored
  * once (in an arena) and results can be compared and hashed by pointer. */
 #include "base/string_pool.h"

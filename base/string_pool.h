@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* string_pool.h: one copy of each distinct string; equal strings give the same pointer, so interned names
  * can be compared and hashed by pointer. */
 #ifndef TASKSPY_BASE_STRING_POOL_H

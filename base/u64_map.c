@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* u64_map.c: linear-probing hash map u64 -> u32, grown at half load. */
 #include "base/u64_map.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* u64_map.h: the one hash map of taskspy: open addressing from any u64 key to a u32 value (an index into
  * the caller's array), used by the sampler's per-thread and per-task tables and symbolize's address cache
  * (lookups on the per-sample path, no allocation once sized). Interning by content is base/intern_table. */

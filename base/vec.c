@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* vec.c: growth of the arrays declared in vec.h (doubling from 8, overflow-checked, no abort). */
 #include "base/vec.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* vec.h: the one growable-array helper. Every growable array in taskspy is a struct with the same three
  * fields, `v` (the elements), `n` (how many are used) and `cap` (how many fit), declared with VEC_OF or by
  * hand with those names, and grown only through vec_reserve / vec_push. Growth doubles, every size is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # attribution_load.sh: lost samples, lost marker records and task samples filed outside their task, under
 # load: the executor fixture with --fast-polls and the tokio fixture (both workers busy), recorded at 999 Hz.
 # Usage: TASKSPY=build/taskspy FIXTURES=build/fixtures bench/attribution_load.sh [SECONDS] [EXTRA RECORD OPTIONS]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """bench.py: taskspy's benchmarks (SPEC section 7), run by `make bench` through bench/run.sh.
 
 usage: bench.py TASKSPY FIXTURES_DIR REPO_DIR OUT_MARKDOWN

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # bench/run.sh: `make bench` — taskspy's performance contracts (SPEC section 7) as ratios measured in one
 # run against interleaved baselines; prints the table and appends it to bench/RESULTS.md.
 # usage: sh bench/run.sh ABS_TASKSPY ABS_FIXTURES_DIR

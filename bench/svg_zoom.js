@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // svg_zoom.js: `make bench` row 6: how long Debian's headless Chromium takes to load a large taskspy SVG
 // flame graph, zoom into its widest depth-3 frame and reset the zoom, style and layout included (what a
 // user waits for). The behaviour itself is tested by tests/browser/svg_check.js; this only times it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* commands.h: the taskspy subcommands, each a main-like entry point called by cli/taskspy.c. */
 #ifndef TASKSPY_COMMANDS_H
 #define TASKSPY_COMMANDS_H

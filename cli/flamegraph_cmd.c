@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* flamegraph_cmd.c: `taskspy flamegraph [FOLDED|-] -o FILE.svg [svg options]`: reads a folded-stack file
  * (taskspy's, perf's, stackcollapse's, inferno's, py-spy's) or stdin and writes an interactive SVG, or
  * converts it when the output's extension names another format (.speedscope.json, .pb.gz, .folded). The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* option_table.c: parsing a command's options from its option table (through getopt_long, whose tables are
  * made from it) and writing the table's --help lines. */
 #include "cli/option_table.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* option_table.h: a command's options, each described once (long and short name, argument, help line, how
  * its value is checked and where it is stored); getopt's tables, the parsing and the --help lines are made
  * from that one description. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* output_file.c: outputs that appear whole or not at all: an unnamed O_TMPFILE file in the destination's
  * directory, linked into place on commit; a hidden named temporary file renamed into place where the
  * filesystem lacks O_TMPFILE. */

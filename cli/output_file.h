@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* output_file.h: an output that appears whole or not at all (SPEC section 6). It is written to an unnamed
  * file (O_TMPFILE) in the destination's directory and linked into place on commit, so that even kill -9
  * leaves nothing behind; where the filesystem has no O_TMPFILE, to a hidden temporary file beside the

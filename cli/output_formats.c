@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* output_formats.c: the table of output formats (-f names, file extensions, writers) and output sets. */
 #include "cli/output_formats.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* output_formats.h: taskspy's output formats, named by -f or told by the output's file extension, and a
  * set of output files written from one profile: every file is created before any work (an unwritable one
  * fails early), written at the end, and appears whole or not at all (cli/output_file.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* record.c: `taskspy record`: wires sampler -> symbolize -> flamegraph. Each sample's addresses are
  * symbolized (symbolize caches by address) and each distinct result is named once, the stack is merged
  * into the profile by task or thread, and at the end the output is written whole and a summary printed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* record_options.c: the options of `taskspy record`, described once in an option table (cli/option_table.h)
  * that gives both the parsing and --help, and the checks that take several options together. */
 #include "cli/record_options.h"

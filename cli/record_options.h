@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* record_options.h: the options of `taskspy record` and their parsing (names follow perf, py-spy, samply). */
 #ifndef TASKSPY_RECORD_OPTIONS_H
 #define TASKSPY_RECORD_OPTIONS_H

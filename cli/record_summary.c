@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* record_summary.c: the summary `taskspy record` prints at the end (SPEC section 1): samples and lost samples,
  * threads, processing cost, marker probes attached, polls and tasks, the busiest tasks and the long polls. */
 #include "cli/record_summary.h"

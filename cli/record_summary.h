@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* record_summary.h: the summary `taskspy record` prints when it has recorded. */
 #ifndef TASKSPY_RECORD_SUMMARY_H
 #define TASKSPY_RECORD_SUMMARY_H

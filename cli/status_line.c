@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* status_line.c: the in-place recording status of status_line.h: "\r", the text cut to the terminal's width
  * (a wrapped line could not be rewritten), then "clear to end of line". */
 #include "cli/status_line.h"

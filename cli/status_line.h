@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* status_line.h: the one-line status `taskspy record` shows on a terminal while recording (elapsed / duration,
  * samples, lost, polls, tasks), rewritten in place on stderr and erased before anything else is printed.
  * When stderr is not a terminal it shows nothing at all. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* taskspy.c: the program entry point: dispatches to the subcommands of a table that also makes the usage
  * text; --help / -h print it to stdout, --version the version. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* trace_collect.c: the polls and samples `record` keeps for a Chrome trace, and their task roots. */
 #include "cli/trace_collect.h"
 

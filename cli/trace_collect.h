@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* trace_collect.h: what `record` keeps for a Chrome trace (-o FILE.trace.json) while it records: each poll
  * and each sample with its thread and time, in memory bounded by a cap on the number of events, and, once
  * the recording is over, the task roots that name the polls. */

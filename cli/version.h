@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* version.h: taskspy's version: `git describe --always --dirty` of the checkout it was built from (the
  * GNUmakefile passes TASKSPY_VERSION), else a fixed one. */
 #ifndef TASKSPY_VERSION_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // svg_to_png.js: renders a taskspy SVG flame graph to a PNG with Debian's headless Chromium (through
 // playwright-core from tests/browser/node_modules: `cd tests/browser && npm ci`), for the README's picture:
 //   make demo && node docs/svg_to_png.js demo.svg docs/demo.png

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* debug_file.c: the one lookup of an object's separate debug file (as Debian's -dbgsym packages and
  * `objcopy --only-keep-debug` produce them): by GNU build-id under /usr/lib/debug/.build-id/, then by the
  * .gnu_debuglink name beside the object, in its .debug/ directory and under /usr/lib/debug/DIR/. Every

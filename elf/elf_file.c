@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* elf_file.c: opening an ELF64 file (mapped, or an image already in memory) and finding its sections by
  * name, bounds-checked. */
 #include "elf/elf_internal.h"

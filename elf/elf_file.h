@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* elf_file.h: the one ELF reader of taskspy, below all layers, and its whole interface. A 64-bit ELF file
  * mapped into memory (or an image already in memory, such as the vDSO), with bounds-checked access to its
  * sections, program headers, notes, symbols and build id, the link-time address <-> file offset mapping

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* elf_internal.h: what the files of elf/ share among themselves only. */
 #ifndef TASKSPY_ELF_INTERNAL_H
 #define TASKSPY_ELF_INTERNAL_H

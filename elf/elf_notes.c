@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* elf_notes.c: walking ELF notes (a note section's or PT_NOTE segment's payload: header, owner, desc,
  * each padded to 4 bytes), and the GNU build-id note, found once when a file is opened. */
 #include "elf/elf_internal.h"

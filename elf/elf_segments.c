@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* elf_segments.c: program headers: where a segment or section lies, and the one place where a link-time
  * address and a file offset are turned into each other through the PT_LOAD headers (PIE, shared objects,
  * non-PIE executables, LLD layouts where a segment's address and file offset differ). */

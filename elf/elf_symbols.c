@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* elf_symbols.c: walking a symbol table (.symtab/.strtab or .dynsym/.dynstr), names checked to end
  * inside their string table. */
 #include "elf/elf_internal.h"

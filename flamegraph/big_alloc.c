@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* big_alloc.c: big zeroed arrays. From 2 MiB up they are anonymous mappings (a multiple of 2 MiB, which the
  * kernel places on a huge page boundary) advised MADV_HUGEPAGE: filling one takes a fault per 2 MiB rather
  * than per 4 KiB page, and random lookups in it (hash tables, tree nodes) miss the TLB far less. Smaller

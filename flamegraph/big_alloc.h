@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* big_alloc.h: zeroed arrays of many megabytes (the profile's node array and hash tables, the SVG layout)
  * mapped directly and marked for transparent huge pages. Not part of the layer's public interface. */
 #ifndef TASKSPY_BIG_ALLOC_H

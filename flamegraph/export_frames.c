@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* export_frames.c: reads back the frame names the flamegraph layer and other profilers write: the source
  * position a name carries, the inlined annotation, and the task or thread a root frame stands for. */
 #include "flamegraph/export_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* export_gzip.c: a zlib deflate stream with the gzip wrapper, written to a FILE chunk by chunk. */
 #include "flamegraph/export_internal.h"
 

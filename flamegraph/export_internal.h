@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* export_internal.h: what the speedscope and pprof exports share: reading back what a frame name says
  * (source position, inlining, task roots) and a gzip stream. Internal to flamegraph/. */
 #ifndef TASKSPY_EXPORT_INTERNAL_H

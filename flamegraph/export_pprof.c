@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* export_pprof.c: writes a profile as pprof's profile.proto, gzipped. One walk over the stacks: each frame
  * becomes a Location (frames marked inlined join the location of the frame they are inlined into, which
  * then stands for the whole inline chain), each stack a Sample (leaf first) with values and the labels its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* export_speedscope.c: writes a profile in speedscope's own JSON file format. One walk over the stacks:
  * each root frame starts a sampled profile named by it (stacks under one root come together), each stack
  * becomes a sample of indices into the shared frame table (the frames below the root, outermost first)

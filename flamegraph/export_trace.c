@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* export_trace.c: writes task polls and CPU samples as Chrome Trace Event JSON (the JSON object format): a
  * process_name and a thread_name per thread, each poll a complete event on its thread's track, each sample an
  * instant event whose "sf" names its stack in a stackFrames table made of the profile nodes the samples end

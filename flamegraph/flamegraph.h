@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* flamegraph.h: the whole interface of the flamegraph layer: a profile (stacks of named frames merged into
  * a tree of counts, memory growing with distinct stacks, not samples), task-aware stack building (task
  * roots, runtime frames cut, await points), the folded and SVG readers/writers, and the speedscope, pprof

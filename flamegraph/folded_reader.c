@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* folded_reader.c: reads folded stacks ("root;frame;...;leaf COUNT", as written by taskspy, the
  * stackcollapse scripts, perf, inferno and py-spy) into a profile, merging equal prefixes. Also accepts
  * perf report's count-first form ("COUNT root;...;leaf"), CRLF endings and '#' comment lines. Malformed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* folded_writer.c: writes a profile as folded stacks, "root;frame;...;leaf COUNT", one line per distinct
  * stack, whole lines sorted bytewise as `LC_ALL=C sort` would (the order stackcollapse scripts produce). */
 #include "flamegraph/flamegraph.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* json_string.c: JSON string literals: runs of bytes that need no escape are written as they are; '"', '\\'
  * and control characters are escaped; each byte that does not start a valid UTF-8 sequence is replaced by
  * "\ufffd". */

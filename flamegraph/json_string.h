@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* json_string.h: frame names as JSON string literals. Names come from symbol tables and folded files, so
  * they may hold quotes, backslashes, control characters or bytes that are not UTF-8; the literal written is
  * always valid JSON (RFC 8259: UTF-8 text), invalid bytes becoming U+FFFD. Internal to flamegraph/. */

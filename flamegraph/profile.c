@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* profile.c: the aggregated profile: interned frame names and a prefix tree of stacks with counts.
  * Adding a stack walks the tree from the root, one hash lookup per frame keyed by (parent node, frame id);
  * memory grows with distinct frames and distinct stack prefixes, never with the number of samples. Batches

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* profile_internal.h: batch entry points of the profile for the folded reader: many names interned, many
  * stacks added in one call, so the cache misses of their hash lookups overlap. Not part of the layer's
  * public interface. */

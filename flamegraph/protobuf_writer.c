@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* protobuf_writer.c: varints (7 bits a byte, low group first, high bit set on all but the last byte), field
  * keys (field number << 3 | wire type) and length prefixes, appended to a pb_buffer grown with base/vec. */
 #include "flamegraph/protobuf_writer.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* protobuf_writer.h: the protocol buffers wire format, as much of it as profile.proto needs: varint fields,
  * length-delimited fields (strings, bytes, embedded messages) and packed repeated varints, appended to a
  * growable byte buffer. A failed allocation marks the buffer failed and later calls do nothing, so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* runtime_rules.c: the async runtimes taskspy knows, as data. Each rule says which frames poll one task (the
  * boundary: everything from the thread's start down to it is the scheduler's), which frames the runtime
  * inlines between that boundary and the task's own future (glue, cut too), and which frames show that a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* runtime_rules.h: classifying frames by the async runtimes' boundary rules (see runtime_rules.c).
  * Internal to the flamegraph layer. */
 #ifndef TASKSPY_RUNTIME_RULES_H

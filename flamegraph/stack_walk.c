@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* stack_walk.c: walks the profile tree depth first without chasing child and sibling links across memory
  * (a cache miss per node on a big tree). Sequential passes over the node array (a parent always comes
  * before its children) give each node its depth, the size of its subtree and from those its depth-first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* stack_walk.h: visits every distinct stack of a profile (each tree node with self samples) depth first,
  * handing the visitor the stack's frame ids root first. Stacks under one root frame come one after another,
  * so exports that group by root (task or thread) need no sorting. Internal to flamegraph/. */

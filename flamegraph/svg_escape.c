@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* svg_escape.c: makes arbitrary frame names safe inside the SVG: XML entities for the five special
  * characters, U+FFFD for invalid UTF-8 and for characters XML 1.0 does not allow, and labels cut to a
  * number of characters without splitting a UTF-8 sequence. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* svg_internal.h: the pieces the SVG writer is made of, shared between flamegraph/svg_*.c and their unit
  * tests: XML escaping and label truncation, the frame palette, the layout of the merged stack tree and the
  * reversed (leaf-first) profile. Not part of the layer's public interface. */

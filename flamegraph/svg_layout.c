@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* svg_layout.c: places the merged stack tree on the chart: siblings sorted by name left to right (as
  * flamegraph.pl does), each frame's offset in samples and depth, frames too narrow to draw left out (they
  * still count in their parent's width). Memory and time grow with the tree's nodes, not with samples. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* svg_palette.c: frame colours. A frame's colour comes from a hash of its name, so a function keeps its
  * colour in every graph; the "taskspy" palette gives task roots, await points, thread/runtime roots and
  * annotated frames (kernel _[k], JIT _[j], inlined _[i], waker _[w]) hues of their own, the classic

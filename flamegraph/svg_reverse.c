@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* svg_reverse.c: builds the leaf-first profile behind --reverse: every stack of a profile added again with
  * its frames in reverse order, so stacks that end in the same functions merge. */
 #include "flamegraph/svg_internal.h"

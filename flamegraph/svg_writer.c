@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* svg_writer.c: renders a profile as one self-contained interactive SVG flame graph (or icicle graph):
  * title, optional subtitle and header, one <g> per drawn frame carrying its sample offset, count and depth
  * as data attributes for the embedded script (svg_script.js), which does zoom, search and the URL state. */

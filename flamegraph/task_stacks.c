@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* task_stacks.c: builds the stacks the graph shows from symbolized frames: await-point labels on async
  * frames (prepared once per address), and per sample the runtime frames cut from task stacks and the task
  * root ("task: ENTRY", "task ID: ENTRY") or thread-name root put on top. */

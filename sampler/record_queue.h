@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* record_queue.h: the hand-over between the sampler's two threads. The reading thread copies each round's
  * records out of the ring buffers into a batch (with what it learnt of each: a sample's task) and queues it; the
  * processing thread takes batches in order and does the slow work (unwinding, the sink). The queue holds at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sampler.c: opening, the recording loop, closing. One sampling event per (thread, CPU) of the target with
  * inherit=1, so the threads it creates are followed; all events of a CPU write into one ring buffer per CPU
  * (as perf record does; the kernel refuses to map inherited per-task buffers; sampler_events.c). Marker

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sampler.h: the whole interface of the sampler layer. It attaches to (or launches) a target, samples its
  * threads with perf_event_open, unwinds each sample to a list of instruction addresses, follows poll
  * markers to tell which task each thread is polling, and hands everything downstream through a sink of

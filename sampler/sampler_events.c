@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sampler_events.c: the sampling events: their attributes (cycles, else cpu-clock; dwarf or fp call graphs),
  * one event per (thread, CPU) writing into that CPU's ring buffer, attaching threads of a running target,
  * and enabling or disabling them all. */

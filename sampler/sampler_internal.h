@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sampler_internal.h: the sampler's state and the steps its files share (events, records, the loop). Included
  * only by the .c files at sampler/'s top level. */
 #ifndef TASKSPY_SAMPLER_INTERNAL_H

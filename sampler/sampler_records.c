@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sampler_records.c: the processing thread: it takes the batches of records the reading thread copied out of
  * the ring buffers (sampler_round.c) and does the slow work in their order: samples unwound and handed to the
  * sink with the task the reader attributed them to, mappings, thread names, progress. Every sink callback

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sampler_round.c: the reading thread's round: copy every record up to the round's cut-off out of the sample
  * ring buffers at once, the marker records of the same time span first, so each sample is attributed (the
  * task its thread polled at its time) as it is copied; then hand the batch to the processing thread

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sampler_tls.c: the sampler's side of the TLS marker route (sampler/markers/tls_join.h): which spec the
  * probes get, opening the route on the target's executable (falling back to poll probes, with a warning,
  * where BPF or BTF is missing), the program on every sampling event, and each sample's task. */

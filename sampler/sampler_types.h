@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sampler_types.h: the small types the sampler's parts share with its interface (task states, per-probe and
  * per-task statistics, debugging choices of marker routes), so that a part's header need not include the
  * whole of sampler.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* addr_cache.c: the one per-address cache of taskspy, in front of the resolver. A hit is one hash lookup
  * (base/u64_map) and a check that the entry was resolved in the mapping generation that holds the address
  * now, so a mapping replaced by another object (exec, dlclose + dlopen at the same address) misses. Keys

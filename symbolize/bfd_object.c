@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bfd_object.c: one mapped object file opened with libbfd: its function symbols (static, else dynamic,
  * plus PLT entries) sorted for binary search, and its DWARF line table and inline chains, taken from a
  * separate debug file when the object itself has no DWARF. Only called on cache misses. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* demangle.c: display names for symbols. Rust legacy (_ZN...17h<hash>E, hash removed) and v0 (_R...)
  * are demangled without parameters, as rustfilt prints them; C++ (_Z...) with parameter types
  * (DMGL_PARAMS | DMGL_ANSI), as perf and c++filt print them. Async closures stay as rustc names them

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* kallsyms.c: kernel text symbols from /proc/kallsyms ("ADDR TYPE NAME [MODULE]"), sorted by address,
  * for the nearest symbol at or below a kernel address. With kptr_restrict every address reads as zero:
  * that is recorded and every lookup then fails. */

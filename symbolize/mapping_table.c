@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* mapping_table.c: the target's address space as the symbolizer knows it: sorted, non-overlapping
  * [start,end) ranges, each naming an object file and the file offset at start. A new mapping replaces
  * whatever it overlaps (an munmap + mmap, a dlopen over an old range), trimming neighbours, and gets a new

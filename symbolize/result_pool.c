@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* result_pool.c: one stored copy of each distinct sym_result. Many addresses of a function share the
  * same frames (same line, same inline chain); they get the same pointer, so callers can merge by pointer
  * and memory grows with distinct source positions, not with addresses. Names, files and objects are

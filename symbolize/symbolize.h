@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* symbolize.h: the whole interface of the symbolize layer. It turns a target address into the chain of
  * source frames executing there (the function and, when the compiler inlined calls, every inlined frame),
  * each with a demangled name and file:line, using libbfd on the mapped object files. Results are cached:

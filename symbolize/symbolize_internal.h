@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* symbolize_internal.h: the pieces the symbolize layer is built from, shared between its files only:
  * the address cache, the result pool, the mapping table, one libbfd object (with elf/ for its program
  * headers and debug file), and the kernel symbol table. Nothing outside symbolize/ includes this. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* symbolizer.c: the symbolize layer's entry points. Keeps the target's mappings, opens each object once
  * (lazily, on the first address in it), resolves each distinct address once per mapping through libbfd or
  * kallsyms, and caches the pooled result by address and mapping generation, so a repeated address costs a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bpf_ring.c: creating, mapping and reading a BPF ring buffer map (the consumer side of the kernel's
  * kernel/bpf/ringbuf.c protocol: 8-byte record headers holding the length with a busy and a discard bit,
  * records rounded up to 8 bytes, positions that only grow). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bpf_ring.h: a BPF ring buffer map (BPF_MAP_TYPE_RINGBUF) read from user space: one writable consumer
  * page, then the producer page and the data area mapped twice in a row (so a record that wraps is still
  * contiguous). Records are walked in the order they were reserved, up to the first one still being

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bpf_slots.c: creating, mapping and reading the per-CPU slot regions of the marker programs (protocol in
  * bpf_slots.h). */
 #include "sampler/bpf/bpf_slots.h"

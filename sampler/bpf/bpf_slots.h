@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bpf_slots.h: per-CPU slot regions in one mmapable BPF array map (one element per CPU), written by the
  * marker programs (sampler/bpf/marker_program.h) and read here without a lock or a system call. A region is
  * a header (head: slots claimed so far, only grows) and 2^bits slots of 64 bytes. A writer claims slot n with

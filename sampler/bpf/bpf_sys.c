@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bpf_sys.c: thin wrappers over the bpf(2) system call for maps and probe programs. */
 #include "sampler/bpf/bpf_sys.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bpf_sys.h: the few bpf(2) commands taskspy uses (no libbpf: raw system calls, as for perf_event_open):
  * create a map, load a program run at uprobes or at perf samples, link it to a uprobe. Each returns what
  * bpf(2) returns (an fd, 0) or -1 with errno. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* btf_offsets.c: the BTF reader behind btf_offsets.h. Every offset and length taken from the file is
  * checked before use. */
 #include "sampler/bpf/btf_offsets.h"

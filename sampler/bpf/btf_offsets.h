@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* btf_offsets.h: byte offsets of kernel structure members from BTF (the kernel's own type information,
  * /sys/kernel/btf/vmlinux), so BPF programs that read kernel memory never hard-code a layout. A small
  * reader of the BTF format: the type section walked once, structs found by name, member paths followed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* marker_program.c: builds the per-location marker program (see marker_program.h) as BPF
  * instructions. Registers: r6 the probe's pt_regs, r7 pid_tgid, r8 arg0, r9 the CPU's region, then the claimed
  * slot. Stack: fp-8 a memory operand's bytes, fp-16 the claimed slot number, fp-24 the CPU number. */

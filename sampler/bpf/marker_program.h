@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* marker_program.h: the BPF program taskspy runs at one marker location instead of having the kernel
  * write a perf sample per hit. It reads arg0 from the probe's registers (or from user memory at a register
  * plus displacement) and writes one slot (thread, location, time, arg0, address) in the slot region of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sample_program.c: builds the per-sample TLS marker program (see sample_program.h) as BPF instructions.
  * Registers: r6 the program's context, r7 pid_tgid, r8 the flags. Stack: the record at fp-32 (tid, flags,
  * time, task, ktime at fp-32, fp-28, fp-24, fp-16, fp-8), fp-40 a kernel pointer read on the way (then

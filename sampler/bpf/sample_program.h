@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sample_program.h: the BPF program taskspy runs on each sample of its sampling perf events
  * (BPF_PROG_TYPE_PERF_EVENT, attached with PERF_EVENT_IOC_SET_BPF) when the target has a TLS task marker.
  * It reads the sampled thread's fs_base from its task_struct (current->thread.fsbase), then the marker at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bpf_route.c: the BPF route for marker hits: the per-CPU slot regions and the doorbell ring, one loaded
  * program per marker location, attached by a uprobe_multi link or to the location's uprobe event
  * (PERF_EVENT_IOC_SET_BPF), and the read of the slots. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bpf_route.h: marker hits through BPF instead of perf samples. Every marker location runs a small
  * program (sampler/bpf/marker_program.h) that writes a slot in its CPU's region (sampler/bpf/bpf_slots.h), and
  * the kernel writes no perf sample. The target pays about what perf stat's counting of the probe costs,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* marker_attach.c: attaching one probe location, the first route that works: a BPF program on a
  * uprobe_multi link, a BPF program on the location's uprobe event, or uprobe events (tracefs, else the
  * uprobe PMU) writing perf samples into the per-CPU marker buffers. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* marker_discovery.c: finding what to probe in an object the target maps: its USDT poll markers (all
  * decodable, or none of the object's), else the poll functions of a runtime taskspy knows. */
 #include "sampler/markers/markers_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* marker_hits.c: reading marker hits from the BPF slots and the per-CPU marker buffers and queueing them
  * for the task tracker (records after the round's cut-off stay for the next read). */
 #include "sampler/markers/markers_internal.h"

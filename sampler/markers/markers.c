@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* markers.c: USDT poll markers of the target. Each object the target maps (or will exec) is scanned once
  * for stapsdt notes, and every location of a marker name is attached (marker_discovery.c). Hits become
  * marker hits (thread, time, kind, arg0, probe address) for the task tracker, read in one pass per round

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* markers.h: poll markers of the target: finds USDT probes (task-poll-start/end, spawn, terminate, park,
  * unpark) in the executable and every mapped object, attaches them as uprobes in the target, and turns
  * their hits into marker hits for the task tracker: through BPF programs writing per-CPU slots where BPF

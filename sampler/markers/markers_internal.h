@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* markers_internal.h: the state of the marker layer and the steps its files share: discovery
  * (marker_discovery.c) finds probe locations in objects, attaching (marker_attach.c) chooses the route for
  * each, hits (marker_hits.c) decodes what the routes deliver. Never included from outside sampler/markers/. */

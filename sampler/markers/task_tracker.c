@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* task_tracker.c: per-thread poll state machine and per-task statistics. */
 #include "sampler/markers/task_tracker.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* task_tracker.h: which task each thread is polling, from poll markers seen in time order per thread, and
  * the per-task poll statistics (polls, total and longest poll time, long polls) for the summary. */
 #ifndef TASKSPY_TASK_TRACKER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tls_join.c: the TLS marker route (see tls_join.h): finding the marker, the kernel offsets from BTF, the
  * ring and the program, and the join of ring records with samples. Records wait in a table keyed by
  * (tid, time); a sample whose record is not there yet reads the ring first (the program writes its record

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tls_join.h: task attribution from a TLS task marker (sampler/probes/tls_marker.h), read in the kernel at
  * every sample: a BPF program on each sampling event (sampler/bpf/sample_program.h) writes (tid, sample
  * time, marker value) into a BPF ring, and each perf sample takes the record of its exact (tid, time). A

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* uprobe_pmu.c: uprobe PMU perf events for USDT markers: sysfs discovery, attr setup, the sample
  * layout each argument needs, and decoding arg0 from a marker sample. */
 #include "sampler/markers/uprobe_pmu.h"

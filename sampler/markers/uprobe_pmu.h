@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* uprobe_pmu.h: perf events on USDT marker locations through the uprobe PMU, and everything needed to
  * get arg0 out of their samples. How arg0 is obtained depends on its operand (uprobe_arg_plan_for):
  *   register / immediate      -> PERF_SAMPLE_REGS_USER with just that register (uprobe PMU)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* uprobe_tracefs.c: dynamic uprobe events in tracefs: define, open as tracepoint, find arg0 in the raw
  * record, remove (also from a signal handler and for dead taskspy processes). */
 #include "sampler/markers/uprobe_tracefs.h"

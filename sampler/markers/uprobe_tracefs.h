@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* uprobe_tracefs.h: tracefs uprobe_events for markers. Each event "p:taskspy_<ourpid>/<name>
  * PATH:0xOFF(0xREFCTR) arg0=FETCH:uN" ("r:" for a return probe; no arg0 when there is nothing to fetch)
  * fetches arg0 in the kernel (a register, or memory such as a heap pointer "8@8(%rbx)" that the uprobe

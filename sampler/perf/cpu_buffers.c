@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cpu_buffers.c: the per-CPU ring buffer set of cpu_buffers.h. */
 #include "sampler/perf/cpu_buffers.h"
 

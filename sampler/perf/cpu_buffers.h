@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* cpu_buffers.h: a set of perf ring buffers, one per CPU. The first event opened on a CPU maps that CPU's
  * buffer and owns it; every later event on the CPU writes into the same buffer (PERF_EVENT_IOC_SET_OUTPUT),
  * as perf record does. The sampler keeps one set for its samples, the marker layer one for marker records. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* event_fds.c: the event fd list of event_fds.h, with its concurrent close. */
 #include "sampler/perf/event_fds.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* event_fds.h: the perf events (and BPF links) a layer opened, kept to be enabled, disabled and closed
  * together. Closing happens from several threads at once: closing a uprobe event waits in the kernel for
  * the probe's unregistration (an SRCU grace period, tens of milliseconds), and concurrent closes share

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* perf_records.c: bounds-checked decoding of perf_event ring-buffer records. */
 #include "sampler/perf/perf_records.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* perf_records.h: decoding the perf_event records taskspy asks for (PERF_RECORD_SAMPLE with the fields of
  * its sample_type, MMAP2, COMM, FORK/EXIT, LOST) from raw ring-buffer bytes. Pure functions, bounds-checked:
  * a record that does not hold what its header promises is rejected, not read past. */

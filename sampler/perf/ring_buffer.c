@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ring_buffer.c: mapping a perf_event ring buffer and walking its records. The kernel publishes data_head
  * after writing records (we read it with acquire ordering) and we publish data_tail after reading them (with
  * release ordering), as the perf_event_open(2) man page describes for the mmap layout. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ring_buffer.h: a perf_event mmap ring buffer (one metadata page + 2^n data pages) and the walk over the
  * records between data_tail and data_head, with the memory ordering the kernel requires. A record that wraps
  * around the end of the data area is copied into a scratch buffer so callers always see it contiguous. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* runtime_probes.c: finding runtime poll functions by mangled name (a table: adding a runtime is a row). */
 #include "sampler/probes/runtime_probes.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* runtime_probes.h: where to probe async runtimes that carry no USDT markers: the out-of-line functions that
  * poll exactly one task (tokio's Harness<T,S>::poll copies, one per future type and scheduler), found by
  * their mangled names in an object's symbol table (or its separate debug file), with the file offsets a

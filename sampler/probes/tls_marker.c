@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tls_marker.c: finding the TLS task marker in an executable's symbol table and TLS segment, and the
  * static TLS offset arithmetic of x86-64 (glibc's _dl_determine_tlsoffset for the first module). */
 #include "sampler/probes/tls_marker.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tls_marker.h: the TLS task marker of an executable (README, "TLS task marker"): an initial-exec thread-local
  * uint64_t named taskspy_current_task that the program sets to the task it polls (0 outside a poll). Finds
  * the variable's STT_TLS symbol and the PT_TLS segment, and turns them into the variable's offset from the

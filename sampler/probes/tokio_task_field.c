@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tokio_task_field.c: the DWARF walk behind tokio_task_field.h (libdw). The storage variable is found by
  * its linkage name; inside its type, the member whose type is tokio's Context (a struct of that name with a
  * current_task_id member); inside that, current_task_id,

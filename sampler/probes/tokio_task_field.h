@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tokio_task_field.h: where tokio keeps the id of the task a thread polls, inside its CONTEXT thread-local
  * (tokio::runtime::context::Context::current_task_id: Cell<Option<task::Id>>, tokio 1.24 and later), read
  * from the executable's DWARF (libdw): the field's offset within the thread-local's storage, and the

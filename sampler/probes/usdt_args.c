@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* usdt_args.c: parser and evaluator of x86-64 stapsdt argument specs (SIZE@OPERAND, AT&T syntax). */
 #include "sampler/probes/usdt_args.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* usdt_args.h: the x86-64 stapsdt argument spec ("-4@%edi 8@$5 8@8(%rbx)"): parses one argument into a
  * register / immediate / register-relative memory description, with perf's PERF_REG_X86_* numbering, and
  * computes its value from sampled registers (or from fetched memory bytes) with the spec's size and

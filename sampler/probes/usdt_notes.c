@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* usdt_notes.c: reads SystemTap SDT v3 notes out of an ELF file and turns probe and semaphore addresses
  * into file offsets; matches SPEC marker names. All note fields are bounds-checked. */
 #include "sampler/probes/usdt_notes.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* usdt_notes.h: discovery of USDT markers: the SystemTap SDT v3 notes (.note.stapsdt, owner "stapsdt",
  * type 3) of an ELF file, with each probe's address turned into the file offsets the uprobe PMU wants, and
  * the name matching of SPEC section 2 (task-poll-start & co, with "__", "_" and "-" equivalent).

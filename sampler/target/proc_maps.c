@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* proc_maps.c: parsing /proc/PID/maps lines and keeping a sorted, non-overlapping mapping list. */
 #include "sampler/target/proc_maps.h"
 

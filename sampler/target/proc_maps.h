@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* proc_maps.h: the target's address space as a sorted list of file mappings, built from /proc/PID/maps
  * and kept current from PERF_RECORD_MMAP2 records. Answers "which mapping holds this address". */
 #ifndef TASKSPY_PROC_MAPS_H

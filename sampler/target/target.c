@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* target.c: launching or attaching to the profiled process and reading its threads from /proc. */
 #include "sampler/target/target.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* target.h: the process being profiled: launching a command held back until its events are armed, checking
  * that a PID exists and can be profiled, listing its threads and their names, noticing when it exits. */
 #ifndef TASKSPY_TARGET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* thread_names.c: the tid -> name table of thread_names.h. */
 #include "sampler/target/thread_names.h"
 

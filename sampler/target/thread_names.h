@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* thread_names.h: the name (comm) of every thread of the target seen so far, by tid, in the order they were
  * first seen. */
 #ifndef TASKSPY_THREAD_NAMES_H

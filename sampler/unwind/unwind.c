@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* unwind.c: per-sample DWARF unwinding with libunwind's remote API. The accessors read registers from the
  * sample, stack words from the sample's stack copy and everything else (.eh_frame_hdr, .eh_frame, code)
  * from the mapped object files; unwind tables are found through each object's .eh_frame_hdr. */

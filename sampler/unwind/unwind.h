@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* unwind.h: DWARF unwinding of one sample's copied user stack (PERF_SAMPLE_REGS_USER + STACK_USER) into
  * return addresses, with libunwind's remote API reading the copy and the target's mapped object files. */
 #ifndef TASKSPY_UNWIND_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* unwind_objects.c: per-object cache for the unwinder: opening mapped files once, locating their
  * .eh_frame_hdr search table, computing load biases and reading file bytes by offset. */
 #include "sampler/unwind/unwind_objects.h"

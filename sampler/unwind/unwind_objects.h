@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* unwind_objects.h: the unwinder's cache of mapped object files. Each distinct (path, inode) is opened
  * once (through the target's root prefix), its .eh_frame_hdr located once, and kept until the cache is
  * freed, so the per-sample path only looks objects up. Internal to the sampler layer. */

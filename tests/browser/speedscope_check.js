@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // speedscope_check.js: checks a taskspy .speedscope.json file against the consumers that matter and prints
 // TAP: the file is valid against the JSON schema shipped by the speedscope npm package
 // (dist/release/file-format-schema.json, checked with ajv), its weights add up to the expected total (when

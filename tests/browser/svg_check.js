@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // svg_check.js: drives Debian's headless Chromium (through playwright-core) over taskspy SVG flame graphs
 // and prints TAP: the graph loads without script errors, hover fills the details line, a click zooms (the
 // frame spans the chart, ancestors dimmed, the rest hidden), Reset Zoom restores, Ctrl-F / Search buttons

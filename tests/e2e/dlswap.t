@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # dlswap.t: a mapping replaced under the profiler: the dlswap fixture burns CPU in libdlswap_a.so's
 # alpha_spin (through phase_a), dlcloses it, and loads libdlswap_b.so at the same address, with beta_spin
 # where alpha_spin was (through phase_b), three times. B's samples must be named from B, never from what

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # exports.t: the speedscope and pprof exports checked by their real consumers. One recording of the C
 # executor fixture written to every format at once (-o repeated): `go tool pprof` totals (samples and CPU
 # nanoseconds) equal the folded total, -tags shows the task, task_id and (with --markers none) thread labels;

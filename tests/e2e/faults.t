@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # faults.t: the target misbehaves while recorded; each case has a defined result.
 #  (a) it exits (launch and -p): exit 0, the samples written, "the target exited during the recording".
 #  (b) it execs another program (same pid): the recording follows the pid through the exec: samples of the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # flamegraph_asan.t: end-to-end tests of `taskspy flamegraph` (also run under ASan/UBSan by make check):
 # renders generated and hand-written folded files (hostile names, malformed lines, stdin, perf/py-spy
 # styles, CRLF, a huge line), validates every SVG with xmllint, and checks exit codes, one-line errors

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # flamegraph_pl_parity.t: SPEC section 4, "frame-name annotations that flamegraph.pl strips (_[k], _[j], _[i],
 # _[w]) colour the frame and are not shown in its title". A generated 3,000-stack folded file whose frames
 # carry all four annotations is rendered by taskspy and by flamegraph.pl; the titles of the annotated frames

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # help.t: SPEC section 1, "taskspy --help | --version: usage on stdout, exit 0". --help and -h of the
 # command and of each subcommand print usage to stdout (nothing on stderr) and exit 0, also after other
 # options; the subcommands' help lists their options; --version prints "taskspy VERSION", VERSION being

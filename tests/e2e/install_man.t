@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # install_man.t: `make install` puts the binary and the man page under DESTDIR and PREFIX, the man page
 # renders without warnings (man-db and groff), and it documents every long option the command's sources
 # define (cli/*.c option tables; hidden --debug-* options excepted).

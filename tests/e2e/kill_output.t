@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # kill_output.t: SPEC section 6, "nothing half-written is left under the output name ... even kill -9 leaves
 # nothing behind". taskspy record writes into an empty directory; once it surely runs (its output is open
 # as an unnamed file in that directory, its perf events are open and the target it launched or attached to

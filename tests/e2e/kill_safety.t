@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # kill_safety.t: SPEC section 6, "taskspy never leaves a probe behind in the target, even when killed".
 # taskspy is SIGKILLed mid-recording with markers attached, on executor_sema (semaphore-gated probes, the
 # default way: BPF programs on uprobe_multi links) and executor_memarg (markers as perf samples of tracefs

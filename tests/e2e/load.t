@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # load.t: attribution under load (SPEC sections 3 and 7): the executor and tokio fixtures with --fast-polls
 # (hundreds of thousands of polls a second) recorded at 999 Hz file no sample of a task's code under a thread
 # root (a task's sample whose task is not known is "[unknown task]"); lost samples and lost marker records are

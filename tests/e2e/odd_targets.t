@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # odd_targets.t: binaries and processes that are unusual to symbolize (SPEC section 5).
 #  (a) 100,000 functions: the three hot ones named exactly (not a neighbour). (How soon the output follows
 #      the target's exit is measured by `make bench`, not asserted here.)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # perf_crosscheck.t: taskspy against perf on the same running fixture: the shares of the top functions
 # (burn_a, burn_b, burn_c of the 1:2:3 fixture) from `taskspy record` and from `perf record` + `perf script`
 # agree within 5 points, in dwarf mode (no frame pointers) and fp mode. Both record the same 4 seconds (taskspy 499 Hz, perf 397 Hz: two sampling timers at one frequency on one thread can fall into step), so a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # record_errors_asan.t: the failure behaviour of SPEC section 6 for taskspy record: each error is one line
 # on stderr with a non-zero exit and leaves no output (and no temporary) file; a target that exits while
 # recorded, and SIGINT, still write a complete output. Also run with the ASan/UBSan build.

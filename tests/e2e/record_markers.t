@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # record_markers.t: task-aware merging on the C executor fixtures (two workers, one run queue, three task
 # kinds burning 1:2:3, USDT poll markers): task roots per kind with the right shares, no runtime frames in
 # task stacks, --group-by task/none, semaphore-gated probes raised only while recording, a memory-operand

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # record_shares.t: taskspy record on the 1:2:3 shares fixture, by PID and by launch, in dwarf and fp
 # modes, with and without frame pointers: burn_a:burn_b:burn_c within 5 points of 1:2:3, every worker
 # stack reaches its thread start and the main thread's reaches main, and the inlined helper shows.

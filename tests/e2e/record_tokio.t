@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # record_tokio.t: task-aware profiles of the tokio fixture (2 workers, tasks wrapped in a future whose
 # poll fires SDT poll markers; three task kinds burning 1:2:3): task roots per async fn, shares, tokio's
 # scheduler frames cut, await points "NAME @ main.rs:LINE" on the lines of the fixture's .awaits (or of

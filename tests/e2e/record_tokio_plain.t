@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # record_tokio_plain.t: async-aware profiles of a tokio program with no markers at all. taskspy probes
 # tokio's Harness<T,S>::poll copies (task id from %rdi) and cuts task stacks at them: task roots per async
 # fn with shares that agree with the marker-instrumented build of the same program, no runtime frames in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # status_line.t: the recording status of `taskspy record` (issue 19). Under a pseudo-terminal (util-linux's
 # script), stderr shows a one-line status rewritten in place ("\r", the text, "clear to end of line"):
 # elapsed / duration (elapsed alone without -d), samples, lost, polls, tasks; it is erased before the summary.

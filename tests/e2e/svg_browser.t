@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # svg_browser.t: the interactive SVG in a real browser: renders folded files with taskspy, then
 # tests/browser/svg_check.js drives Debian's headless Chromium over them (zoom, search percentages against
 # the folded counts, URL state, escaping, a 100,000-stack graph) and prints the TAP. Installs playwright-core

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # tls_marker.t: zero-probe task attribution through the TLS task marker (README, "TLS task marker"): the C
 # executor keeps its task id in the thread-local taskspy_current_task, which a BPF program reads at every
 # sample. --markers tls attaches no probe at all: task roots with the 1:2:3 shares of record_markers.t, no

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # tokio_fixture.t: the tokio fixtures (tests/fixtures/tokio, built by tests/fixtures/tokio.mk) are what the
 # tokio tests expect: SDT poll markers under provider taskspy_tokio with a register arg0, every probe
 # address on a nop, the two link layouts (rust-lld: text vaddr != offset and no .stapsdt.base; GNU ld:

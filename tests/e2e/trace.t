@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # trace.t: the Chrome trace export (-o FILE.trace.json), read back with Python's json module
 # (tests/tools/trace_facts.py). One recording of the C executor fixture (with --log-tasks: "spawn ID KIND")
 # written as folded stacks and a trace: polls as complete events, never two overlapping on a thread; the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # usdt_notes.t: the executor fixtures carry the USDT markers the profiler expects (checked with readelf -n):
 # all six probe names under provider taskspy_demo, semaphores only where intended, a memory-operand arg0
 # in executor_memarg, and the shared-library markers in libexecmarkers.so rather than executor_dl.

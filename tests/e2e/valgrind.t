@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # valgrind.t: end-to-end recordings under valgrind memcheck with no errors (invalid reads/writes, uses of
 # uninitialised values, definite leaks; tests/valgrind.supp names the one leak inside libbfd 2.40): a
 # launched 1:2:3 fixture in dwarf mode, and the C executor with poll markers by PID.

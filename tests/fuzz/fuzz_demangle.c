@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fuzz_demangle.c: libFuzzer target for demangled-name cleanup: symbolize_demangle (Rust legacy/v0 and
  * C++ through libiberty), symbolize_strip_rust_hash and task_stacks_strip_async_suffix, on NUL-terminated
  * copies of the input and on the demangler's output. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fuzz_elf_file.c: libFuzzer target for the ELF64 reader on whole hostile images: elf_file_from_memory,
  * section lookup and data, segment and section ranges, the PT_LOAD vaddr <-> offset mapping and load bias,
  * the build-id note, note and symbol iteration, and the USDT note and runtime probe readers on top

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fuzz_folded.c: libFuzzer target for the folded-stack reader (profile_read_folded through fmemopen) and
  * the writers behind it: profile_write_folded and profile_write_svg (to /dev/null), with SVG options
  * picked from the input's length. Also checks that re-reading the written folded text gives the same

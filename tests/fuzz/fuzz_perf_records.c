@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fuzz_perf_records.c: libFuzzer target for the perf ring-buffer walker and record decoders. The input
  * after its first byte is laid out circularly in a synthetic ring buffer (size: the next power of two,
  * start: chosen by byte 0, so records may wrap around its end), data_head = data_tail + its length; each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fuzz_proc_maps.c: libFuzzer target for /proc/PID/maps handling: proc_maps_parse_line on each input line,
  * proc_maps_insert of every parsed mapping, proc_maps_find at each mapping's edges and at addresses read
  * from the input. Asserts the list stays sorted and non-overlapping, that the newest mapping wins over its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fuzz_usdt_args.c: libFuzzer target for the stapsdt argument-spec parser (usdt_arg_parse, _parse_one,
  * _describe, the value helpers and usdt_provider_selected) on arbitrary NUL-terminated strings. */
 #include "sampler/probes/usdt_args.h"

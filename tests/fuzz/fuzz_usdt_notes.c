@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fuzz_usdt_notes.c: libFuzzer target for the stapsdt note parser (usdt_notes_parse). Input layout:
  *   byte 0      bit 0: .stapsdt.base present; bits 1-3: number of program headers (0-7)
  *   bytes 1-8   .stapsdt.base address (little-endian)

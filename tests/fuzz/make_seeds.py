@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 # make_seeds.py: regenerates the binary seed corpora (usdt_notes, elf_file, perf_records) under
 # tests/fuzz/corpus/ from the built fixtures (run `make fixtures` first). The text corpora (usdt_args,
 # proc_maps, folded, demangle) are written by hand and kept as they are.

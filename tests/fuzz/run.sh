@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # run.sh SECONDS: builds every libFuzzer target (tests/fuzz/fuzz_*.c) into build/fuzz/, replays the saved
 # crashers under tests/fuzz/regressions/<target>/, then fuzzes each target for SECONDS on a working copy
 # of its seed corpus (build/fuzz/corpus-<target>; new inputs stay there, out of git). Prints one summary

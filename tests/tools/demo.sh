@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # demo.sh TASKSPY FIXTURES: the `make demo` job: start the bundled demo executor (a C program whose two
 # worker threads poll three kinds of tasks and mark each poll with USDT probes), record it for a few
 # seconds, and write demo.folded and demo.svg in the current directory.

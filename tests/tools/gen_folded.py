@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """gen_folded.py: writes N distinct folded stacks ("root;...;leaf COUNT"), deterministic for a seed, shaped
 like a task-aware profile: task roots ("task: X"), thread roots, await-point frames ("f @ file.rs:LINE"),
 kernel frames ("x_[k]") and stacks that share prefixes. For tests and benchmarks of `taskspy flamegraph`.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """trace_facts.py: reads a taskspy Chrome trace (.trace.json) with Python's json module and prints what the
 end-to-end tests check, one "NAME VALUE" line each:
 

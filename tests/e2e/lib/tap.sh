@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # tap.sh: helpers for the bash TAP end-to-end tests: plan/ok/diag, running fixtures, and reading folded
 # output (shares of frames, stack checks). Sourced by tests/e2e/*.t; needs TASKSPY and FIXTURES.
 : "${TASKSPY:?TASKSPY must point at the taskspy binary}"

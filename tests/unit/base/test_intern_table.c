@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_intern_table.c: the one interner index (base/intern_table) and the string pool on it: equal items
  * give the same pointer through growth, distinct ones stay distinct, colliding hashes are told apart by
  * the equality callback, and nothing is found in an empty table. */

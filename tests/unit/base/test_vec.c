@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_vec.c: the growable-array helper: push, reserve, overflow refused without touching the array. */
 #include "base/vec.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_option_table.c: unit tests of cli/option_table: every kind of option stores its value where the table
  * says (string, flag, real, whole, int, choice, on/off), bounds and malformed numbers are refused with the
  * option's own message or the default one, empty strings and failed checks are refused, a missing value and

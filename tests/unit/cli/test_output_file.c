@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_output_file.c: unit tests of cli/output_file, each run twice: through O_TMPFILE (output_file_open on
  * /tmp, which has it) and through the named fallback (output_file_open_named). Open in a mkdtemp directory
  * creates no name (O_TMPFILE) or only a hidden temporary file (fallback); commit puts the file into place with

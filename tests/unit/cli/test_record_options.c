@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_record_options.c: unit tests of cli/record_options (`taskspy record` option parsing): the defaults, every
  * option in short and long form, each invalid value (pid, duration, frequency, call graph, stack size, group-by,
  * await points, markers, format), unknown options, a missing value, -p together with a command, neither, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_record_summary.c: unit tests of cli/record_summary (the summary `taskspy record` prints, SPEC section
  * 1): samples, lost, threads, pid, duration and frequency; the markers line with provider:name x locations;
  * polls, tasks and the busiest tasks with their poll times; long polls named with their task (ids above

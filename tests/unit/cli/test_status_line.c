@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_status_line.c: cli/status_line: on a terminal (a pseudo-terminal here) each status is "\r", the text,
  * "clear to end of line", with the duration when there is one, cut to the terminal's width, and erased by
  * status_line_clear; on a file nothing at all is written, cleared or not. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_trace_collect.c: unit tests of cli/trace_collect (what `record` keeps for a Chrome trace): threads by
  * number, the cap on polls and samples (the ones over it counted, none kept), polls named at the end by their
  * task's root (known entry, or "[task entry unknown]"), samples held back by task_stacks pointed at the root-only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_debug_file.c: the one separate-debug-file lookup (elf_debug_file_find): a matching debug file is
  * found by build-id and by .gnu_debuglink under a root prefix, and a stale one (another build's, with the
  * wrong build-id or the wrong CRC) is refused. */

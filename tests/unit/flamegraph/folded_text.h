@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* folded_text.h: a test helper shared by the flamegraph unit tests: a profile's folded output as a string
  * (profile_write_folded into a memory stream). Include after <cmocka.h>. */
 #ifndef TASKSPY_TEST_FOLDED_TEXT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_export_trace.c: unit tests of the Chrome trace export (flamegraph/export_trace.c): a small trace written
  * exactly (metadata, the recording's track, polls sorted per thread as complete events in microseconds, a poll
  * overlapping the previous one of its thread clipped and one inside it left out, task ids beyond 32 bits in

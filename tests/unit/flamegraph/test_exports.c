@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_exports.c: unit tests of the speedscope and pprof exports and their parts: the stack walk (every
  * stack once, root first, stacks of one root together), JSON string literals (escapes, invalid UTF-8 as
  * U+FFFD, valid multi-byte text kept), the protobuf writer's bytes (varints, keys, length-delimited and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_folded_reader.c: unit tests of profile_read_folded: well-formed folded stacks and prefix merging,
  * the formats of other tools (count first, CRLF, comments), malformed lines reported by line number, and
  * inputs of many read chunks (read on two threads, from a stream or a file) giving the same profile as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_profile.c: unit tests of flamegraph/profile.c and folded_writer.c: name interning (same name -> same id,
  * len-bounded names, thousands of names across table growth), profile_add_ids totals and self counts across
  * shared prefixes, invalid ids rejected without counting, distinct stack counts, profile_write_folded output

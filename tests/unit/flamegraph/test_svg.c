@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_svg.c: unit tests of the SVG flame graph writer: XML escaping and UTF-8 sanitising, label
  * truncation, frame classification and stable colours, layout (prefix merging, sibling order, minwidth),
  * inverted and reversed graphs, options and the embedded script. */

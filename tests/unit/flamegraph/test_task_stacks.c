@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_task_stacks.c: unit tests of flamegraph/task_stacks.c: task_stacks_strip_async_suffix on Rust async frame
  * names (closures, async fn/block, nested suffixes) and on names it must leave alone; task_stacks_prepare display /
  * function / entry names (await-point labels only for async frames with await points on and a known file,

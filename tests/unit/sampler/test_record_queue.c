@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_record_queue.c: unit tests of sampler/record_queue: batches come out in the order they went in with
  * their entries intact; a batch that does not fit the byte budget keeps its non-sample records and leaves its
  * samples out, counted; close ends the consumer once the queue is empty; a producer and a consumer thread

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_addr_cache.c: symbolize's one address cache (an internal piece of symbolize/, tested here beside
  * the layer's own tests): the three kinds of one address are three entries, an entry only hits for the
  * mapping generation it was resolved in, and a stale entry is replaced in place. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_demangle.c: symbol demangling as the symbolize layer shows names: real Rust legacy and v0 symbols
  * (taken from a binary rustc 1.95 built, checked against c++filt), C++ with parameter types, symbol
  * versions and PLT suffixes, and Rust hash stripping. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_symbolize.c: the symbolize layer on real code: this test binary's own functions (through
  * /proc/self/maps), an inlined call chain, libc's dynamic symbols, separate debug files found by
  * .gnu_debuglink and by build-id under a target root, kernel symbols, and the address cache. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_bpf_marker.c: unit tests of the BPF marker route's user-space parts. The per-location program
  * (sampler/bpf_marker_program) is run on a small interpreter of the instructions it uses, with the helpers
  * played by the test: arg0 from registers of every width (sign- and zero-extended, %ah), immediates and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_sample_program.c: unit tests of the TLS marker's kernel side. The BTF reader (sampler/bpf/btf_offsets)
  * on a synthetic BTF image: member paths through nested structs, typedefs and anonymous unions, a bit-field
  * and a missing member refused, a bad header refused. Then, where this process may use BPF and the kernel

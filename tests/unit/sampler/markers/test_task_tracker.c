@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_task_tracker.c: unit tests of sampler/task_tracker: poll-start/poll-end attribution per thread, poll
  * statistics (polls, total and longest poll time, long polls strictly over 10 ms), spawn/terminate/park counts,
  * mismatched or orphan poll-ends, task_tracker_lost making only threads that saw markers UNKNOWN until their next

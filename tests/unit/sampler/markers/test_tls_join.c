@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_tls_join.c: unit tests of how --markers reaches the TLS marker route (sampler/markers/tls_join):
  * "auto" asks for the marker and every probe, "tls" for the marker alone (no probes), a list keeps its
  * providers for the probes and takes the marker only when it names tls, "none" asks for nothing. */

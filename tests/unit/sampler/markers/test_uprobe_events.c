@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_uprobe_events.c: end-to-end check of marker attachment on a running executor fixture: opens the
  * task-poll-start probes (uprobe PMU for the register form with a semaphore, tracefs for the heap memory
  * form), reads the records from per-event ring buffers, decodes arg0 and compares it with the task ids the

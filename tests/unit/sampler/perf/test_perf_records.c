@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_perf_records.c: unit tests of sampler/perf_records: PERF_RECORD_SAMPLE byte images decoded field by
  * field (IDENTIFIER|IP|TID|TIME|CALLCHAIN|REGS_USER|STACK_USER, RAW, the skipped ADDR/ID/STREAM_ID/CPU/PERIOD
  * fields, no user regs, empty stack, dyn_size clamping), every truncation of a record rejected without reading

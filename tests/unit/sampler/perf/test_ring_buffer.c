@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_ring_buffer.c: unit tests of sampler/ring_buffer over a synthetic buffer (ring_buffer_wrap on a zeroed
  * perf_event_mmap_page and a 256-byte data area): records delivered in order and intact, a record that wraps
  * around the end of the data area delivered contiguous, a header that itself straddles the end, KEEP and STOP,

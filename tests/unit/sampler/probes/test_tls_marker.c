@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_tls_marker.c: unit tests of the TLS task marker's lookup (sampler/probes/tls_marker): the static TLS
  * offset arithmetic (an aligned segment, the issue's tokio numbers, a segment whose first byte is not
  * aligned), and the whole lookup checked against glibc: this test program defines the marker itself, finds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_usdt.c: USDT note discovery (against readelf on freshly built probe binaries, GNU ld and LLD),
  * malformed notes, .stapsdt.base adjustment, marker name matching, provider selection, and the stapsdt
  * argument parser/evaluator. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_proc_maps.c: unit tests of sampler/proc_maps: parsing /proc/PID/maps lines (file, anonymous, "[stack]",
  * " (deleted)", paths with spaces, a too-small path buffer, malformed lines), proc_maps_insert overlap handling
  * (split in two, trim either side with pgoff kept consistent, replace several, exact replace, empty range) checked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_thread_names.c: the tid -> name table: threads numbered in the order first seen, renaming keeps the
  * number, names cut to the kernel's 15 characters, unseen tids not found, many threads still found. */
 #include "sampler/target/thread_names.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_unwind.c: unit tests for the DWARF unwinder over copied stacks. The realistic cases capture this
  * process's own registers and stack inside a known call chain (compiled without frame pointers, so only
  * the .eh_frame tables can get the unwinder through) and check every returned address lies in the right
