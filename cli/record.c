@@ -51,7 +51,8 @@ struct record_sink {
     struct status_line status;     /* on a terminal: how the recording goes */
     bool want_trace;               /* an -o is a Chrome trace: keep polls and samples with their times */
     struct trace_collect trace;
-    const struct stack_frame *expanded[MAX_EXPANDED_FRAMES];
+    uint32_t expanded_at[MAX_EXPANDED_FRAMES];            /* one sample's frames: indices into frame_pool */
+    const struct stack_frame *expanded[MAX_EXPANDED_FRAMES];   /* the same as pointers, once resolved */
 };
 
 /* The prepared frames of one address (outermost first): symbolize caches the address, each distinct result
@@ -131,27 +132,35 @@ static void sink_poll(void *ctx, const struct sampler_poll *p)
         k->failed = true;
 }
 
+/* The frames of a sample's addresses, outermost first, as indices into the frame pool (frames_of may grow the
+ * pool and move it: pointers are taken only once every address is resolved). Returns false when out of memory. */
+static bool expand_frames(struct record_sink *k, const struct sampler_sample *s, size_t *n)
+{
+    *n = 0;
+    for (size_t i = s->n_user; i-- > 0;) {
+        const struct cached_address *c = frames_of(k, s->user_ips[i], i > 0, false);
+        if (!c)
+            return false;
+        for (uint32_t j = 0; j < c->n && *n < MAX_EXPANDED_FRAMES; j++)
+            k->expanded_at[(*n)++] = c->first + j;
+    }
+    for (size_t i = s->n_kernel; i-- > 0;) {
+        const struct cached_address *c = frames_of(k, s->kernel_ips[i], false, true);
+        if (!c)
+            return false;
+        for (uint32_t j = 0; j < c->n && *n < MAX_EXPANDED_FRAMES; j++)
+            k->expanded_at[(*n)++] = c->first + j;
+    }
+    return true;
+}
+
 static void sink_sample(void *ctx, const struct sampler_sample *s)
 {
     struct record_sink *k = ctx;
     size_t n = 0;
-    for (size_t i = s->n_user; i-- > 0;) {
-        const struct cached_address *c = frames_of(k, s->user_ips[i], i > 0, false);
-        if (!c) {
-            k->failed = true;
-            return;
-        }
-        for (uint32_t j = 0; j < c->n && n < MAX_EXPANDED_FRAMES; j++)
-            k->expanded[n++] = &k->frame_pool.v[c->first + j];
-    }
-    for (size_t i = s->n_kernel; i-- > 0;) {
-        const struct cached_address *c = frames_of(k, s->kernel_ips[i], false, true);
-        if (!c) {
-            k->failed = true;
-            return;
-        }
-        for (uint32_t j = 0; j < c->n && n < MAX_EXPANDED_FRAMES; j++)
-            k->expanded[n++] = &k->frame_pool.v[c->first + j];
+    if (!expand_frames(k, s, &n)) {
+        k->failed = true;
+        return;
     }
     uint32_t root = s->thread < k->thread_roots.n ? k->thread_roots.v[s->thread] : PROFILE_NO_FRAME;
     if (root == PROFILE_NO_FRAME && (root = thread_root(k, NULL)) == PROFILE_NO_FRAME) {
@@ -164,6 +173,8 @@ static void sink_sample(void *ctx, const struct sampler_sample *s)
         if (c && c->n)
             marker_function = k->frame_pool.v[c->first + c->n - 1].function;
     }
+    for (size_t i = 0; i < n; i++)      /* the pool no longer moves for this sample */
+        k->expanded[i] = &k->frame_pool.v[k->expanded_at[i]];
     enum stack_task_state state = s->task_state == SAMPLER_IN_TASK       ? STACK_IN_TASK
                                   : s->task_state == SAMPLER_UNKNOWN_TASK ? STACK_UNKNOWN_TASK
                                                                           : STACK_NO_TASK;
