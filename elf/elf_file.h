@@ -113,13 +113,12 @@ bool elf_symbols_next(struct elf_symbol_iter *it, struct elf_symbol *sym);
 
 /* ---- debug_file.c: the separate debug file ------------------------------------------------------- */
 /* Path of the separate debug file of ef (the object at path as the target names it, opened through the
- * root prefix, "" or "/proc/PID/root"), as Debian's -dbgsym packages and `objcopy --only-keep-debug` make
- * them: by build-id under ROOT/usr/lib/debug/.build-id/, then by .gnu_debuglink name beside the object,
- * in its .debug/ directory and under ROOT/usr/lib/debug/DIR/. A candidate is taken only if it matches:
- * same build-id when both files have one, else the .gnu_debuglink CRC; a stale file is refused. Returns
- * a malloc'd path or NULL. */
+ * root prefix, "" or "/proc/PID/root"), looked up where Debian's -dbgsym packages and `objcopy
+ * --only-keep-debug` put them (the places are listed in debug_file.c). A candidate is taken only if it
+ * matches: same build-id when both files have one, else the debug link's CRC; a stale file is refused.
+ * Returns a malloc'd path or NULL. */
 char *elf_debug_file_find(const struct elf_file *ef, const char *root, const char *path);
-/* The .gnu_debuglink of ef: file name (inside ef) and CRC. False when it has none or it is malformed. */
+/* The debug link of ef: file name (inside ef) and CRC. False when it has none or it is malformed. */
 bool elf_file_debuglink(const struct elf_file *ef, const char **name, uint32_t *crc);
 
 #endif
