@@ -326,6 +326,13 @@ int profile_reserve(struct profile *p, size_t nodes, size_t names)
         mask = mask * 2 + 1;
     if (mask != p->frame_slot_mask && grow_frame_slots(p, mask) != 0)
         return -1;
+    if (names > p->cap_frames) {
+        struct frame_entry *v = big_realloc(p->frames, p->cap_frames * sizeof(*v), names * sizeof(*v));
+        if (!v)
+            return -1;
+        p->frames = v;
+        p->cap_frames = names;
+    }
     if (nodes > p->cap_nodes) {
         struct profile_node *v = big_realloc(p->nodes, p->cap_nodes * sizeof(*v), nodes * sizeof(*v));
         if (!v)

@@ -12,10 +12,16 @@
  * (drawn[node] = d). A node is drawn when wide enough (the root always): its parent, never narrower, is then
  * drawn too. One pass over the nodes in index order finds them all (a parent comes before its children),
  * instead of following sibling links from node to node across memory. */
+struct child_ref {           /* what the layout reads of a child, copied in node order (no lookup per child) */
+    uint32_t node;
+    uint32_t frame;
+    uint64_t total;
+};
+
 struct drawn_children {
     uint32_t *drawn;         /* per node: its number among the drawn nodes, or UINT32_MAX */
     uint32_t *offset;        /* per drawn node + 1 */
-    uint32_t *children;
+    struct child_ref *children;
 };
 
 static int drawn_children_build(const struct profile_node *nodes, size_t n, double px_per_sample,
@@ -48,8 +54,8 @@ static int drawn_children_build(const struct profile_node *nodes, size_t n, doub
         return -1;
     }
     for (size_t i = 0; i < n_pairs; i++) {
-        uint32_t d = (uint32_t)(pairs[i] >> 32);
-        dc->children[dc->offset[d]++] = (uint32_t)pairs[i];
+        uint32_t d = (uint32_t)(pairs[i] >> 32), v = (uint32_t)pairs[i];
+        dc->children[dc->offset[d]++] = (struct child_ref){ v, nodes[v].frame, nodes[v].total };
     }
     for (size_t d = n_drawn; d > 0; d--)            /* the fill moved each start to the next one's */
         dc->offset[d] = dc->offset[d - 1];
@@ -64,6 +70,7 @@ struct kid {
     const char *name;
     uint32_t frame;
     uint32_t node;
+    uint64_t total;
 };
 
 static int compare_kids(const void *a, const void *b)
@@ -74,15 +81,17 @@ static int compare_kids(const void *a, const void *b)
 }
 
 /* A drawn node's children, sorted by name, in kids (room for all of them). Only the nodes drawn get their
- * children sorted: most of a big profile's nodes are too narrow to draw. */
-static size_t sorted_children(const struct profile *p, const struct profile_node *nodes,
-                              const struct drawn_children *dc, uint32_t node, struct kid *kids)
+ * children sorted: most of a big profile's nodes are too narrow to draw. The names are fetched in two passes
+ * (their pointers, then their text), so the cache misses of a node's many children overlap. */
+static size_t sorted_children(const struct profile *p, const struct drawn_children *dc, uint32_t node,
+                              struct kid *kids)
 {
     uint32_t d = dc->drawn[node];
     size_t k = 0;
     for (uint32_t i = dc->offset[d]; i < dc->offset[d + 1]; i++) {
-        uint32_t c = dc->children[i];
-        kids[k++] = (struct kid){ profile_frame_name(p, nodes[c].frame), nodes[c].frame, c };
+        const struct child_ref *c = &dc->children[i];
+        kids[k++] = (struct kid){ profile_frame_name(p, c->frame), c->frame, c->node, c->total };
+        __builtin_prefetch(kids[k - 1].name);
     }
     if (k > 8) {
         qsort(kids, k, sizeof(*kids), compare_kids);
@@ -125,15 +134,15 @@ int svg_layout_build(const struct profile *p, double chart_width, double min_wid
             out->max_depth = f.depth;
         /* children left to right from the parent's left edge; pushed right to left so the leftmost is
          * drawn first */
-        size_t k = sorted_children(p, nodes, &dc, f.node, kids);
+        size_t k = sorted_children(p, &dc, f.node, kids);
         uint64_t end = f.start + nodes[f.node].total - nodes[f.node].self;
         for (size_t i = k; i > 0; i--) {
-            uint32_t c = kids[i - 1].node;
-            end -= nodes[c].total;
-            if ((double)nodes[c].total * px_per_sample < min_width)
+            const struct kid *c = &kids[i - 1];
+            end -= c->total;
+            if ((double)c->total * px_per_sample < min_width)
                 continue;
-            stack[depth_of_stack++] = (struct svg_frame){ .node = c, .depth = f.depth + 1, .start = end,
-                                                          .total = nodes[c].total, .name = kids[i - 1].name };
+            stack[depth_of_stack++] = (struct svg_frame){ .node = c->node, .depth = f.depth + 1, .start = end,
+                                                          .total = c->total, .name = c->name };
         }
     }
     rc = 0;
