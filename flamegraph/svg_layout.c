@@ -15,6 +15,7 @@
 struct child_ref {           /* what the layout reads of a child, copied in node order (no lookup per child) */
     uint32_t node;
     uint32_t frame;
+    uint32_t drawn;          /* its number among the drawn nodes, or UINT32_MAX */
     uint64_t total;
 };
 
@@ -55,7 +56,7 @@ static int drawn_children_build(const struct profile_node *nodes, size_t n, doub
     }
     for (size_t i = 0; i < n_pairs; i++) {
         uint32_t d = (uint32_t)(pairs[i] >> 32), v = (uint32_t)pairs[i];
-        dc->children[dc->offset[d]++] = (struct child_ref){ v, nodes[v].frame, nodes[v].total };
+        dc->children[dc->offset[d]++] = (struct child_ref){ v, nodes[v].frame, dc->drawn[v], nodes[v].total };
     }
     for (size_t d = n_drawn; d > 0; d--)            /* the fill moved each start to the next one's */
         dc->offset[d] = dc->offset[d - 1];
@@ -70,6 +71,7 @@ struct kid {
     const char *name;
     uint32_t frame;
     uint32_t node;
+    uint32_t drawn;
     uint64_t total;
 };
 
@@ -83,14 +85,13 @@ static int compare_kids(const void *a, const void *b)
 /* A drawn node's children, sorted by name, in kids (room for all of them). Only the nodes drawn get their
  * children sorted: most of a big profile's nodes are too narrow to draw. The names are fetched in two passes
  * (their pointers, then their text), so the cache misses of a node's many children overlap. */
-static size_t sorted_children(const struct profile *p, const struct drawn_children *dc, uint32_t node,
+static size_t sorted_children(const struct profile *p, const struct drawn_children *dc, uint32_t d,
                               struct kid *kids)
 {
-    uint32_t d = dc->drawn[node];
     size_t k = 0;
     for (uint32_t i = dc->offset[d]; i < dc->offset[d + 1]; i++) {
         const struct child_ref *c = &dc->children[i];
-        kids[k++] = (struct kid){ profile_frame_name(p, c->frame), c->frame, c->node, c->total };
+        kids[k++] = (struct kid){ profile_frame_name(p, c->frame), c->frame, c->node, c->drawn, c->total };
         __builtin_prefetch(kids[k - 1].name);
     }
     if (k > 8) {
@@ -118,29 +119,35 @@ int svg_layout_build(const struct profile *p, double chart_width, double min_wid
 
     struct drawn_children dc = { 0 };
     struct svg_frame *stack = malloc(n * sizeof(*stack));
+    uint32_t *stack_drawn = malloc(n * sizeof(*stack_drawn));   /* each stacked frame's drawn number */
     struct kid *kids = malloc(n * sizeof(*kids));
     out->frames = malloc(n * sizeof(*out->frames));
     int rc = -1;
-    if (!stack || !kids || !out->frames ||
+    if (!stack || !stack_drawn || !kids || !out->frames ||
         drawn_children_build(nodes, n, px_per_sample, min_width, &dc) != 0)
         goto done;
 
     size_t depth_of_stack = 0;
+    stack_drawn[depth_of_stack] = 0;
     stack[depth_of_stack++] = (struct svg_frame){ .node = 0, .depth = 0, .start = 0, .total = nodes[0].total };
     while (depth_of_stack > 0) {
         struct svg_frame f = stack[--depth_of_stack];
+        uint32_t drawn = stack_drawn[depth_of_stack];
         out->frames[out->n_frames++] = f;
         if (f.depth > out->max_depth)
             out->max_depth = f.depth;
         /* children left to right from the parent's left edge; pushed right to left so the leftmost is
-         * drawn first */
-        size_t k = sorted_children(p, &dc, f.node, kids);
-        uint64_t end = f.start + nodes[f.node].total - nodes[f.node].self;
+         * drawn first, from the right end of the children (the parent's total less its self count) */
+        size_t k = sorted_children(p, &dc, drawn, kids);
+        uint64_t end = f.start;
+        for (size_t i = 0; i < k; i++)
+            end += kids[i].total;
         for (size_t i = k; i > 0; i--) {
             const struct kid *c = &kids[i - 1];
             end -= c->total;
-            if ((double)c->total * px_per_sample < min_width)
+            if (c->drawn == UINT32_MAX)
                 continue;
+            stack_drawn[depth_of_stack] = c->drawn;
             stack[depth_of_stack++] = (struct svg_frame){ .node = c->node, .depth = f.depth + 1, .start = end,
                                                           .total = c->total, .name = c->name };
         }
@@ -154,6 +161,7 @@ done:
         errno = saved ? saved : ENOMEM;
     }
     free(stack);
+    free(stack_drawn);
     free(kids);
     free(dc.drawn);
     free(dc.offset);
