@@ -4,6 +4,8 @@
  * still count in their parent's width). Memory and time grow with the tree's nodes, not with samples. */
 #include "flamegraph/svg_internal.h"
 
+#include "flamegraph/big_alloc.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,16 +25,18 @@ struct drawn_children {
     uint32_t *drawn;         /* per node: its number among the drawn nodes, or UINT32_MAX */
     uint32_t *offset;        /* per drawn node + 1 */
     struct child_ref *children;
+    size_t n_nodes, n_children;  /* the arrays' sizes (they are big_alloc'd: a few faults, not one per page) */
 };
 
 static int drawn_children_build(const struct profile_node *nodes, size_t n, double px_per_sample,
                                 double min_width, struct drawn_children *dc)
 {
-    dc->drawn = malloc(n * sizeof(*dc->drawn));
-    dc->offset = calloc(n + 1, sizeof(*dc->offset));
-    uint64_t *pairs = malloc(n * sizeof(*pairs));   /* parent's number << 32 | child, for drawn parents */
+    dc->n_nodes = n;
+    dc->drawn = big_alloc(n * sizeof(*dc->drawn));
+    dc->offset = big_alloc((n + 1) * sizeof(*dc->offset));
+    uint64_t *pairs = big_alloc(n * sizeof(*pairs));   /* parent's number << 32 | child, for drawn parents */
     if (!dc->drawn || !dc->offset || !pairs) {
-        free(pairs);
+        big_free(pairs, n * sizeof(*pairs));
         return -1;
     }
     size_t n_drawn = 0, n_pairs = 0;
@@ -49,9 +53,10 @@ static int drawn_children_build(const struct profile_node *nodes, size_t n, doub
     }
     for (size_t d = 0; d < n_drawn; d++)
         dc->offset[d + 1] += dc->offset[d];
-    dc->children = malloc((n_pairs ? n_pairs : 1) * sizeof(*dc->children));
+    dc->n_children = n_pairs ? n_pairs : 1;
+    dc->children = big_alloc(dc->n_children * sizeof(*dc->children));
     if (!dc->children) {
-        free(pairs);
+        big_free(pairs, n * sizeof(*pairs));
         return -1;
     }
     for (size_t i = 0; i < n_pairs; i++) {
@@ -61,7 +66,7 @@ static int drawn_children_build(const struct profile_node *nodes, size_t n, doub
     for (size_t d = n_drawn; d > 0; d--)            /* the fill moved each start to the next one's */
         dc->offset[d] = dc->offset[d - 1];
     dc->offset[0] = 0;
-    free(pairs);
+    big_free(pairs, n * sizeof(*pairs));
     return 0;
 }
 
@@ -118,10 +123,11 @@ int svg_layout_build(const struct profile *p, double chart_width, double min_wid
     double px_per_sample = chart_width / (double)nodes[0].total;
 
     struct drawn_children dc = { 0 };
-    struct svg_frame *stack = malloc(n * sizeof(*stack));
-    uint32_t *stack_drawn = malloc(n * sizeof(*stack_drawn));   /* each stacked frame's drawn number */
-    struct kid *kids = malloc(n * sizeof(*kids));
-    out->frames = malloc(n * sizeof(*out->frames));
+    struct svg_frame *stack = big_alloc(n * sizeof(*stack));
+    uint32_t *stack_drawn = big_alloc(n * sizeof(*stack_drawn));   /* each stacked frame's drawn number */
+    struct kid *kids = big_alloc(n * sizeof(*kids));
+    out->frames = big_alloc(n * sizeof(*out->frames));
+    out->frames_room = n;
     int rc = -1;
     if (!stack || !stack_drawn || !kids || !out->frames ||
         drawn_children_build(nodes, n, px_per_sample, min_width, &dc) != 0)
@@ -156,21 +162,20 @@ int svg_layout_build(const struct profile *p, double chart_width, double min_wid
 done:
     if (rc != 0) {
         int saved = errno;
-        free(out->frames);
-        memset(out, 0, sizeof(*out));
+        svg_layout_free(out);
         errno = saved ? saved : ENOMEM;
     }
-    free(stack);
-    free(stack_drawn);
-    free(kids);
-    free(dc.drawn);
-    free(dc.offset);
-    free(dc.children);
+    big_free(stack, n * sizeof(*stack));
+    big_free(stack_drawn, n * sizeof(*stack_drawn));
+    big_free(kids, n * sizeof(*kids));
+    big_free(dc.drawn, dc.n_nodes * sizeof(*dc.drawn));
+    big_free(dc.offset, (dc.n_nodes + 1) * sizeof(*dc.offset));
+    big_free(dc.children, dc.n_children * sizeof(*dc.children));
     return rc;
 }
 
 void svg_layout_free(struct svg_layout *l)
 {
-    free(l->frames);
+    big_free(l->frames, l->frames_room * sizeof(*l->frames));
     memset(l, 0, sizeof(*l));
 }
