@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* big_alloc.c: big zeroed arrays. From 2 MiB up they are anonymous mappings (a multiple of 2 MiB, which the
+/* big_alloc.c: big zeroed arrays. From 512 KiB up they are anonymous mappings (a multiple of 2 MiB, which the
  * kernel places on a huge page boundary) advised MADV_HUGEPAGE: filling one takes a fault per 2 MiB rather
  * than per 4 KiB page, and random lookups in it (hash tables, tree nodes) miss the TLB far less. Smaller
  * ones, and all of them under AddressSanitizer (which checks heap bounds only), come from malloc. */
@@ -11,6 +11,8 @@
 #include <sys/mman.h>
 
 #define BIG_HUGE_PAGE (2u << 20)
+/* From here a huge page's one fault and zeroing cost less than the 4 KiB pages' many faults. */
+#define BIG_MAPPED_MIN (512u << 10)
 
 #if defined(__SANITIZE_ADDRESS__)
 #define BIG_USE_MALLOC 1
@@ -25,7 +27,7 @@
 
 static bool mapped(size_t bytes)
 {
-    return !BIG_USE_MALLOC && bytes >= BIG_HUGE_PAGE;
+    return !BIG_USE_MALLOC && bytes >= BIG_MAPPED_MIN;
 }
 
 static size_t map_length(size_t bytes)

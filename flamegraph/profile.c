@@ -12,12 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ARENA_CHUNK (64u * 1024u)
+/* Name chunks double from ARENA_FIRST to ARENA_LAST bytes (header included): a small profile stays small, a
+ * big one's names take a few huge pages (big_alloc) instead of a fault per 4 KiB page. */
+#define ARENA_FIRST (64u * 1024u)
+#define ARENA_LAST (2u * 1024u * 1024u)
 #define LAST_PATH_MAX 512u
 
 struct arena_chunk {
     struct arena_chunk *next;
     size_t used, cap;
+    size_t bytes;                   /* allocated, header included (for big_free) */
     char data[];
 };
 
@@ -98,14 +102,17 @@ static char *arena_copy(struct profile *p, const char *s, size_t len)
 {
     struct arena_chunk *c = p->chunks;
     if (!c || c->cap - c->used < len + 1) {
-        size_t cap = len + 1 > ARENA_CHUNK ? len + 1 : ARENA_CHUNK;
-        c = malloc(sizeof(*c) + cap);
-        if (!c)
+        size_t bytes = !c ? ARENA_FIRST : c->bytes < ARENA_LAST ? c->bytes * 2 : ARENA_LAST;
+        if (len + 1 > bytes - sizeof(*c))
+            bytes = sizeof(*c) + len + 1;
+        struct arena_chunk *fresh = big_alloc(bytes);
+        if (!fresh)
             return NULL;
-        c->next = p->chunks;
-        c->used = 0;
-        c->cap = cap;
-        p->chunks = c;
+        fresh->next = c;
+        fresh->used = 0;
+        fresh->cap = bytes - sizeof(*c);
+        fresh->bytes = bytes;
+        p->chunks = c = fresh;
     }
     char *dst = c->data + c->used;
     memcpy(dst, s, len);
@@ -158,7 +165,7 @@ void profile_free(struct profile *p)
         return;
     while (p->chunks) {
         struct arena_chunk *next = p->chunks->next;
-        free(p->chunks);
+        big_free(p->chunks, p->chunks->bytes);
         p->chunks = next;
     }
     big_free(p->frames, p->cap_frames * sizeof(*p->frames));
@@ -326,6 +333,13 @@ int profile_reserve(struct profile *p, size_t nodes, size_t names)
         mask = mask * 2 + 1;
     if (mask != p->frame_slot_mask && grow_frame_slots(p, mask) != 0)
         return -1;
+    if (names > p->cap_frames) {
+        struct frame_entry *v = big_realloc(p->frames, p->cap_frames * sizeof(*v), names * sizeof(*v));
+        if (!v)
+            return -1;
+        p->frames = v;
+        p->cap_frames = names;
+    }
     if (nodes > p->cap_nodes) {
         struct profile_node *v = big_realloc(p->nodes, p->cap_nodes * sizeof(*v), nodes * sizeof(*v));
         if (!v)

@@ -63,6 +63,7 @@ struct svg_frame {
 struct svg_layout {
     struct svg_frame *frames;    /* preorder, siblings sorted by name */
     size_t n_frames;
+    size_t frames_room;          /* frames allocated (big_alloc) */
     uint32_t max_depth;
 };
 
