@@ -22,13 +22,13 @@ srcs() {
     usdt_notes)   echo sampler/probes/usdt_notes.c $ELF_READER sampler/probes/usdt_args.c ;;
     usdt_args)    echo sampler/probes/usdt_args.c sampler/probes/usdt_notes.c $ELF_READER ;;
     elf_file)     echo $ELF_READER elf/debug_file.c sampler/probes/usdt_notes.c sampler/probes/runtime_probes.c ;;
-    proc_maps)    echo sampler/target/proc_maps.c ;;
-    folded)       echo flamegraph/*.c base/vec.c ;;   # the whole layer: it depends on libc and vec.h only
+    proc_maps)    echo sampler/target/proc_maps.c base/vec.c ;;
+    folded)       echo flamegraph/*.c base/*.c ;;   # the whole layer: it depends on libc, zlib and base/ only
     perf_records) echo sampler/perf/perf_records.c sampler/perf/ring_buffer.c ;;
-    demangle)     echo symbolize/demangle.c flamegraph/*.c base/vec.c ;;
+    demangle)     echo symbolize/demangle.c flamegraph/*.c base/*.c ;;
     esac
 }
-libs() { case $1 in demangle) echo -liberty ;; elf_file) echo -lz ;; *) echo ;; esac; }
+libs() { case $1 in demangle) echo -liberty -lz ;; elf_file|folded) echo -lz ;; *) echo ;; esac; }
 maxlen() { case $1 in elf_file) echo 65536 ;; folded) echo 16384 ;; perf_records) echo 8192 ;; *) echo 4096 ;; esac; }
 
 mkdir -p "$OUT/gen" "$OUT/logs" || exit 2
