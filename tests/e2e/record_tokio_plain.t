@@ -23,14 +23,15 @@ check_plain() { # LABEL FOLDED
         sh -c "! grep -Eq '^task[^;]*(BlockingTask|Launch|blocking)' '$f'"
 }
 
-# The marker-instrumented build of the same program, for the reference shares
+# The marker-instrumented build of the same program, for the reference shares (8 s each: ~3,000 samples, so
+# that sampling noise in either share stays well inside the 5 points)
 start_fixture tokio_markers 40
-"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/markers.folded" 2> /dev/null
+"$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 -o "$WORK/markers.folded" 2> /dev/null
 stop_fixture
 read -r mp mr mc <<< "$(shares_of "$WORK/markers.folded")"
 
 start_fixture tokio_plain 60
-"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/plain.folded" 2> "$WORK/plain.err"
+"$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 -o "$WORK/plain.folded" 2> "$WORK/plain.err"
 check "plain: exit 0" test $? -eq 0
 check_plain "plain" "$WORK/plain.folded"
 read -r pp pr pc <<< "$(shares_of "$WORK/plain.folded")"
