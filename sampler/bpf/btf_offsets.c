@@ -66,13 +66,10 @@ static int index_types(struct btf_types *b)
     return 0;
 }
 
-int btf_types_from_memory(struct btf_types *b, const void *data, size_t size)
+/* b owns blob (size bytes) from now on: index its types, or free it. Returns 0, or -1 with errno. */
+static int adopt_blob(struct btf_types *b, uint8_t *blob, size_t size)
 {
-    memset(b, 0, sizeof(*b));
-    b->blob = malloc(size ? size : 1);
-    if (!b->blob)
-        return -1;
-    memcpy(b->blob, data, size);
+    b->blob = blob;
     b->size = size;
     if (index_types(b) != 0) {
         int saved = errno;
@@ -81,6 +78,16 @@ int btf_types_from_memory(struct btf_types *b, const void *data, size_t size)
         return -1;
     }
     return 0;
+}
+
+int btf_types_from_memory(struct btf_types *b, const void *data, size_t size)
+{
+    memset(b, 0, sizeof(*b));
+    b->blob = malloc(size ? size : 1);
+    if (!b->blob)
+        return -1;
+    memcpy(b->blob, data, size);
+    return adopt_blob(b, b->blob, size);
 }
 
 int btf_types_load(struct btf_types *b, const char *path)
@@ -115,15 +122,7 @@ int btf_types_load(struct btf_types *b, const char *path)
         errno = failed;
         return -1;
     }
-    b->blob = buf.v;
-    b->size = buf.n;
-    if (index_types(b) != 0) {
-        int saved = errno;
-        btf_types_free(b);
-        errno = saved;
-        return -1;
-    }
-    return 0;
+    return adopt_blob(b, buf.v, buf.n);
 }
 
 void btf_types_free(struct btf_types *b)
