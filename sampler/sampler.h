@@ -36,6 +36,11 @@ struct sampler_config {
     const char *search_path;         /* PATH to find the launched command in (as execvp does); NULL: a default */
     enum sampler_marker_records marker_records;  /* debugging: how marker hits come (default: best route) */
     enum sampler_uprobe_events uprobe_events;    /* debugging: which uprobe events (default: tracefs first) */
+    /* The wait profile (SPEC section 3a): also deliver task events (poll start/end, wake, waker registered)
+     * through on_task_event and waker-registration stacks through on_wait_stack. */
+    bool wait_profile;
+    const char *waker_symbol;        /* marker runtimes: a function whose first argument (rdi) is a task id and
+                                        that the program calls when a task registers its waker; NULL: none */
     /* A problem that does not stop the recording (a marker left out, a slower route taken): one line
      * without a prefix or newline. May be called from sampler_open and sampler_run. NULL: not reported. */
     void (*on_warning)(void *ctx, const char *message);
@@ -66,6 +71,40 @@ struct sampler_sample {
     uint64_t poll_probe_addr;        /* address of the poll-start probe that opened the poll, or 0 */
 };
 
+/* The wait profile's events (cfg->wait_profile). For tokio without markers task_id is the task's header
+ * pointer, the value Harness<T,S>::poll and the waker vtable functions receive in rdi; with poll markers it
+ * is the markers' arg0. */
+enum sampler_task_event_kind {
+    SAMPLER_TASK_POLL_START,         /* a worker thread began polling the task */
+    SAMPLER_TASK_POLL_END,           /* ... and that poll returned (Pending or Ready) */
+    SAMPLER_TASK_WAKE,               /* the task was woken (tokio: wake_by_val / wake_by_ref; markers: task-wake),
+                                        on any thread, also from inside a poll */
+    SAMPLER_TASK_WAKER_REGISTERED,   /* the task registered its waker (tokio: clone_waker; --waker-symbol) */
+    SAMPLER_TASK_TERMINATE,          /* the task completed (a marker, where the runtime has one) */
+};
+
+struct sampler_task_event {
+    enum sampler_task_event_kind kind;
+    uint32_t tid;                    /* the thread the event happened on */
+    uint32_t thread;                 /* its number as on_thread_name gave it, or SAMPLER_NO_THREAD */
+    uint64_t task_id;
+    uint64_t time_ns;                /* on the samples' clock (CLOCK_MONOTONIC) */
+};
+
+/* The stack at which a task registered its waker (a SAMPLER_TASK_WAKER_REGISTERED event of the same task,
+ * thread and time was or will be delivered too). Not every registration has one: stacks are taken at a
+ * budget; a registration without one leaves the task where its last stack put it. Addresses as in
+ * sampler_sample: innermost first, user_ips[0] the registering function's entry (the waker machinery). */
+struct sampler_wait_stack {
+    pid_t tid;
+    uint32_t thread;
+    uint64_t task_id;
+    uint64_t time_ns;
+    const uint64_t *user_ips;
+    size_t n_user;
+    bool truncated;
+};
+
 /* How the recording is going, for a live status line. */
 struct sampler_progress {
     double elapsed_s;                /* since the events were enabled */
@@ -92,6 +131,13 @@ struct sampler_sink {
      * thread: while sampler_run records, a thread of the sampler's own (the reading thread never waits on the
      * sink); before and after, the caller's. */
     void (*on_progress)(void *ctx, const struct sampler_progress *p);
+    /* The wait profile (cfg->wait_profile; NULL: not called). Task events come in time order per thread; a
+     * wait stack comes after the events of its thread up to its time. on_wait_round says that every task
+     * event and wait stack up to until_ns (of any thread) has been delivered, so a consumer may settle the
+     * intervals that end before it; a last call with UINT64_MAX comes before sampler_run returns. */
+    void (*on_task_event)(void *ctx, const struct sampler_task_event *e);
+    void (*on_wait_stack)(void *ctx, const struct sampler_wait_stack *w);
+    void (*on_wait_round)(void *ctx, uint64_t until_ns);
 };
 
 struct sampler_stats {
@@ -134,6 +180,14 @@ struct sampler_stats {
     uint64_t tls_missing;                    /* samples without a marker record: [unknown task] */
     uint64_t tls_unreadable;                 /* samples whose marker could not be read: [unknown task] */
     uint64_t tls_compared, tls_disagreements;/* joined samples the poll probes also placed, and disagreed on */
+    /* the wait profile (cfg->wait_profile) */
+    size_t waker_locations;                  /* waker functions probed (clone/wake, or --waker-symbol, task-wake) */
+    uint64_t task_events;                    /* task events delivered */
+    uint64_t wait_stacks;                    /* waker-registration stacks delivered */
+    uint64_t wait_stacks_skipped;            /* registrations whose stack the budget did not take */
+    uint64_t wait_stacks_lost;               /* stacks taken but lost (a full buffer) */
+    const char *wait_note;                   /* why there is no wait profile or only part of one (no waker
+                                                functions found, no BPF), one line; NULL: none */
 };
 
 struct sampler;
