@@ -137,10 +137,11 @@ struct svg_options {
     unsigned width;          /* image width in px, default 1200 */
     unsigned frame_height;   /* px per frame, default 16 */
     double min_width;        /* frames narrower than this (px) are left out, default 0.1 */
-    const char *colors;      /* palette name: "taskspy" (default), "hot", "mem", "io", ... */
+    const char *colors;      /* palette name: "taskspy" (default), "hot", "mem", "io", ..., "wait" */
     bool inverted;           /* icicle graph: root at the top */
     bool reverse;            /* merge stacks reversed (leaf first) */
     const char *count_name;  /* "samples" */
+    unsigned count_divisor;  /* > 1: tooltips show counts divided by it, 3 decimals (microseconds as "ms") */
 };
 void svg_options_init(struct svg_options *o);
 /* True if palette names a known palette ("taskspy", "hot", "mem", "io", "red", ...). */
