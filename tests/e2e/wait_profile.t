@@ -8,7 +8,7 @@
 # (tests/browser/wait_svg_check.js). A program without tokio or markers: one line why, exit 0, the CPU
 # profile written and no wait file. Bad --wait-output names: a usage error.
 source "$(dirname "$0")/lib/tap.sh"
-plan 30
+plan 32
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MAIN_RS=$ROOT/tests/fixtures/tokio/src/main.rs
@@ -100,6 +100,26 @@ sdt_all=$(samples "$WORK/sdt-wait.folded" "$SLEEP_ROOT")
 secs=$(recorded_secs "$WORK/sdt.err")
 check "sdt: the sleep task's waits add up to about the recording ($sdt_all us in $secs s)" \
     between "$(ratio "$sdt_all" "$(awk -v s="$secs" 'BEGIN { print s * 1e6 }')")" 0.85 1.03
+
+# ---- an HTTP server (hyper, no markers) under wrk: a handler awaiting a T ms timer waits T ms per request there
+HYPER_RS=$ROOT/tests/fixtures/hyper/src/main.rs
+HYPER_SLEEP_LINE=$(grep -n '// WAIT:sleep$' "$HYPER_RS" | cut -d: -f1)
+T_MS=20
+"$TASKSPY" record -o "$WORK/http-cpu.folded" --wait-output "$WORK/http-wait.folded" -- \
+    "$FIXTURES/hyper_server" --seconds 5 --sleep-ms "$T_MS" > "$WORK/http.stdout" 2> "$WORK/http.err" &
+TASKSPY_PID=$!
+BACKGROUND_PIDS+=("$TASKSPY_PID")
+wait_for 20 grep -q '^hyper_fixture pid [0-9]* port [0-9]*' "$WORK/http.stdout"
+port=$(sed -n 's/^hyper_fixture pid [0-9]* port \([0-9]*\).*/\1/p' "$WORK/http.stdout")
+wrk -t2 -c8 -d3s "http://127.0.0.1:$port/sleep" > "$WORK/wrk.out" 2>&1
+wait "$TASKSPY_PID"
+check "http: exit 0 (the server ended while recorded)" test $? -eq 0
+diag < "$WORK/http.err"
+requests=$(sed -n 's/^requests \/sleep \([0-9]*\)$/\1/p' "$WORK/http.stdout")
+waited=$(samples "$WORK/http-wait.folded" "@ main.rs:$HYPER_SLEEP_LINE;")
+per_request=$(ratio "$waited" "${requests:-0}")
+check "http: $requests requests of /sleep, about $T_MS ms of wait each at the timer's await line (main.rs:$HYPER_SLEEP_LINE): $per_request us" \
+    between "$(ratio "$per_request" $((T_MS * 1000)))" 0.9 1.6
 
 # ---- no tokio, no markers: nothing to record, said in one line ---------------------------------------------
 run none record -d 1 -o "$WORK/none-cpu.folded" --wait-output "$WORK/none-wait.folded" -- "$FIXTURES/shares_fp"
