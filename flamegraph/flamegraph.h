@@ -85,8 +85,8 @@ int task_stacks_prepare(struct task_stacks *t, const char *name, const char *fil
  * whole stack under thread_root. Returns 0 or -1 (no memory). */
 int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task_state state, uint64_t task_id,
                     uint32_t marker_function, const struct stack_frame *const *frames, size_t n, uint64_t count);
-/* The stack task_stacks_add would add for a stack of task task_id (in a task, no marker frame known: the runtime
- * boundaries cut it), without adding it: frame ids root first in *ids (valid until the next call on t), their
+/* The stack task_stacks_add would add for a stack of task task_id (in a task; cut below the poll-marker frame the
+ * samples showed last when it is on this stack, else at the runtime boundaries), without adding it: frame ids root first in *ids (valid until the next call on t), their
  * number in *n_ids; 0 when only the task's root can be told (a stack inside the poll wrapper of a task whose
  * entry is not known yet: task_stacks_task_root at the end names it). Returns 0 or -1 (no memory). */
 int task_stacks_cut(struct task_stacks *t, uint32_t thread_root, uint64_t task_id,

@@ -45,6 +45,7 @@ struct task_stacks {
     /* samples inside a poll wrapper of a task whose entry was not known yet: settled by task_stacks_finish */
     VEC_OF(struct pending_samples) pending;
     uint32_t last_node;                  /* the stack node of the sample added last, PROFILE_NO_NODE: held back */
+    uint32_t seen_marker;                /* the poll-marker frame's function of the last sample that had one */
     uint32_t ids[MAX_STACK + 2];
 };
 
@@ -57,6 +58,7 @@ struct task_stacks *task_stacks_new(struct profile *p, enum task_grouping group_
         return NULL;
     }
     t->profile = p;
+    t->seen_marker = PROFILE_NO_FRAME;
     t->group_by = group_by;
     t->await_points = await_points;
     if (runtime_rules_compile(&t->rules, boundary_regex, err, errlen) != 0) {
@@ -449,6 +451,8 @@ int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task
                     uint32_t marker_function, const struct stack_frame *const *frames, size_t n, uint64_t count)
 {
     t->last_node = PROFILE_NO_NODE;
+    if (marker_function != PROFILE_NO_FRAME)
+        t->seen_marker = marker_function;
     size_t out = 0;
     int rc = build_stack(t, thread_root, state, task_id, marker_function, frames, n, count, &out);
     if (rc == 1)
@@ -463,7 +467,7 @@ int task_stacks_cut(struct task_stacks *t, uint32_t thread_root, uint64_t task_i
                     const struct stack_frame *const *frames, size_t n, const uint32_t **ids, size_t *n_ids)
 {
     size_t out = 0;
-    int rc = build_stack(t, thread_root, STACK_IN_TASK, task_id, PROFILE_NO_FRAME, frames, n, 0, &out);
+    int rc = build_stack(t, thread_root, STACK_IN_TASK, task_id, t->seen_marker, frames, n, 0, &out);
     if (rc < 0)
         return -1;
     *ids = t->ids;

@@ -4,7 +4,8 @@
  * the poll's end, waits still open at the stop counted up to it, a poll that registers no new waker leaving the
  * task where it last registered, events of one task arriving out of order across threads (settled by rounds),
  * the waker machinery cut from the leaf and the runtime cut from the root, terminated tasks and the
- * ready-unless-registered rule not counting after their last poll, and, on random event streams, no task's
+ * ready-unless-registered rule not counting after their last poll, wait stacks cut below the poll-marker frame
+ * the samples showed, and, on random event streams, no task's
  * waits ever exceeding the recording's duration. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -241,6 +242,28 @@ static void test_marker_runtime_root_only(void **state)
     env_free(&e);
 }
 
+/* With poll markers the samples name the marker's frame (a poll wrapper): wait stacks are cut below it too. */
+static void test_cut_at_marker_frame(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e);
+    const char *names[4] = { "start_thread", "exec::instrumented_poll", "app::serve::{{closure}}", "app::read" };
+    struct stack_frame f[4];
+    const struct stack_frame *ptrs[4];
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(task_stacks_prepare(e.t, names[i], "lib.rs", 7, false, &f[i]), 0);
+        ptrs[i] = &f[i];
+    }
+    uint32_t marker = profile_intern(e.p, names[1], strlen(names[1]));
+    assert_int_equal(task_stacks_add(e.t, e.thread_root, STACK_IN_TASK, 3, marker, ptrs, 4, 1), 0);
+    event(&e, WAIT_POLL_START, 3, 0);
+    assert_int_equal(wait_profile_stack(e.w, 3, 1 * US, e.thread_root, ptrs, 4), 0);
+    event(&e, WAIT_POLL_END, 3, 10);
+    expect_folded(&e, 20, "task: app::serve;app::serve @ lib.rs:7;app::read;[suspended] 10\n");
+    env_free(&e);
+}
+
 /* Random streams: whatever the order, no task's waits exceed the recording (start..stop). */
 static void test_duration_bound(void **state)
 {
@@ -283,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_out_of_order_across_threads),
         cmocka_unit_test(test_terminated_and_ready),
         cmocka_unit_test(test_marker_runtime_root_only),
+        cmocka_unit_test(test_cut_at_marker_frame),
         cmocka_unit_test(test_duration_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
