@@ -34,6 +34,8 @@ struct queued_entry {
     uint64_t task_id, probe_addr;    /* of a sample in a task */
     uint64_t polls, tasks_seen, lost;  /* of a progress entry */
     uint64_t time_ns;                /* of a progress entry: when it was taken */
+    uint64_t last_hit_addr;          /* of a sample: its thread's last marker hit's address before it (for a
+                                        sample in a probe's out-of-line single step) */
 };
 
 struct record_batch {

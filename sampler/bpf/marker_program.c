@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* marker_program.c: builds the per-location marker program (see marker_program.h) as BPF
  * instructions. Registers: r6 the probe's pt_regs, r7 pid_tgid, r8 arg0, r9 the CPU's region, then the claimed
- * slot. Stack: fp-8 a memory operand's bytes, fp-16 the claimed slot number, fp-24 the CPU number. */
+ * slot. Stack: fp-8 a memory operand's bytes, fp-16 the claimed slot number, fp-24 the CPU number, fp-32 the
+ * return address. */
 #include "sampler/bpf/marker_program.h"
 
 #include <asm/perf_regs.h>
@@ -168,6 +169,20 @@ int bpf_marker_program(const struct bpf_marker_program_spec *spec, struct bpf_in
     emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_6, (int16_t)bpf_marker_pt_regs_offset(PERF_REG_X86_IP),
          0);
     emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_1, offsetof(struct bpf_slot, ip), 0);
+    if (spec->read_return_address) {
+        /* bpf_probe_read_user(fp - 32, 8, regs->sp); a failed read leaves the zero stored first */
+        emit(&e, BPF_ST | BPF_MEM | BPF_DW, BPF_REG_10, 0, -32, 0);
+        emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_10, 0, 0);
+        emit(&e, BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_1, 0, 0, -32);
+        emit(&e, BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, 8);
+        emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_3, BPF_REG_6,
+             (int16_t)bpf_marker_pt_regs_offset(PERF_REG_X86_SP), 0);
+        emit_call(&e, BPF_FUNC_probe_read_user);
+        emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_10, -32, 0);
+        emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_1, offsetof(struct bpf_slot, ret_addr), 0);
+    } else {
+        emit(&e, BPF_ST | BPF_MEM | BPF_DW, BPF_REG_9, 0, offsetof(struct bpf_slot, ret_addr), 0);
+    }
     emit_call(&e, BPF_FUNC_ktime_get_ns);
     emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_0, offsetof(struct bpf_slot, time_ns), 0);
     emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_10, -16, 0);

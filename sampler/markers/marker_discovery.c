@@ -55,10 +55,16 @@ static void attach_runtime_functions(struct markers *m, const struct elf_file *e
     for (size_t i = 0; i < found.n; i++) {
         const struct runtime_probe *r = &found.v[i];
         struct usdt_arg id = { .kind = USDT_ARG_REG, .size = 8, .reg = r->id_register, .reg_bytes = 8 };
-        struct probe_location entry = { r->runtime, "poll (function entry)", r->file_offset, 0, false };
-        attach_location(m, path, &entry, MARKER_POLL_START, &id);
-        if (m->poll_times) {
-            struct probe_location ret = { r->runtime, "poll (return)", r->file_offset, 0, true };
+        /* Poll ends: the entry's program reads the caller's return address, which gets a plain uprobe
+         * (poll_returns.c); without BPF, return probes (whose trampoline cuts dwarf-unwound stacks). */
+        struct probe_location entry = { r->runtime, "poll (function entry)", r->file_offset, 0, false,
+                                        m->poll_times };
+        if (attach_location(m, path, &entry, MARKER_POLL_START, &id) != 0)
+            continue;
+        struct marker_probe *attached = &m->probes.v[m->probes.n - 1];
+        attached->reads_return = m->poll_times && attached->bpf;
+        if (m->poll_times && !attached->bpf) {
+            struct probe_location ret = { r->runtime, "poll (return)", r->file_offset, 0, true, false };
             attach_location(m, path, &ret, MARKER_POLL_RETURN, NULL);
         }
     }
@@ -121,7 +127,7 @@ static size_t attach_markers(struct markers *m, const struct usdt_note_list *not
             continue;
         struct usdt_arg a;
         bool with_arg = needs_arg(k) && usdt_arg_parse(n->args, 0, &a) == USDT_ARG_OK;
-        struct probe_location loc = { n->provider, n->name, n->pc_offset, n->semaphore_offset, false };
+        struct probe_location loc = { n->provider, n->name, n->pc_offset, n->semaphore_offset, false, false };
         if (attach_location(m, full, &loc, k, with_arg ? &a : NULL) == 0 && k == MARKER_POLL_START)
             poll_markers++;
     }

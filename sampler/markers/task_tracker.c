@@ -353,6 +353,23 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uin
     *probe_addr = st.probe_addr;
 }
 
+uint64_t task_tracker_hit_before(const struct task_tracker *t, uint32_t tid, uint64_t time_ns)
+{
+    uint32_t idx;
+    if (!u64_map_get(&t->thread_index, tid, &idx))
+        return 0;
+    const struct thread_hits *h = &t->hits.v[idx];
+    size_t lo = 0, hi = h->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->v[mid].time_ns <= time_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 ? h->v[lo - 1].probe_addr : t->threads.v[idx].last_hit_addr;
+}
+
 void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)
 {
     size_t still = 0;
@@ -363,6 +380,7 @@ void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)
         for (; k < h->n && h->v[k].time_ns <= time_ns; k++) {
             const struct marker_hit *hit = &h->v[k];
             apply_hit(t, idx, hit->time_ns, hit->kind, hit->arg0, hit->probe_addr);
+            t->threads.v[idx].last_hit_addr = hit->probe_addr;
         }
         if (k < h->n) {
             memmove(h->v, h->v + k, (h->n - k) * sizeof(*h->v));
