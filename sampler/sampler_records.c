@@ -63,8 +63,8 @@ static uint64_t probed_ip(struct sampler *s, uint64_t ip, uint64_t last_hit_addr
     return m && last_hit_addr && strcmp(m->path, "[uprobes]") == 0 ? last_hit_addr : ip;
 }
 
-static void user_frames(struct sampler *s, const struct decoded_sample *d, size_t n_chain_user,
-                        uint64_t last_hit_addr, struct sampler_sample *out)
+void sampler_user_frames(struct sampler *s, const struct decoded_sample *d, size_t n_chain_user,
+                         uint64_t last_hit_addr, struct sampler_sample *out)
 {
     if (s->cfg.call_graph == SAMPLER_CALL_GRAPH_FP) {
         out->user_ips = s->chain_user;
@@ -105,7 +105,7 @@ static void handle_sample(struct sampler *s, const struct decoded_sample *d, con
         out.kernel_ips = s->kernel_ips;
         out.n_kernel = n_kernel;
     }
-    user_frames(s, d, n_chain_user, e->last_hit_addr, &out);
+    sampler_user_frames(s, d, n_chain_user, e->last_hit_addr, &out);
     if (out.n_user == 0 && out.n_kernel == 0)
         return;     /* a kernel thread, or kernel-only time with kernel frames not asked for */
     if (out.truncated)
@@ -224,6 +224,8 @@ void sampler_process_batch(struct sampler *s, const struct record_batch *b)
             s->cfg.on_warning(s->cfg.warning_ctx, data);
         else if (e->kind == QUEUED_THREAD_NAME && e->size > 0)
             sampler_name_thread(s, (pid_t)e->task_id, data);
+        else
+            sampler_wait_process(s, e, data);
         at += sizeof(*e) + ((e->size + 7u) & ~(size_t)7u);
     }
 }

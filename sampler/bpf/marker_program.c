@@ -4,51 +4,12 @@
  * slot. Stack: fp-8 a memory operand's bytes, fp-16 the claimed slot number, fp-24 the CPU number, fp-32 the
  * return address. */
 #include "sampler/bpf/marker_program.h"
+#include "sampler/bpf/bpf_emit.h"
 
 #include <asm/perf_regs.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
-
-struct emitter {
-    struct bpf_insn *v;
-    size_t n, max;
-    bool full;
-};
-
-static size_t emit(struct emitter *e, uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
-{
-    if (e->n < e->max)
-        e->v[e->n] = (struct bpf_insn){ .code = code, .dst_reg = dst, .src_reg = src, .off = off, .imm = imm };
-    else
-        e->full = true;
-    return e->n++;
-}
-
-/* dst = 64-bit constant (two instructions); src marks a map fd (BPF_PSEUDO_MAP_FD) or a map value address
- * (BPF_PSEUDO_MAP_VALUE, second word the offset). */
-static void emit_ld64(struct emitter *e, uint8_t dst, uint8_t src, uint64_t value)
-{
-    emit(e, BPF_LD | BPF_DW | BPF_IMM, dst, src, 0, (int32_t)(uint32_t)value);
-    emit(e, 0, 0, 0, 0, (int32_t)(uint32_t)(value >> 32));
-}
-
-static void emit_call(struct emitter *e, int32_t helper)
-{
-    emit(e, BPF_JMP | BPF_CALL, 0, 0, 0, helper);
-}
-
-/* A forward jump whose target is set later with land(). */
-static size_t emit_jump(struct emitter *e, uint8_t op, uint8_t dst, int32_t imm)
-{
-    return emit(e, BPF_JMP | op | BPF_K, dst, 0, 0, imm);
-}
-
-static void land(struct emitter *e, size_t jump)
-{
-    if (jump < e->n && jump < e->max)
-        e->v[jump].off = (int16_t)(e->n - jump - 1);
-}
 
 /* r8 = r8 truncated to bytes and sign- or zero-extended to 64 bits. */
 static void emit_extend(struct emitter *e, unsigned bytes, bool is_signed)

@@ -76,13 +76,26 @@ static void poll_state_after(struct thread_poll_state *st, uint64_t time_ns, enu
     }
 }
 
+static void tell_event(struct task_tracker *t, const struct thread_poll_state *th, enum marker_kind kind,
+                       uint64_t task_id, uint64_t time_ns)
+{
+    if (t->on_task_event)
+        t->on_task_event(t->poll_ctx, th->tid, kind, task_id, time_ns);
+}
+
 /* Apply one hit of the thread at threads[idx]. */
 static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enum marker_kind kind, uint64_t arg0,
                      uint64_t probe_addr)
 {
     struct thread_poll_state *th = &t->threads.v[idx];
     struct sampler_task_stat *task;
+    if (kind == MARKER_POLL_START || kind == MARKER_POLL_END || kind == MARKER_WAKE ||
+        kind == MARKER_WAKER_REGISTERED || kind == MARKER_TERMINATE)
+        tell_event(t, th, kind, arg0, time_ns);
     switch (kind) {
+    case MARKER_WAKE:
+    case MARKER_WAKER_REGISTERED:
+        return 0;
     case MARKER_POLL_START:
         if (!(task = task_stat(t, arg0)))
             return -1;

@@ -21,6 +21,8 @@ enum marker_kind {
     MARKER_PARK,
     MARKER_UNPARK,
     MARKER_POLL_RETURN,        /* a runtime poll function returned: ends whatever poll is open */
+    MARKER_WAKE,               /* arg0's task was woken (task-wake, tokio's wake_by_val / wake_by_ref) */
+    MARKER_WAKER_REGISTERED,   /* arg0's task registered its waker (tokio's clone_waker, --waker-symbol) */
     MARKER_KIND_COUNT,
 };
 
@@ -77,6 +79,10 @@ struct task_tracker {
      * UINT32_MAX); NULL: not told. Set after task_tracker_init. */
     void (*on_poll)(void *ctx, const struct sampler_poll *p);
     void *poll_ctx;
+    /* told of every task event as hits are applied (in time order per thread): kind MARKER_POLL_START,
+     * MARKER_POLL_END (also a runtime poll function's return, with the task it ends), MARKER_WAKE,
+     * MARKER_WAKER_REGISTERED or MARKER_TERMINATE; NULL: not told. ctx: poll_ctx. */
+    void (*on_task_event)(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns);
 };
 
 int task_tracker_init(struct task_tracker *t);
