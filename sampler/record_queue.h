@@ -23,6 +23,10 @@ enum queued_kind {
     QUEUED_WARNING,                  /* a warning for the configured callback: the bytes (NUL-terminated) */
     QUEUED_THREAD_NAME,              /* a thread attached while recording: task_id is its tid, the bytes its
                                         name (NUL-terminated) */
+    QUEUED_TASK_EVENT,               /* the wait profile's task event (no bytes): task_state its enum
+                                        sampler_task_event_kind, unused its tid, task_id, time_ns */
+    QUEUED_WAIT_STACK,               /* a waker-registration stack: the perf record (sampler_wait.c) */
+    QUEUED_WAIT_ROUND,               /* every task event and wait stack up to time_ns is in the batches */
 };
 
 /* The header of one entry in a batch; size bytes of the record follow, padded to 8. */
@@ -34,6 +38,8 @@ struct queued_entry {
     uint64_t task_id, probe_addr;    /* of a sample in a task */
     uint64_t polls, tasks_seen, lost;  /* of a progress entry */
     uint64_t time_ns;                /* of a progress entry: when it was taken */
+    uint64_t last_hit_addr;          /* of a sample: its thread's last marker hit's address before it (for a
+                                        sample in a probe's out-of-line single step) */
 };
 
 struct record_batch {

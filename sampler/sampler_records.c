@@ -51,23 +51,34 @@ static void reload_maps(struct sampler *s)
 
 /* The user frames of a sample: unwound from its copied stack (dwarf), or its callchain's user part (fp).
  * An address outside every known mapping means code mapped since the last mmap record: reload the maps. */
-static void user_frames(struct sampler *s, const struct decoded_sample *d, size_t n_chain_user,
-                        struct sampler_sample *out)
+/* A sampled instruction in the kernel's "[uprobes]" page (a probed instruction single-stepped out of line: a
+ * poll function's return site) stands for the probe's own address, last_hit_addr; else it is kept. */
+static uint64_t probed_ip(struct sampler *s, uint64_t ip, uint64_t last_hit_addr)
+{
+    const struct proc_map *m = proc_maps_find(&s->maps, ip);
+    if (!m) {
+        reload_maps(s);
+        m = proc_maps_find(&s->maps, ip);
+    }
+    return m && last_hit_addr && strcmp(m->path, "[uprobes]") == 0 ? last_hit_addr : ip;
+}
+
+void sampler_user_frames(struct sampler *s, const struct decoded_sample *d, size_t n_chain_user,
+                         uint64_t last_hit_addr, struct sampler_sample *out)
 {
     if (s->cfg.call_graph == SAMPLER_CALL_GRAPH_FP) {
         out->user_ips = s->chain_user;
         out->n_user = n_chain_user;
         out->truncated = n_chain_user >= SAMPLER_MAX_FRAMES - 2;
-        if (n_chain_user > 0 && !proc_maps_find(&s->maps, s->chain_user[0]))
-            reload_maps(s);
+        if (n_chain_user > 0)
+            s->chain_user[0] = probed_ip(s, s->chain_user[0], last_hit_addr);
         return;
     }
     out->user_ips = s->user_ips;
     if (d->regs_abi == PERF_SAMPLE_REGS_ABI_NONE || !d->regs)
         return;
     perf_unpack_regs(d, s->layout.regs_user_mask, s->regs, PERF_REG_X86_64_MAX);
-    if (!proc_maps_find(&s->maps, s->regs[PERF_REG_X86_IP]))
-        reload_maps(s);
+    s->regs[PERF_REG_X86_IP] = probed_ip(s, s->regs[PERF_REG_X86_IP], last_hit_addr);
     bool truncated = false;
     out->n_user = unwinder_unwind(s->unwinder, s->regs, d->stack, d->stack ? d->stack_size : 0, s->user_ips,
                                   SAMPLER_MAX_FRAMES, &truncated);
@@ -94,7 +105,7 @@ static void handle_sample(struct sampler *s, const struct decoded_sample *d, con
         out.kernel_ips = s->kernel_ips;
         out.n_kernel = n_kernel;
     }
-    user_frames(s, d, n_chain_user, &out);
+    sampler_user_frames(s, d, n_chain_user, e->last_hit_addr, &out);
     if (out.n_user == 0 && out.n_kernel == 0)
         return;     /* a kernel thread, or kernel-only time with kernel frames not asked for */
     if (out.truncated)
@@ -213,6 +224,8 @@ void sampler_process_batch(struct sampler *s, const struct record_batch *b)
             s->cfg.on_warning(s->cfg.warning_ctx, data);
         else if (e->kind == QUEUED_THREAD_NAME && e->size > 0)
             sampler_name_thread(s, (pid_t)e->task_id, data);
+        else
+            sampler_wait_process(s, e, data);
         at += sizeof(*e) + ((e->size + 7u) & ~(size_t)7u);
     }
 }

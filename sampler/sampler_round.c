@@ -54,6 +54,7 @@ static void attribute_sample(struct sampler *s, const struct perf_event_header *
         return;
     enum sampler_task_state state;
     task_tracker_at(&s->tasks, d.tid, d.time, sampled_user_ip(s, &d), &state, &e->task_id, &e->probe_addr);
+    e->last_hit_addr = task_tracker_hit_before(&s->tasks, d.tid, d.time);
     sampler_tls_sample(s, d.tid, d.time, &state, &e->task_id, &e->probe_addr);   /* the TLS marker decides */
     e->task_state = state;
 }
@@ -89,6 +90,8 @@ static enum ring_buffer_next copy_record(void *ctx, const struct perf_event_head
     uint64_t lost;
     switch (rec->type) {
     case PERF_RECORD_SAMPLE:
+        if (sampler_wait_copy(s, rec))
+            return RING_BUFFER_CONTINUE;     /* a waker-registration stack: queued after the round's events */
         attribute_sample(s, rec, &e);
         break;
     case PERF_RECORD_MMAP2:
@@ -208,6 +211,7 @@ void sampler_read_round(struct sampler *s, bool final)
         task_tracker_round_end(&s->tasks, s->round_end_ns);
         cpu4 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     }
+    sampler_wait_round_end(s, s->round_end_ns);
     sampler_hand_over(s);
     s->stats.marker_cpu_ns += (cpu2 - cpu1) + (cpu4 - cpu3);
     s->stats.processing_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;

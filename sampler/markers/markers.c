@@ -27,7 +27,7 @@ int markers_open(struct markers **out, const struct markers_config *cfg, char *e
         return 0;
     struct markers *m = calloc(1, sizeof(*m));
     if (!m || cpu_buffers_init(&m->buffers, cfg->cpus, cfg->n_cpus, cfg->buffer_pages) != 0 ||
-        u64_map_init(&m->probe_of_id, 64) != 0) {
+        u64_map_init(&m->probe_of_id, 64) != 0 || u64_map_init(&m->return_sites, 64) != 0) {
         markers_close(m);
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -35,6 +35,9 @@ int markers_open(struct markers **out, const struct markers_config *cfg, char *e
     m->pid = cfg->pid;
     m->spec = cfg->spec ? cfg->spec : "auto";
     m->poll_times = cfg->poll_times;
+    m->wait_profile = cfg->wait_profile;
+    m->waker_symbol = cfg->waker_symbol;
+    m->on_waker_site = cfg->on_waker_site;
     snprintf(m->root, sizeof(m->root), "%s", cfg->root ? cfg->root : "");
     m->have_pmu = uprobe_pmu_info(&m->pmu) == 0;
     m->prefer_tracefs = cfg->uprobes != SAMPLER_UPROBES_PMU;
@@ -94,6 +97,11 @@ size_t markers_count(const struct markers *m)
     return m ? m->probes.n : 0;
 }
 
+size_t markers_waker_locations(const struct markers *m)
+{
+    return m ? m->waker_locations : 0;
+}
+
 void markers_stats(struct markers *m, struct sampler_probe_stat **probes, size_t *n)
 {
     *probes = m ? m->stats.v : NULL;
@@ -128,5 +136,7 @@ void markers_close(struct markers *m)
     vec_free(&m->probes);
     vec_free(&m->stats);
     u64_map_free(&m->probe_of_id);
+    u64_map_free(&m->return_sites);
+    vec_free(&m->new_return_sites);
     free(m);
 }

@@ -76,13 +76,26 @@ static void poll_state_after(struct thread_poll_state *st, uint64_t time_ns, enu
     }
 }
 
+static void tell_event(struct task_tracker *t, const struct thread_poll_state *th, enum marker_kind kind,
+                       uint64_t task_id, uint64_t time_ns)
+{
+    if (t->on_task_event)
+        t->on_task_event(t->poll_ctx, th->tid, kind, task_id, time_ns);
+}
+
 /* Apply one hit of the thread at threads[idx]. */
 static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enum marker_kind kind, uint64_t arg0,
                      uint64_t probe_addr)
 {
     struct thread_poll_state *th = &t->threads.v[idx];
     struct sampler_task_stat *task;
+    if (kind == MARKER_POLL_START || kind == MARKER_POLL_END || kind == MARKER_WAKE ||
+        kind == MARKER_WAKER_REGISTERED || kind == MARKER_TERMINATE)
+        tell_event(t, th, kind, arg0, time_ns);
     switch (kind) {
+    case MARKER_WAKE:
+    case MARKER_WAKER_REGISTERED:
+        return 0;
     case MARKER_POLL_START:
         if (!(task = task_stat(t, arg0)))
             return -1;
@@ -353,6 +366,23 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uin
     *probe_addr = st.probe_addr;
 }
 
+uint64_t task_tracker_hit_before(const struct task_tracker *t, uint32_t tid, uint64_t time_ns)
+{
+    uint32_t idx;
+    if (!u64_map_get(&t->thread_index, tid, &idx))
+        return 0;
+    const struct thread_hits *h = &t->hits.v[idx];
+    size_t lo = 0, hi = h->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->v[mid].time_ns <= time_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 ? h->v[lo - 1].probe_addr : t->threads.v[idx].last_hit_addr;
+}
+
 void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)
 {
     size_t still = 0;
@@ -363,6 +393,7 @@ void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)
         for (; k < h->n && h->v[k].time_ns <= time_ns; k++) {
             const struct marker_hit *hit = &h->v[k];
             apply_hit(t, idx, hit->time_ns, hit->kind, hit->arg0, hit->probe_addr);
+            t->threads.v[idx].last_hit_addr = hit->probe_addr;
         }
         if (k < h->n) {
             memmove(h->v, h->v + k, (h->n - k) * sizeof(*h->v));

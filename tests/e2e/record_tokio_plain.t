@@ -6,7 +6,7 @@
 # task stacks, the blocking pool's worker loop never a task, --group-by task, Rust v0 mangling, frame
 # pointers, a stripped binary with a separate debug file, boundary frames alone (no probes), --poll-times.
 source "$(dirname "$0")/lib/tap.sh"
-plan 35
+plan 38
 
 KINDS='^task: tokio_fixture::(parse|render|compress)_task'
 RUNTIME_FRAMES='tokio::runtime::task::harness|tokio::runtime::scheduler|BlockingTask|Launch|start_thread|clone3'
@@ -62,7 +62,16 @@ check_plain "boundary frames only" "$WORK/frames.folded"
 check "boundary frames only: the summary says how tasks were found" grep -q "put in tasks by the runtime's task boundary frames" "$WORK/frames.err"
 
 "$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 --poll-times -o "$WORK/times.folded" 2> "$WORK/times.err"
-check "--poll-times: return probes attached" grep -q "tokio:poll (return) x" "$WORK/times.err"
+check "--poll-times: poll ends probed where Harness::poll returns to (plain uprobes)" \
+    grep -Eq "tokio:poll \(return site\) x [1-9]" "$WORK/times.err"
+check "--poll-times: no return probes (uretprobes)" sh -c "! grep -q 'tokio:poll (return) x' '$WORK/times.err'"
+# A uretprobe's trampoline cut every dwarf-unwound stack inside a poll (the old route: ~95% truncated); samples
+# in the return site's out-of-line single step are unwound from the probe's address.
+n_all=$(sed -nE 's/^taskspy: ([0-9]+) samples,.*/\1/p' "$WORK/times.err")
+n_cut=$(sed -nE 's/^taskspy: ([0-9]+) stacks were truncated.*/\1/p' "$WORK/times.err")
+check "--poll-times: stacks not truncated (${n_cut:-0} of $n_all samples, < 5%)" \
+    test $(( ${n_cut:-0} * 20 )) -lt "${n_all:-0}"
+check "--poll-times: task stacks reach the task's burn loop" grep -q "^task: tokio_fixture::compress_task;.*tokio_fixture::burn" "$WORK/times.folded"
 check "--poll-times: poll durations reported" grep -Eq "^taskspy:   task (0x[0-9a-f]+|[0-9]+): [0-9]+ polls, [0-9.]+ ms total" "$WORK/times.err"
 check "--poll-times: task roots still right" grep -q "^task: tokio_fixture::compress_task" "$WORK/times.folded"
 stop_fixture

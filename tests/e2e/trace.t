@@ -6,14 +6,15 @@
 # samples' stacks from the stackFrames table are exactly the folded file's lines; polls named by a task
 # root name the kind the fixture logged for that id; the share of poll time per task kind agrees with the
 # share of CPU samples per task root within 10 points (CPU-bound tasks). Marker hits as perf samples (the
-# route without BPF) give polls too; -f chrometrace; the tokio fixture with markers; an idle recording still
+# route without BPF) give polls too; -f chrometrace; the tokio fixture with markers, and without (poll slices by
+# default, stacks whole); an idle recording still
 # gives a valid trace; `taskspy flamegraph` refuses a trace output; speedscope imports the trace through
 # #profileURL= in headless Chromium, and a truncated trace fails that check. Never skips.
 source "$(dirname "$0")/lib/tap.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BROWSER_DIR=$ROOT/tests/browser
 FACTS=$ROOT/tests/tools/trace_facts.py
-plan 38
+plan 42
 
 if [ ! -f "$BROWSER_DIR/node_modules/speedscope/package.json" ]; then
     (cd "$BROWSER_DIR" && npm ci --no-audit --no-fund --loglevel=error > "$WORK/npm.log" 2>&1) || diag < "$WORK/npm.log"
@@ -83,6 +84,19 @@ check "tokio: polls named by async entries" \
     python3 -c 'import json, sys; d = json.load(open(sys.argv[1]));
 sys.exit(not any(e.get("cat") == "poll" and e["name"].startswith("task: tokio_fixture::") for e in d["traceEvents"]))' \
     "$WORK/tokio.trace.json"
+
+# ---- tokio without markers: poll slices by default (poll ends at Harness::poll's return sites), whole stacks ---
+start_fixture tokio_plain 40
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 -o "$WORK/plain.folded" -o "$WORK/plain.trace.json" 2> "$WORK/plain.err"
+check "record tokio_plain to a trace (no --poll-times): exit 0" test $? -eq 0
+stop_fixture
+python3 "$FACTS" "$WORK/plain.trace.json" --folded "$WORK/plain.folded" > "$WORK/plain.facts" 2> /dev/null
+check "tokio_plain: polls ($(fact "$WORK/plain.facts" polls))" test "$(fact "$WORK/plain.facts" polls)" -gt 100
+check "tokio_plain: never overlapping on a thread" test "$(fact "$WORK/plain.facts" overlaps)" = 0
+n_all=$(sed -nE 's/^taskspy: ([0-9]+) samples,.*/\1/p' "$WORK/plain.err")
+n_cut=$(sed -nE 's/^taskspy: ([0-9]+) stacks were truncated.*/\1/p' "$WORK/plain.err")
+check "tokio_plain: stacks not cut by poll-end probes (${n_cut:-0} of $n_all truncated, < 5%)" \
+    test $(( ${n_cut:-0} * 20 )) -lt "${n_all:-0}"
 
 # ---- idle: no samples, no polls, still a trace ----------------------------------------------------------------
 "$TASKSPY" record -d 1 -o "$WORK/idle.trace.json" -o "$WORK/idle.folded" -- sleep 3 2> "$WORK/idle.err"
