@@ -23,6 +23,7 @@ struct task_wait {
     bool woken_in_poll;                  /* a wake came during the current poll */
     bool registered_in_poll;             /* the current poll registered a waker */
     bool registered;                     /* the poll the task waits after registered a waker */
+    bool ever_registered;                /* some poll of it did, while recorded */
     uint32_t poll_stack;                 /* stack registered in the current poll (ROOT_ONLY: none yet) */
     bool poll_has_stack;
     uint32_t stack;                      /* where the task is suspended (ROOT_ONLY: its root) */
@@ -177,7 +178,9 @@ int wait_profile_stack(struct wait_profile *w, uint64_t task_id, uint64_t time_n
 /* The wait of t that ends at end_ns: from its poll's end to the wake [suspended], to end_ns [runnable]. */
 static void settle(struct wait_profile *w, struct task_wait *t, uint64_t end_ns)
 {
-    bool counts = !w->options.ready_unless_registered || t->registered || t->woken_at;
+    /* tokio without markers: a poll that registered no waker returned Ready unless a wake followed, and a task
+     * that never registered one is a finished task's reused header, whatever wakes it */
+    bool counts = !w->options.ready_unless_registered || t->registered || (t->woken_at && t->ever_registered);
     uint64_t from = t->wait_since;
     if (from < t->accounted_until)
         from = t->accounted_until;
@@ -240,6 +243,7 @@ static void apply(struct wait_profile *w, const struct buffered_event *e)
         if (t->poll_has_stack)
             t->stack = t->poll_stack;    /* else still suspended where it last registered */
         t->registered = t->registered_in_poll;
+        t->ever_registered |= t->registered_in_poll;
         t->phase = PHASE_WAITING;
         t->wait_since = e->time_ns;
         t->woken_at = t->woken_in_poll ? e->time_ns : 0;

@@ -33,7 +33,8 @@ struct wait_options {
     uint64_t start_ns;       /* when the recording began: no wait counts before */
     /* The runtime reports waker registrations but not when a task completes (tokio without markers): a poll
      * that registered no waker and was followed by no wake is taken as the task's last (it returned Ready),
-     * so the time after it does not count (neither until the stop nor until a reused id's next poll). */
+     * so the time after it does not count (neither until the stop nor until a reused id's next poll); nor do
+     * the waits of a task that never registered a waker while recorded (a finished task's reused id). */
     bool ready_unless_registered;
 };
 

@@ -225,8 +225,10 @@ static void test_terminated_and_ready(void **state)
     event(&e, WAIT_POLL_START, 2, 0);
     stack_at(&e, 2, 1, 12);
     event(&e, WAIT_POLL_END, 2, 10);      /* registered: waits until the stop */
+    poll_once(&e, 3, 0, 10);
+    event(&e, WAIT_WAKE, 3, 95);          /* never registered a waker: a finished task's reused id, not a wait */
     expect_folded(&e, 100, SLEEP_STACK(12) "[suspended] 90\n");
-    assert_int_equal(wait_profile_summary(e.w)->taken_as_ready, 2);
+    assert_int_equal(wait_profile_summary(e.w)->taken_as_ready, 3);
     env_free(&e);
 }
 
