@@ -486,13 +486,37 @@ static int open_wait_output(struct recording *r)
     return CARRY_ON;
 }
 
-/* Once the sampler knows its route: tokio without poll markers has no terminate event, but reports waker
- * registrations (a poll that registered none and was not woken again was the task's last). */
+/* Is probe name a task-terminate marker ('-', '_' and "__" alike)? */
+static bool is_terminate_probe(const char *name)
+{
+    char plain[64];
+    size_t n = 0;
+    for (const char *c = name; *c && n + 1 < sizeof(plain); c++)
+        if (*c != '-' && *c != '_')
+            plain[n++] = *c;
+    plain[n] = '\0';
+    return strcmp(plain, "taskterminate") == 0;
+}
+
+/* A runtime that reports waker registrations (tokio's clone_waker, --waker-symbol) but has no task-terminate
+ * marker (tokio without markers) does not say when a task completed: the wait profile then takes a poll that
+ * registered no waker and was not woken again as the task's last. The probes attached tell. */
+static bool completion_unknown(const struct sampler_stats *st)
+{
+    bool registrations = false, terminates = false;
+    for (size_t i = 0; i < st->n_probes; i++) {
+        registrations |= strcmp(st->probes[i].name, "waker clone (registration)") == 0 ||
+                         strcmp(st->probes[i].provider, "waker-symbol") == 0;
+        terminates |= is_terminate_probe(st->probes[i].name);
+    }
+    return registrations && !terminates;
+}
+
 static int start_wait_profile(struct recording *r)
 {
     if (!r->k->want_wait)
         return CARRY_ON;
-    struct wait_options wo = { .start_ns = 0, .ready_unless_registered = sampler_poll_markers(r->s) == 0 };
+    struct wait_options wo = { .start_ns = 0 };
     if (wait_collect_start(&r->k->wait, r->k->stacks, r->k->profile, &wo) != 0) {
         fprintf(stderr, "taskspy: out of memory\n");
         return EXIT_RUNTIME;
@@ -509,7 +533,7 @@ static int write_wait_output(struct recording *r)
         return 0;
     const struct sampler_stats *st = sampler_stats(r->s);
     uint64_t stop_ns = r->start_ns + (uint64_t)(st->duration_s * 1e9);
-    if (wait_collect_finish(&k->wait, stop_ns) != 0) {
+    if (wait_collect_finish(&k->wait, stop_ns, completion_unknown(st)) != 0) {
         fprintf(stderr, "taskspy: out of memory while settling the waits; %s not written\n", r->o.wait_output);
         return EXIT_RUNTIME;
     }

@@ -49,9 +49,9 @@ int wait_collect_round(struct wait_collect *c, uint64_t until_ns)
     return wait_profile_round(c->profile, until_ns);
 }
 
-int wait_collect_finish(struct wait_collect *c, uint64_t stop_ns)
+int wait_collect_finish(struct wait_collect *c, uint64_t stop_ns, bool ready_unless_registered)
 {
-    c->result = wait_profile_finish(c->profile, stop_ns);
+    c->result = wait_profile_finish(c->profile, stop_ns, ready_unless_registered);
     return c->result ? 0 : -1;
 }
 

@@ -38,8 +38,9 @@ int wait_collect_event(struct wait_collect *c, const struct sampler_task_event *
 int wait_collect_stack(struct wait_collect *c, const struct sampler_wait_stack *w, uint32_t thread_root,
                        const struct stack_frame *const *frames, size_t n);
 int wait_collect_round(struct wait_collect *c, uint64_t until_ns);
-/* After task_stacks_finish: settle the waits up to stop_ns. Returns 0 or -1 (no memory). */
-int wait_collect_finish(struct wait_collect *c, uint64_t stop_ns);
+/* After task_stacks_finish: settle the waits up to stop_ns (ready_unless_registered: wait_profile_finish's rule for
+ * runtimes that do not say when a task completed). Returns 0 or -1 (no memory). */
+int wait_collect_finish(struct wait_collect *c, uint64_t stop_ns, bool ready_unless_registered);
 /* Why there is no wait profile to write (note: the sampler's wait_note), or NULL when there is one. */
 const char *wait_collect_nothing(const struct wait_collect *c, const char *note);
 /* Write the wait profile into place (svg: the graph's options). Returns 0, or -1 with a message in err (nothing

@@ -17,6 +17,11 @@
 
 enum task_phase { PHASE_UNKNOWN, PHASE_POLLING, PHASE_WAITING, PHASE_DONE };
 
+struct wait_times {
+    uint64_t suspended_ns, runnable_ns, longest_runnable_ns;
+    uint64_t waits;
+};
+
 struct task_wait {
     uint64_t id;
     uint8_t phase;
@@ -30,8 +35,11 @@ struct task_wait {
     uint64_t wait_since;                 /* end of the poll it waits after */
     uint64_t woken_at;                   /* 0: not woken since */
     uint64_t accounted_until;            /* no wait of this task counts before this */
-    uint64_t root_suspended_ns, root_runnable_ns;   /* waits filed under the task's root alone */
-    uint64_t suspended_ns, runnable_ns, longest_runnable_ns;
+    /* [0] certain waits, [1] doubtful ones: after a poll that registered no waker and was not woken again
+     * (or woken, but the task never registered one): a completed task's, if the runtime says nothing of
+     * completion (wait_profile_finish decides) */
+    struct wait_times root[2];           /* waits filed under the task's root alone */
+    struct wait_times total[2];          /* all its waits */
 };
 
 struct buffered_event {
@@ -43,7 +51,7 @@ struct buffered_event {
 };
 
 struct stack_times {
-    uint64_t suspended_ns, runnable_ns;
+    struct wait_times by_doubt[2];       /* certain, doubtful (as in task_wait) */
 };
 
 struct wait_profile {
@@ -170,17 +178,24 @@ int wait_profile_stack(struct wait_profile *w, uint64_t task_id, uint64_t time_n
         if (vec_reserve(&w->times, (size_t)node + 1) != 0)
             return -1;
         while (w->times.n <= node)
-            w->times.v[w->times.n++] = (struct stack_times){ 0, 0 };
+            w->times.v[w->times.n++] = (struct stack_times){ 0 };
     }
     return buffer(w, WAIT_STACK, task_id, time_ns, node);
+}
+
+static void add_time(struct wait_times *to, uint64_t suspended_ns, uint64_t runnable_ns)
+{
+    to->suspended_ns += suspended_ns;
+    to->runnable_ns += runnable_ns;
+    if (runnable_ns > to->longest_runnable_ns)
+        to->longest_runnable_ns = runnable_ns;
+    to->waits++;
 }
 
 /* The wait of t that ends at end_ns: from its poll's end to the wake [suspended], to end_ns [runnable]. */
 static void settle(struct wait_profile *w, struct task_wait *t, uint64_t end_ns)
 {
-    /* tokio without markers: a poll that registered no waker returned Ready unless a wake followed, and a task
-     * that never registered one is a finished task's reused header, whatever wakes it */
-    bool counts = !w->options.ready_unless_registered || t->registered || (t->woken_at && t->ever_registered);
+    int doubtful = !t->registered && !(t->woken_at && t->ever_registered);
     uint64_t from = t->wait_since;
     if (from < t->accounted_until)
         from = t->accounted_until;
@@ -188,34 +203,14 @@ static void settle(struct wait_profile *w, struct task_wait *t, uint64_t end_ns)
         from = w->options.start_ns;
     if (end_ns > w->stop_ns)
         end_ns = w->stop_ns;
-    if (!counts) {
-        w->summary.taken_as_ready++;
-        return;
-    }
     if (end_ns <= from)
         return;
     uint64_t wake = t->woken_at ? t->woken_at : end_ns;
     wake = wake < from ? from : wake > end_ns ? end_ns : wake;
-    uint64_t suspended = wake - from, runnable = end_ns - wake;
     t->accounted_until = end_ns;
-    if (t->stack == ROOT_ONLY) {
-        t->root_suspended_ns += suspended;
-        t->root_runnable_ns += runnable;
-    } else {
-        w->times.v[t->stack].suspended_ns += suspended;
-        w->times.v[t->stack].runnable_ns += runnable;
-    }
-    t->suspended_ns += suspended;
-    t->runnable_ns += runnable;
-    if (runnable > t->longest_runnable_ns)
-        t->longest_runnable_ns = runnable;
-    if (runnable > w->summary.longest_runnable_ns) {
-        w->summary.longest_runnable_ns = runnable;
-        w->summary.longest_runnable_task = t->id;
-    }
-    w->summary.intervals++;
-    w->summary.suspended_ns += suspended;
-    w->summary.runnable_ns += runnable;
+    struct wait_times *at = t->stack == ROOT_ONLY ? &t->root[doubtful] : &w->times.v[t->stack].by_doubt[doubtful];
+    add_time(at, wake - from, end_ns - wake);
+    add_time(&t->total[doubtful], wake - from, end_ns - wake);
 }
 
 static void begin_poll(struct task_wait *t)
@@ -311,15 +306,29 @@ static int add_lines(struct profile *out, const char **names, size_t n, uint64_t
     return 0;
 }
 
-static int write_stacks(struct wait_profile *w, struct profile *out)
+/* Certain waits, and the doubtful ones too unless they are taken as completed tasks' (keep_doubtful false). */
+static struct wait_times kept(const struct wait_times by_doubt[2], bool keep_doubtful)
+{
+    struct wait_times k = by_doubt[0];
+    if (keep_doubtful) {
+        k.suspended_ns += by_doubt[1].suspended_ns;
+        k.runnable_ns += by_doubt[1].runnable_ns;
+        k.waits += by_doubt[1].waits;
+        if (by_doubt[1].longest_runnable_ns > k.longest_runnable_ns)
+            k.longest_runnable_ns = by_doubt[1].longest_runnable_ns;
+    }
+    return k;
+}
+
+static int write_stacks(struct wait_profile *w, struct profile *out, bool keep_doubtful)
 {
     size_t n_nodes;
     const struct profile_node *nodes = profile_nodes(w->tree, &n_nodes);
     VEC_OF(const char *) names = { 0 };
     int rc = 0;
     for (size_t node = 1; node < w->times.n && node < n_nodes && rc == 0; node++) {
-        const struct stack_times *st = &w->times.v[node];
-        if (st->suspended_ns < 1000 && st->runnable_ns < 1000)
+        struct wait_times st = kept(w->times.v[node].by_doubt, keep_doubtful);
+        if (st.suspended_ns < 1000 && st.runnable_ns < 1000)
             continue;
         size_t depth = 0;
         for (uint32_t at = (uint32_t)node; at != 0; at = nodes[at].parent)
@@ -331,7 +340,7 @@ static int write_stacks(struct wait_profile *w, struct profile *out)
         size_t i = depth;
         for (uint32_t at = (uint32_t)node; at != 0; at = nodes[at].parent)
             names.v[--i] = profile_frame_name(w->tree, nodes[at].frame);
-        rc = add_lines(out, names.v, depth, st->suspended_ns, st->runnable_ns);
+        rc = add_lines(out, names.v, depth, st.suspended_ns, st.runnable_ns);
     }
     vec_free(&names);
     return rc;
@@ -347,35 +356,44 @@ static int by_total_wait(const void *a, const void *b)
 }
 
 /* The waits filed under task roots alone, and every task's totals for the summary. */
-static int write_roots_and_totals(struct wait_profile *w, struct profile *out)
+static int write_roots_and_totals(struct wait_profile *w, struct profile *out, bool keep_doubtful)
 {
+    struct wait_summary *s = &w->summary;
     for (size_t i = 0; i < w->tasks.n; i++) {
         const struct task_wait *t = &w->tasks.v[i];
-        if (t->suspended_ns + t->runnable_ns == 0)
+        struct wait_times total = kept(t->total, keep_doubtful), root_only = kept(t->root, keep_doubtful);
+        if (!keep_doubtful)
+            s->taken_as_ready += t->total[1].waits;
+        if (total.suspended_ns + total.runnable_ns == 0)
             continue;
         uint32_t root = task_stacks_task_root(w->stacks, t->id);
         if (root == PROFILE_NO_FRAME)
             return -1;
         const char *names[2] = { profile_frame_name(w->names, root), NULL };
-        if (add_lines(out, names, 1, t->root_suspended_ns, t->root_runnable_ns) != 0)
+        if (add_lines(out, names, 1, root_only.suspended_ns, root_only.runnable_ns) != 0)
             return -1;
-        struct wait_task_total *total = vec_push(&w->totals);
-        if (!total)
+        struct wait_task_total *row = vec_push(&w->totals);
+        if (!row)
             return -1;
-        *total = (struct wait_task_total){ .task_id = t->id, .root = root, .suspended_ns = t->suspended_ns,
-                                           .runnable_ns = t->runnable_ns,
-                                           .longest_runnable_ns = t->longest_runnable_ns };
-        if (t->longest_runnable_ns && t->id == w->summary.longest_runnable_task &&
-            t->longest_runnable_ns == w->summary.longest_runnable_ns)
-            w->summary.longest_runnable_root = root;
+        *row = (struct wait_task_total){ .task_id = t->id, .root = root, .suspended_ns = total.suspended_ns,
+                                         .runnable_ns = total.runnable_ns,
+                                         .longest_runnable_ns = total.longest_runnable_ns };
+        s->intervals += total.waits;
+        s->suspended_ns += total.suspended_ns;
+        s->runnable_ns += total.runnable_ns;
+        if (total.longest_runnable_ns > s->longest_runnable_ns) {
+            s->longest_runnable_ns = total.longest_runnable_ns;
+            s->longest_runnable_task = t->id;
+            s->longest_runnable_root = root;
+        }
     }
     qsort(w->totals.v, w->totals.n, sizeof(w->totals.v[0]), by_total_wait);
-    w->summary.tasks = w->totals.v;
-    w->summary.n_tasks = w->totals.n;
+    s->tasks = w->totals.v;
+    s->n_tasks = w->totals.n;
     return 0;
 }
 
-struct profile *wait_profile_finish(struct wait_profile *w, uint64_t stop_ns)
+struct profile *wait_profile_finish(struct wait_profile *w, uint64_t stop_ns, bool ready_unless_registered)
 {
     if (wait_profile_round(w, UINT64_MAX) != 0)
         return NULL;
@@ -384,7 +402,8 @@ struct profile *wait_profile_finish(struct wait_profile *w, uint64_t stop_ns)
         if (w->tasks.v[i].phase == PHASE_WAITING)
             settle(w, &w->tasks.v[i], stop_ns);
     struct profile *out = profile_new();
-    if (!out || write_stacks(w, out) != 0 || write_roots_and_totals(w, out) != 0) {
+    if (!out || write_stacks(w, out, !ready_unless_registered) != 0 ||
+        write_roots_and_totals(w, out, !ready_unless_registered) != 0) {
         profile_free(out);
         return NULL;
     }

@@ -31,11 +31,6 @@ struct wait_event {
 
 struct wait_options {
     uint64_t start_ns;       /* when the recording began: no wait counts before */
-    /* The runtime reports waker registrations but not when a task completes (tokio without markers): a poll
-     * that registered no waker and was followed by no wake is taken as the task's last (it returned Ready),
-     * so the time after it does not count (neither until the stop nor until a reused id's next poll); nor do
-     * the waits of a task that never registered a waker while recorded (a finished task's reused id). */
-    bool ready_unless_registered;
 };
 
 /* One task's waits, for the summary. root is a frame id of the task_stacks' profile ("task: ENTRY"). */
@@ -49,7 +44,8 @@ struct wait_task_total {
 struct wait_summary {
     uint64_t intervals;                  /* waits counted */
     uint64_t suspended_ns, runnable_ns;  /* their total */
-    uint64_t taken_as_ready;             /* waits left out: the task's last poll returned Ready */
+    uint64_t taken_as_ready;             /* waits left out: the task's last poll returned Ready (a terminate
+                                            event, or ready_unless_registered) */
     uint64_t stacks;                     /* registration stacks applied */
     uint64_t stray_stacks;               /* registration stacks outside a poll of their task (left out) */
     uint64_t longest_runnable_ns;        /* the longest single [runnable] delay ... */
@@ -77,8 +73,13 @@ int wait_profile_stack(struct wait_profile *w, uint64_t task_id, uint64_t time_n
 int wait_profile_round(struct wait_profile *w, uint64_t until_ns);
 /* The recording stopped at stop_ns: settle what is left, count open waits up to stop_ns, and return the wait
  * profile (counts in microseconds; "[suspended]" and "[runnable]" leaves), which the caller frees; NULL when
- * out of memory. Call once, after task_stacks_finish. */
-struct profile *wait_profile_finish(struct wait_profile *w, uint64_t stop_ns);
+ * out of memory. Call once, after task_stacks_finish.
+ * ready_unless_registered: the runtime reports waker registrations but not when a task completes (tokio
+ * without markers): a poll that registered no waker and was followed by no wake is taken as the task's last
+ * (it returned Ready), so the time after it does not count (neither until the stop nor until a reused id's
+ * next poll); nor do the waits of a task that never registered a waker while recorded (a finished task's
+ * reused id). Otherwise (a terminate marker says it, or nothing registers) those waits count. */
+struct profile *wait_profile_finish(struct wait_profile *w, uint64_t stop_ns, bool ready_unless_registered);
 /* What was counted (tasks sorted after wait_profile_finish). */
 const struct wait_summary *wait_profile_summary(const struct wait_profile *w);
 

@@ -4,11 +4,13 @@
 # with --wait-tasks: its sleep task waits at its sleep line, mostly [suspended], its waits adding up to about
 # the recording's duration; its yield task waits at its yield line; with the runtime saturated some waits are
 # [runnable]; no waker machinery and no runtime frame in any wait stack; the CPU profile written as before;
-# the summary's longest waits. The SDT build of the same program. The wait SVG in headless Chromium
+# the summary's longest waits. The SDT build of the same program (waits at task roots: no waker probes with
+# markers yet). An HTTP server (hyper) under wrk: a handler awaiting a 20 ms timer waits about 20 ms per request
+# at that line. The wait SVG in headless Chromium
 # (tests/browser/wait_svg_check.js). A program without tokio or markers: one line why, exit 0, the CPU
 # profile written and no wait file. Bad --wait-output names: a usage error.
 source "$(dirname "$0")/lib/tap.sh"
-plan 32
+plan 33
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MAIN_RS=$ROOT/tests/fixtures/tokio/src/main.rs
@@ -88,18 +90,22 @@ check "saturated: the sleep task waits for a worker after its timer fires ($slee
 check "saturated: the summary gives the longest [runnable] delay" \
     grep -Eq '^taskspy: longest \[runnable\] delay: [0-9.]+ ms, task 0x[0-9a-f]+ \(task: ' "$WORK/busy.err"
 
-# ---- the SDT build: polls from markers --------------------------------------------------------------------
-start_fixture tokio_markers 60 --fast-polls --wait-tasks
+# ---- the SDT build: waits from the poll markers (task-poll-end to the next task-poll-start); the sampler does
+# not probe tokio's waker functions when markers give the task ids (they name tasks by header), so there is no
+# wake and no stack: waits are filed at task roots, all [suspended], and the summary says why
+start_fixture tokio_markers 60 --wait-tasks
 run sdt record -p "$FIXTURE_PID" -d 3 -o "$WORK/sdt-cpu.folded" --wait-output "$WORK/sdt-wait.folded"
 stop_fixture
 diag < "$WORK/sdt.err"
-check "sdt: exit 0" test "$RC" -eq 0
-check "sdt: the sleep task waits at its sleep line (>= 90%)" \
-    most_stacks "$WORK/sdt-wait.folded" "$SLEEP_ROOT" "$SLEEP_AT" 100
-sdt_all=$(samples "$WORK/sdt-wait.folded" "$SLEEP_ROOT")
+check "sdt: exit 0, a wait profile written" test "$RC" -eq 0 -a -s "$WORK/sdt-wait.folded"
+check "sdt: waits at task roots, [suspended] (no wake, no stack)" \
+    every_stack "$WORK/sdt-wait.folded" '.' '^(task: [^;]*|\[task entry unknown\]);\[suspended\]$'
+check "sdt: the summary says why the waits are not split" grep -q '^taskspy: waits: no waker functions' "$WORK/sdt.err"
+# the sleep task is the first task the fixture spawns: marker id 1
+sdt_sleep=$(sed -n 's/^taskspy:   task 1 (.*): \([0-9.]*\) ms suspended.*/\1/p' "$WORK/sdt.err")
 secs=$(recorded_secs "$WORK/sdt.err")
-check "sdt: the sleep task's waits add up to about the recording ($sdt_all us in $secs s)" \
-    between "$(ratio "$sdt_all" "$(awk -v s="$secs" 'BEGIN { print s * 1e6 }')")" 0.85 1.03
+check "sdt: the sleep task (id 1) waits about the recording (${sdt_sleep:-?} ms in $secs s)" \
+    between "$(ratio "${sdt_sleep:-0}" "$(awk -v s="$secs" 'BEGIN { print s * 1e3 }')")" 0.85 1.03
 
 # ---- an HTTP server (hyper, no markers) under wrk: a handler awaiting a T ms timer waits T ms per request there
 HYPER_RS=$ROOT/tests/fixtures/hyper/src/main.rs
@@ -119,7 +125,7 @@ requests=$(sed -n 's/^requests \/sleep \([0-9]*\)$/\1/p' "$WORK/http.stdout")
 waited=$(samples "$WORK/http-wait.folded" "@ main.rs:$HYPER_SLEEP_LINE;")
 per_request=$(ratio "$waited" "${requests:-0}")
 check "http: $requests requests of /sleep, about $T_MS ms of wait each at the timer's await line (main.rs:$HYPER_SLEEP_LINE): $per_request us" \
-    between "$(ratio "$per_request" $((T_MS * 1000)))" 0.9 1.6
+    between "$(ratio "$per_request" $((T_MS * 1000)))" 0.9 1.4
 
 # ---- no tokio, no markers: nothing to record, said in one line ---------------------------------------------
 run none record -d 1 -o "$WORK/none-cpu.folded" --wait-output "$WORK/none-wait.folded" -- "$FIXTURES/shares_fp"

@@ -28,6 +28,7 @@ struct env {
     struct task_stacks *t;
     struct wait_profile *w;
     struct profile *out;
+    bool ready_rule;                     /* wait_profile_finish's ready_unless_registered */
     uint32_t thread_root;
     char err[256];
 };
@@ -95,7 +96,7 @@ static void poll_once(struct env *e, uint64_t task, uint64_t start_us, uint64_t 
 static void expect_folded(struct env *e, uint64_t stop_us, const char *want)
 {
     assert_int_equal(task_stacks_finish(e->t), 0);
-    e->out = wait_profile_finish(e->w, stop_us * US);
+    e->out = wait_profile_finish(e->w, stop_us * US, e->ready_rule);
     assert_non_null(e->out);
     char *got = folded_text(e->out);
     if (strcmp(got, want) != 0)
@@ -218,8 +219,8 @@ static void test_terminated_and_ready(void **state)
     env_free(&e);
 
     /* tokio without markers: a poll that registered nothing and was never woken was the task's last */
-    struct wait_options o = { .start_ns = 0, .ready_unless_registered = true };
-    env_init_with(&e, &o);
+    env_init(&e);
+    e.ready_rule = true;
     poll_once(&e, 1, 0, 10);                   /* finished (nothing registered, no wake) */
     poll_once(&e, 1, 50, 60);                  /* the header reused by a new task: no wait 10..50 */
     event(&e, WAIT_POLL_START, 2, 0);
@@ -288,7 +289,7 @@ static void test_duration_bound(void **state)
                 assert_int_equal(wait_profile_round(e.w, t * US), 0);
         }
         assert_int_equal(task_stacks_finish(e.t), 0);
-        e.out = wait_profile_finish(e.w, stop_us * US);
+        e.out = wait_profile_finish(e.w, stop_us * US, rand() % 2);
         assert_non_null(e.out);
         const struct wait_summary *s = wait_profile_summary(e.w);
         for (size_t i = 0; i < s->n_tasks; i++)
