@@ -289,7 +289,8 @@ int wait_profile_round(struct wait_profile *w, uint64_t until_ns)
     size_t done = 0;
     while (done < w->pending.n && w->pending.v[done].time_ns <= until_ns)
         apply(w, &w->pending.v[done++]);
-    memmove(w->pending.v, w->pending.v + done, (w->pending.n - done) * sizeof(w->pending.v[0]));
+    if (done < w->pending.n)
+        memmove(w->pending.v, w->pending.v + done, (w->pending.n - done) * sizeof(w->pending.v[0]));
     w->pending.n -= done;
     return 0;
 }
@@ -387,7 +388,8 @@ static int write_roots_and_totals(struct wait_profile *w, struct profile *out, b
             s->longest_runnable_root = root;
         }
     }
-    qsort(w->totals.v, w->totals.n, sizeof(w->totals.v[0]), by_total_wait);
+    if (w->totals.n)
+        qsort(w->totals.v, w->totals.n, sizeof(w->totals.v[0]), by_total_wait);
     s->tasks = w->totals.v;
     s->n_tasks = w->totals.n;
     return 0;
