@@ -39,8 +39,10 @@ static const struct runtime_rule rules[] = {
         .entry_after = "^<?tokio::runtime::task::core::Core<.*>>?::poll",
         /* Core::poll drops the future once it is ready: the task's completion, not a frame of its own */
         .after_future = "^<?tokio::runtime::task::core::Core<.*>>?::(drop_future_or_output|set_stage|store_output)",
-        /* what a leaf future calls to register its waker, down to the waker vtable (clone_waker) */
+        /* what a leaf future calls to register its waker, down to the waker vtable (clone_waker); yield_now
+         * hands its waker to the worker's defer list */
         .waker = "^<?(tokio::runtime::task::(waker::|raw::RawTask>?::ref_inc|state::State>?::ref_inc)"
+                 "|tokio::runtime::(context::(with_defer|defer)|defer::)"
                  "|tokio::sync::task::atomic_waker::(AtomicWaker>?::(register|do_register)|.*WakerRef)"
                  "|core::task::wake::(Waker|RawWaker)|&?core::task::wake::Waker as )",
     },
