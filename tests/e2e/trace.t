@@ -6,8 +6,8 @@
 # samples' stacks from the stackFrames table are exactly the folded file's lines; polls named by a task
 # root name the kind the fixture logged for that id; the share of poll time per task kind agrees with the
 # share of CPU samples per task root within 10 points (CPU-bound tasks). Marker hits as perf samples (the
-# route without BPF) give polls too; -f chrometrace; the tokio fixture with markers, and without (--poll-times:
-# poll slices, stacks whole); an idle recording still
+# route without BPF) give polls too; -f chrometrace; the tokio fixture with markers, and without (poll slices by
+# default, stacks whole); an idle recording still
 # gives a valid trace; `taskspy flamegraph` refuses a trace output; speedscope imports the trace through
 # #profileURL= in headless Chromium, and a truncated trace fails that check. Never skips.
 source "$(dirname "$0")/lib/tap.sh"
@@ -85,11 +85,10 @@ check "tokio: polls named by async entries" \
 sys.exit(not any(e.get("cat") == "poll" and e["name"].startswith("task: tokio_fixture::") for e in d["traceEvents"]))' \
     "$WORK/tokio.trace.json"
 
-# ---- tokio without markers, --poll-times: poll slices (poll ends at Harness::poll's return sites), whole stacks --
+# ---- tokio without markers: poll slices by default (return probes on Harness::poll), stacks still whole ------
 start_fixture tokio_plain 40
-"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 --poll-times -o "$WORK/plain.folded" -o "$WORK/plain.trace.json" \
-    2> "$WORK/plain.err"
-check "record tokio_plain to a trace with --poll-times: exit 0" test $? -eq 0
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 -o "$WORK/plain.folded" -o "$WORK/plain.trace.json" 2> "$WORK/plain.err"
+check "record tokio_plain to a trace (no --poll-times): exit 0" test $? -eq 0
 stop_fixture
 python3 "$FACTS" "$WORK/plain.trace.json" --folded "$WORK/plain.folded" > "$WORK/plain.facts" 2> /dev/null
 check "tokio_plain: polls ($(fact "$WORK/plain.facts" polls))" test "$(fact "$WORK/plain.facts" polls)" -gt 100
