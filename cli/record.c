@@ -19,6 +19,7 @@
 #include "cli/record_summary.h"
 #include "cli/status_line.h"
 #include "cli/trace_collect.h"
+#include "cli/wait_collect.h"
 #include "flamegraph/flamegraph.h"
 #include "sampler/sampler.h"
 #include "base/vec.h"
@@ -51,6 +52,8 @@ struct record_sink {
     struct status_line status;     /* on a terminal: how the recording goes */
     bool want_trace;               /* an -o is a Chrome trace: keep polls and samples with their times */
     struct trace_collect trace;
+    bool want_wait;                /* --wait-output: task events and wait stacks into the wait profile */
+    struct wait_collect wait;
     uint32_t expanded_at[MAX_EXPANDED_FRAMES];            /* one sample's frames: indices into frame_pool */
     const struct stack_frame *expanded[MAX_EXPANDED_FRAMES];   /* the same as pointers, once resolved */
 };
@@ -185,6 +188,46 @@ static void sink_sample(void *ctx, const struct sampler_sample *s)
         k->failed = true;
 }
 
+/* ---- the wait profile (--wait-output): task events, wait stacks, rounds -------------------------------- */
+
+static void sink_task_event(void *ctx, const struct sampler_task_event *e)
+{
+    struct record_sink *k = ctx;
+    if (wait_collect_event(&k->wait, e) != 0)
+        k->failed = true;
+}
+
+/* A waker-registration stack, symbolized like a sample's (the same address cache and frame pool), without its
+ * innermost address: the registering function itself (the waker machinery). */
+static void sink_wait_stack(void *ctx, const struct sampler_wait_stack *w)
+{
+    struct record_sink *k = ctx;
+    size_t n = 0;
+    for (size_t i = w->n_user; i-- > 1;) {
+        const struct cached_address *c = frames_of(k, w->user_ips[i], true, false);
+        if (!c) {
+            k->failed = true;
+            return;
+        }
+        for (uint32_t j = 0; j < c->n && n < MAX_EXPANDED_FRAMES; j++)
+            k->expanded_at[n++] = c->first + j;
+    }
+    for (size_t i = 0; i < n; i++)
+        k->expanded[i] = &k->frame_pool.v[k->expanded_at[i]];
+    uint32_t root = w->thread < k->thread_roots.n ? k->thread_roots.v[w->thread] : PROFILE_NO_FRAME;
+    if (root == PROFILE_NO_FRAME)
+        root = thread_root(k, NULL);
+    if (root == PROFILE_NO_FRAME || wait_collect_stack(&k->wait, w, root, k->expanded, n) != 0)
+        k->failed = true;
+}
+
+static void sink_wait_round(void *ctx, uint64_t until_ns)
+{
+    struct record_sink *k = ctx;
+    if (wait_collect_round(&k->wait, until_ns) != 0)
+        k->failed = true;
+}
+
 static void sink_progress(void *ctx, const struct sampler_progress *p)
 {
     struct record_sink *k = ctx;
@@ -279,6 +322,7 @@ static void sink_free(struct record_sink *k)
     vec_free(&k->thread_roots);
     vec_free(&k->by_result);
     trace_collect_free(&k->trace);
+    wait_collect_free(&k->wait);
     vec_free(&k->frame_pool);
     free(k);
 }
@@ -370,6 +414,7 @@ static int open_sampler(struct recording *r)
         .stop = &stop_requested,
         .search_path = getenv("PATH"), .marker_records = o->marker_records, .uprobe_events = o->uprobe_events,
         .on_warning = print_warning, .warning_ctx = &r->k->status,
+        .wait_profile = r->k->want_wait, .waker_symbol = o->waker_symbol,
     };
     if (sampler_open(&r->s, &cfg, r->err, sizeof(r->err)) != 0)
         return fail(r, EXIT_RUNTIME);
@@ -385,6 +430,9 @@ static int run_sampler(struct recording *r)
     struct sampler_sink sink = {
         .ctx = r->k, .on_mapping = sink_mapping, .on_thread_name = sink_thread_name, .on_sample = sink_sample,
         .on_progress = sink_progress, .on_poll = r->k->want_trace ? sink_poll : NULL,
+        .on_task_event = r->k->want_wait ? sink_task_event : NULL,
+        .on_wait_stack = r->k->want_wait ? sink_wait_stack : NULL,
+        .on_wait_round = r->k->want_wait ? sink_wait_round : NULL,
     };
     struct timespec start;     /* the clock of sample and poll times; the events are enabled just after */
     r->start_ns = clock_gettime(CLOCK_MONOTONIC, &start) == 0
@@ -422,6 +470,97 @@ static int report_and_write(struct recording *r)
         else
             fprintf(stderr, "taskspy: wrote %s (%zu stacks)\n", out->path, profile_distinct_stacks(r->k->profile));
     }
+    return CARRY_ON;
+}
+
+/* ---- the wait profile's steps (--wait-output) ------------------------------------------------------------ */
+
+/* Its file is created before any work, as the -o outputs are. */
+static int open_wait_output(struct recording *r)
+{
+    if (!r->o.wait_output)
+        return CARRY_ON;
+    r->k->want_wait = true;
+    if (wait_collect_open(&r->k->wait, r->o.wait_output, r->o.wait_format, r->err, sizeof(r->err)) != 0)
+        return fail(r, EXIT_RUNTIME);
+    return CARRY_ON;
+}
+
+/* Is probe name a task-terminate marker ('-', '_' and "__" alike)? */
+static bool is_terminate_probe(const char *name)
+{
+    char plain[64];
+    size_t n = 0;
+    for (const char *c = name; *c && n + 1 < sizeof(plain); c++)
+        if (*c != '-' && *c != '_')
+            plain[n++] = *c;
+    plain[n] = '\0';
+    return strcmp(plain, "taskterminate") == 0;
+}
+
+/* A runtime that reports waker registrations (tokio's clone_waker, --waker-symbol) but has no task-terminate
+ * marker (tokio without markers) does not say when a task completed: the wait profile then takes a poll that
+ * registered no waker and was not woken again as the task's last. The probes attached tell. */
+static bool completion_unknown(const struct sampler_stats *st)
+{
+    bool registrations = false, terminates = false;
+    for (size_t i = 0; i < st->n_probes; i++) {
+        registrations |= strcmp(st->probes[i].name, "waker clone (registration)") == 0 ||
+                         strcmp(st->probes[i].provider, "waker-symbol") == 0;
+        terminates |= is_terminate_probe(st->probes[i].name);
+    }
+    return registrations && !terminates;
+}
+
+static int start_wait_profile(struct recording *r)
+{
+    if (!r->k->want_wait)
+        return CARRY_ON;
+    struct wait_options wo = { .start_ns = 0 };
+    if (wait_collect_start(&r->k->wait, r->k->stacks, r->k->profile, &wo) != 0) {
+        fprintf(stderr, "taskspy: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    return CARRY_ON;
+}
+
+/* After the CPU profile: the waits settled up to the recording's end, their summary, and the file, or one line
+ * saying why there is none (the CPU profile stands either way). */
+static int write_wait_output(struct recording *r)
+{
+    struct record_sink *k = r->k;
+    if (!k->want_wait)
+        return 0;
+    const struct sampler_stats *st = sampler_stats(r->s);
+    uint64_t stop_ns = r->start_ns + (uint64_t)(st->duration_s * 1e9);
+    if (wait_collect_finish(&k->wait, stop_ns, completion_unknown(st)) != 0) {
+        fprintf(stderr, "taskspy: out of memory while settling the waits; %s not written\n", r->o.wait_output);
+        return EXIT_RUNTIME;
+    }
+    const char *nothing = wait_collect_nothing(&k->wait, st->wait_note);
+    if (nothing) {
+        fprintf(stderr, "taskspy: no wait profile: %s; %s not written\n", nothing, r->o.wait_output);
+        return 0;
+    }
+    record_summary_print_waits(stderr, wait_profile_summary(k->wait.profile), k->profile, st);
+    char cmdline[1024], header[1300];
+    command_line_of(&r->o, sampler_target_pid(r->s), cmdline, sizeof(cmdline));
+    const struct wait_summary *ws = wait_profile_summary(k->wait.profile);
+    snprintf(header, sizeof(header), "%s (pid %d), %.1f s, %zu tasks waited %.1f s suspended, %.1f s runnable",
+             cmdline, (int)sampler_target_pid(r->s), st->duration_s, ws->n_tasks, ws->suspended_ns / 1e9,
+             ws->runnable_ns / 1e9);
+    struct svg_options so;
+    svg_options_init(&so);
+    so.title = "Wait time";
+    so.subtitle = r->o.title ? r->o.title : NULL;
+    so.header = header;
+    so.colors = "wait";
+    so.count_name = "ms";
+    so.count_divisor = 1000;       /* counts are microseconds */
+    if (wait_collect_write(&k->wait, &so, r->err, sizeof(r->err)) != 0)
+        return fail(r, EXIT_RUNTIME);
+    fprintf(stderr, "taskspy: wrote %s (%zu stacks, wall time in microseconds)\n", r->o.wait_output,
+            profile_distinct_stacks(k->wait.result));
     return 0;
 }
 
@@ -438,7 +577,8 @@ static void finish(struct recording *r)
 int record_command(int argc, char **argv)
 {
     static int (*const steps[])(struct recording *) = {
-        parse_options, open_outputs, make_sink, catch_stop_signals, open_sampler, run_sampler, report_and_write,
+        parse_options, open_outputs, make_sink, open_wait_output, catch_stop_signals, open_sampler,
+        start_wait_profile, run_sampler, report_and_write, write_wait_output,
     };
     struct recording r = { .argc = argc, .argv = argv };
     int status = CARRY_ON;

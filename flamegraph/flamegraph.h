@@ -85,6 +85,12 @@ int task_stacks_prepare(struct task_stacks *t, const char *name, const char *fil
  * whole stack under thread_root. Returns 0 or -1 (no memory). */
 int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task_state state, uint64_t task_id,
                     uint32_t marker_function, const struct stack_frame *const *frames, size_t n, uint64_t count);
+/* The stack task_stacks_add would add for a stack of task task_id (in a task; cut below the poll-marker frame the
+ * samples showed last when it is on this stack, else at the runtime boundaries), without adding it: frame ids root first in *ids (valid until the next call on t), their
+ * number in *n_ids; 0 when only the task's root can be told (a stack inside the poll wrapper of a task whose
+ * entry is not known yet: task_stacks_task_root at the end names it). Returns 0 or -1 (no memory). */
+int task_stacks_cut(struct task_stacks *t, uint32_t thread_root, uint64_t task_id,
+                    const struct stack_frame *const *frames, size_t n, const uint32_t **ids, size_t *n_ids);
 /* The profile node of the stack the last task_stacks_add put in the profile, or PROFILE_NO_NODE when it
  * held that sample back (its task's entry not known yet; settled by task_stacks_finish). */
 uint32_t task_stacks_last_node(const struct task_stacks *t);
@@ -131,10 +137,11 @@ struct svg_options {
     unsigned width;          /* image width in px, default 1200 */
     unsigned frame_height;   /* px per frame, default 16 */
     double min_width;        /* frames narrower than this (px) are left out, default 0.1 */
-    const char *colors;      /* palette name: "taskspy" (default), "hot", "mem", "io", ... */
+    const char *colors;      /* palette name: "taskspy" (default), "hot", "mem", "io", ..., "wait" */
     bool inverted;           /* icicle graph: root at the top */
     bool reverse;            /* merge stacks reversed (leaf first) */
     const char *count_name;  /* "samples" */
+    unsigned count_divisor;  /* > 1: tooltips show counts divided by it, 3 decimals (microseconds as "ms") */
 };
 void svg_options_init(struct svg_options *o);
 /* True if palette names a known palette ("taskspy", "hot", "mem", "io", "red", ...). */

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* wait_profile.h: the whole interface of the wait-time profile (SPEC section 3a). It takes the task events
+ * of a recording (poll start and end, wake, waker registered, terminate; in time order per thread, in rounds
+ * across threads) and the stacks at which tasks registered their wakers, and files each task's wall time
+ * from the end of a poll to its next poll under the stack where the task was suspended, split into
+ * "[suspended]" (until the wake) and "[runnable]" (from the wake to the next poll). Stacks are cut by the
+ * task_stacks rules of the CPU profile, minus the waker machinery at the leaf. Memory grows with tasks and
+ * distinct stacks, not with events: intervals are settled at each round. */
+#ifndef TASKSPY_WAIT_PROFILE_H
+#define TASKSPY_WAIT_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flamegraph/flamegraph.h"
+
+enum wait_event_kind {
+    WAIT_POLL_START,         /* a thread began polling the task */
+    WAIT_POLL_END,           /* ... and that poll returned */
+    WAIT_WAKE,               /* the task was woken (any thread, also during its poll) */
+    WAIT_REGISTERED,         /* the task registered its waker (with or without a stack) */
+    WAIT_TERMINATE,          /* the task completed: its last poll returned Ready */
+};
+
+struct wait_event {
+    enum wait_event_kind kind;
+    uint64_t task_id;
+    uint64_t time_ns;
+};
+
+struct wait_options {
+    uint64_t start_ns;       /* when the recording began: no wait counts before */
+};
+
+/* One task's waits, for the summary. root is a frame id of the task_stacks' profile ("task: ENTRY"). */
+struct wait_task_total {
+    uint64_t task_id;
+    uint32_t root;
+    uint64_t suspended_ns, runnable_ns;
+    uint64_t longest_runnable_ns;
+};
+
+struct wait_summary {
+    uint64_t intervals;                  /* waits counted */
+    uint64_t suspended_ns, runnable_ns;  /* their total */
+    uint64_t taken_as_ready;             /* waits left out: the task's last poll returned Ready (a terminate
+                                            event, or ready_unless_registered) */
+    uint64_t stacks;                     /* registration stacks applied */
+    uint64_t stray_stacks;               /* registration stacks outside a poll of their task (left out) */
+    uint64_t longest_runnable_ns;        /* the longest single [runnable] delay ... */
+    uint64_t longest_runnable_task;      /* ... its task ... */
+    uint32_t longest_runnable_root;      /* ... and that task's root frame (PROFILE_NO_FRAME: none) */
+    const struct wait_task_total *tasks; /* every task that waited, longest total wait first (after finish) */
+    size_t n_tasks;
+};
+
+struct wait_profile;
+
+/* stacks: the CPU profile's task_stacks (its rules, groupings and task roots), names: the profile it was made
+ * with (stack_frame ids are its frame ids). Returns NULL when out of memory. */
+struct wait_profile *wait_profile_new(struct task_stacks *stacks, const struct profile *names,
+                                      const struct wait_options *options);
+void wait_profile_free(struct wait_profile *w);
+/* One task event. Returns 0 or -1 (no memory). */
+int wait_profile_event(struct wait_profile *w, const struct wait_event *e);
+/* The stack at which task task_id registered its waker at time_ns: frames outermost first, without the
+ * registering function's own frame (the waker symbol); waker machinery frames at the leaf are cut here.
+ * thread_root: the thread's root frame, for a stack that turns out not to be a task's. Returns 0 or -1. */
+int wait_profile_stack(struct wait_profile *w, uint64_t task_id, uint64_t time_ns, uint32_t thread_root,
+                       const struct stack_frame *const *frames, size_t n);
+/* Every event and stack up to until_ns has been given: settle them. Returns 0 or -1 (no memory). */
+int wait_profile_round(struct wait_profile *w, uint64_t until_ns);
+/* The recording stopped at stop_ns: settle what is left, count open waits up to stop_ns, and return the wait
+ * profile (counts in microseconds; "[suspended]" and "[runnable]" leaves), which the caller frees; NULL when
+ * out of memory. Call once, after task_stacks_finish.
+ * ready_unless_registered: the runtime reports waker registrations but not when a task completes (tokio
+ * without markers): a poll that registered no waker and was followed by no wake is taken as the task's last
+ * (it returned Ready), so the time after it does not count (neither until the stop nor until a reused id's
+ * next poll); nor do the waits of a task that never registered a waker while recorded (a finished task's
+ * reused id). Otherwise (a terminate marker says it, or nothing registers) those waits count. */
+struct profile *wait_profile_finish(struct wait_profile *w, uint64_t stop_ns, bool ready_unless_registered);
+/* What was counted (tasks sorted after wait_profile_finish). */
+const struct wait_summary *wait_profile_summary(const struct wait_profile *w);
+
+#endif

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# wait_profile.t: record --wait-output (SPEC section 3a) on real programs. The tokio fixture without markers,
+# with --wait-tasks: its sleep task waits at its sleep line, mostly [suspended], its waits adding up to about
+# the recording's duration; its yield task waits at its yield line; with the runtime saturated some waits are
+# [runnable]; no waker machinery and no runtime frame in any wait stack; the CPU profile written as before;
+# the summary's longest waits. The SDT build of the same program (waits at task roots: no waker probes with
+# markers yet). An HTTP server (hyper) under wrk: a handler awaiting a 20 ms timer waits about 20 ms per request
+# at that line. The wait SVG in headless Chromium
+# (tests/browser/wait_svg_check.js). A program without tokio or markers: one line why, exit 0, the CPU
+# profile written and no wait file. Bad --wait-output names: a usage error.
+source "$(dirname "$0")/lib/tap.sh"
+plan 33
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+MAIN_RS=$ROOT/tests/fixtures/tokio/src/main.rs
+SLEEP_LINE=$(grep -n '// WAIT:sleep_waiter:1' "$MAIN_RS" | cut -d: -f1)
+YIELD_LINE=$(grep -n '// WAIT:yield_waiter:1' "$MAIN_RS" | cut -d: -f1)
+SLEEP_ROOT='^task: tokio_fixture::sleep_waiter;'
+YIELD_ROOT='^task: tokio_fixture::yield_waiter;'
+SLEEP_AT="tokio_fixture::sleep_waiter @ main.rs:$SLEEP_LINE;"
+YIELD_AT="tokio_fixture::yield_waiter @ main.rs:$YIELD_LINE;"
+WAKER_MACHINERY='tokio::runtime::task::waker|clone_waker|AtomicWaker>?::register|core::task::wake::Waker'
+RUNTIME_FRAMES='tokio::runtime::task::harness|tokio::runtime::scheduler|start_thread|clone3'
+
+# ratio A B: A / B with 3 decimals ("nan" when B is 0)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "nan"; else printf "%.3f\n", a / b }'; }
+# between V LO HI: LO <= V <= HI
+between() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "nan" && v >= lo && v <= hi) }'; }
+
+# ---- tokio without markers, not saturated (--fast-polls): the sleep task sleeps -----------------------------
+start_fixture tokio_plain 60 --fast-polls --wait-tasks
+run plain record -p "$FIXTURE_PID" -d 4 -o "$WORK/plain-cpu.folded" --wait-output "$WORK/plain-wait.folded"
+diag < "$WORK/plain.err"
+check "tokio plain: exit 0" test "$RC" -eq 0
+check "tokio plain: the CPU profile is written as before (task roots)" grep -q '^task: tokio_fixture::' "$WORK/plain-cpu.folded"
+check "tokio plain: the wait profile is written" test -s "$WORK/plain-wait.folded"
+check "tokio plain: every wait line ends in [suspended] or [runnable]" \
+    every_stack "$WORK/plain-wait.folded" '.' ';\[(suspended|runnable)\]$'
+check "tokio plain: the sleep task waits at its sleep line (main.rs:$SLEEP_LINE, >= 95%)" \
+    most_stacks "$WORK/plain-wait.folded" "$SLEEP_ROOT" "$SLEEP_AT" 50
+sleep_susp=$(samples "$WORK/plain-wait.folded" "$SLEEP_ROOT.*\\[suspended\\]$")
+sleep_all=$(samples "$WORK/plain-wait.folded" "$SLEEP_ROOT")
+secs=$(recorded_secs "$WORK/plain.err")
+check "tokio plain: the sleep task is mostly [suspended] ($sleep_susp of $sleep_all us)" \
+    between "$(ratio "$sleep_susp" "$sleep_all")" 0.7 1
+check "tokio plain: the sleep task's waits add up to about the recording ($sleep_all us in $secs s)" \
+    between "$(ratio "$sleep_all" "$(awk -v s="$secs" 'BEGIN { print s * 1e6 }')")" 0.85 1.03
+check "tokio plain: the yield task waits at its yield line (main.rs:$YIELD_LINE, >= 90%)" \
+    most_stacks "$WORK/plain-wait.folded" "$YIELD_ROOT" "$YIELD_AT" 100
+check "tokio plain: no waker machinery at the leaves" no_stack "$WORK/plain-wait.folded" '.' "$WAKER_MACHINERY"
+check "tokio plain: no runtime frames in task wait stacks" no_stack "$WORK/plain-wait.folded" '^task' "$RUNTIME_FRAMES"
+check "tokio plain: the summary names the tasks that waited longest" grep -q '^taskspy: waited longest:' "$WORK/plain.err"
+check "tokio plain: the summary says how many waits it counted" grep -Eq '^taskspy: waits: [1-9][0-9]* waits of' "$WORK/plain.err"
+check "tokio plain: the wait file is reported" grep -q "^taskspy: wrote $WORK/plain-wait.folded" "$WORK/plain.err"
+
+# one task's lines never exceed the recording (group by task: one root per task)
+run by-task record -p "$FIXTURE_PID" -d 2 --group-by task -o "$WORK/by-task-cpu.folded" --wait-output "$WORK/by-task.folded"
+secs=$(recorded_secs "$WORK/by-task.err")
+over=$(awk -v limit="$(awk -v s="$secs" 'BEGIN { print (s + 0.05) * 1e6 }')" '{ n = $NF; split($0, a, ";"); t[a[1]] += n }
+    END { for (r in t) if (t[r] > limit) print r, t[r] }' "$WORK/by-task.folded")
+echo "$over" | diag
+check "group-by task: no task's waits exceed the recording's $secs s" test -z "$over"
+check "group-by task: roots are 'task 0xID: ENTRY'" grep -q '^task 0x[0-9a-f]*: tokio_fixture::sleep_waiter;' "$WORK/by-task.folded"
+
+# the wait SVG, checked in the browser
+run svg record -p "$FIXTURE_PID" -d 2 -o "$WORK/svg-cpu.svg" --wait-output "$WORK/wait.svg"
+check "wait svg: exit 0, written" test "$RC" -eq 0 -a -s "$WORK/wait.svg"
+stop_fixture
+if [ ! -f "$ROOT/tests/browser/node_modules/playwright-core/package.json" ]; then
+    (cd "$ROOT/tests/browser" && npm ci --no-audit --no-fund --loglevel=error > "$WORK/npm.log" 2>&1) || diag < "$WORK/npm.log"
+fi
+mkdir -p "$ROOT/build/test-output"
+node "$ROOT/tests/browser/wait_svg_check.js" "$WORK/wait.svg" "$ROOT/build/test-output/wait_svg.png" > "$WORK/browser.tap" 2>&1
+browser_rc=$?
+diag < "$WORK/browser.tap"
+check "wait svg in Chromium: title, ms tooltips, [runnable]/[suspended] colours, zoom, search ($(grep -c '^ok' "$WORK/browser.tap") ok)" \
+    test "$browser_rc" -eq 0 -a "$(grep -c '^ok' "$WORK/browser.tap")" -ge 9
+
+# ---- tokio without markers, saturated (CPU-bound polls): woken tasks wait for a worker -------------------
+start_fixture tokio_plain 60 --wait-tasks
+run busy record -p "$FIXTURE_PID" -d 4 -o "$WORK/busy-cpu.folded" --wait-output "$WORK/busy-wait.folded"
+stop_fixture
+check "saturated: exit 0" test "$RC" -eq 0
+runnable=$(samples "$WORK/busy-wait.folded" '\[runnable\]$')
+all=$(samples "$WORK/busy-wait.folded")
+check "saturated: some waits are [runnable] ($runnable of $all us)" between "$(ratio "$runnable" "$all")" 0.01 1
+sleep_run=$(samples "$WORK/busy-wait.folded" "$SLEEP_ROOT.*\\[runnable\\]$")
+check "saturated: the sleep task waits for a worker after its timer fires ($sleep_run us [runnable])" test "$sleep_run" -gt 0
+check "saturated: the summary gives the longest [runnable] delay" \
+    grep -Eq '^taskspy: longest \[runnable\] delay: [0-9.]+ ms, task 0x[0-9a-f]+ \(task: ' "$WORK/busy.err"
+
+# ---- the SDT build: waits from the poll markers (task-poll-end to the next task-poll-start); the sampler does
+# not probe tokio's waker functions when markers give the task ids (they name tasks by header), so there is no
+# wake and no stack: waits are filed at task roots, all [suspended], and the summary says why
+start_fixture tokio_markers 60 --wait-tasks
+run sdt record -p "$FIXTURE_PID" -d 3 -o "$WORK/sdt-cpu.folded" --wait-output "$WORK/sdt-wait.folded"
+stop_fixture
+diag < "$WORK/sdt.err"
+check "sdt: exit 0, a wait profile written" test "$RC" -eq 0 -a -s "$WORK/sdt-wait.folded"
+check "sdt: waits at task roots, [suspended] (no wake, no stack)" \
+    every_stack "$WORK/sdt-wait.folded" '.' '^(task: [^;]*|\[task entry unknown\]);\[suspended\]$'
+check "sdt: the summary says why the waits are not split" grep -q '^taskspy: waits: no waker functions' "$WORK/sdt.err"
+# the sleep task is the first task the fixture spawns: marker id 1
+sdt_sleep=$(sed -n 's/^taskspy:   task 1 (.*): \([0-9.]*\) ms suspended.*/\1/p' "$WORK/sdt.err")
+secs=$(recorded_secs "$WORK/sdt.err")
+check "sdt: the sleep task (id 1) waits about the recording (${sdt_sleep:-?} ms in $secs s)" \
+    between "$(ratio "${sdt_sleep:-0}" "$(awk -v s="$secs" 'BEGIN { print s * 1e3 }')")" 0.85 1.03
+
+# ---- an HTTP server (hyper, no markers) under wrk: a handler awaiting a T ms timer waits T ms per request there
+HYPER_RS=$ROOT/tests/fixtures/hyper/src/main.rs
+HYPER_SLEEP_LINE=$(grep -n '// WAIT:sleep$' "$HYPER_RS" | cut -d: -f1)
+T_MS=20
+"$TASKSPY" record -o "$WORK/http-cpu.folded" --wait-output "$WORK/http-wait.folded" -- \
+    "$FIXTURES/hyper_server" --seconds 5 --sleep-ms "$T_MS" > "$WORK/http.stdout" 2> "$WORK/http.err" &
+TASKSPY_PID=$!
+BACKGROUND_PIDS+=("$TASKSPY_PID")
+wait_for 20 grep -q '^hyper_fixture pid [0-9]* port [0-9]*' "$WORK/http.stdout"
+port=$(sed -n 's/^hyper_fixture pid [0-9]* port \([0-9]*\).*/\1/p' "$WORK/http.stdout")
+wrk -t2 -c8 -d3s "http://127.0.0.1:$port/sleep" > "$WORK/wrk.out" 2>&1
+wait "$TASKSPY_PID"
+check "http: exit 0 (the server ended while recorded)" test $? -eq 0
+diag < "$WORK/http.err"
+requests=$(sed -n 's/^requests \/sleep \([0-9]*\)$/\1/p' "$WORK/http.stdout")
+waited=$(samples "$WORK/http-wait.folded" "@ main.rs:$HYPER_SLEEP_LINE;")
+per_request=$(ratio "$waited" "${requests:-0}")
+check "http: $requests requests of /sleep, about $T_MS ms of wait each at the timer's await line (main.rs:$HYPER_SLEEP_LINE): $per_request us" \
+    between "$(ratio "$per_request" $((T_MS * 1000)))" 0.9 1.4
+
+# ---- no tokio, no markers: nothing to record, said in one line ---------------------------------------------
+run none record -d 1 -o "$WORK/none-cpu.folded" --wait-output "$WORK/none-wait.folded" -- "$FIXTURES/shares_fp"
+check "no tokio: exit 0" test "$RC" -eq 0
+check "no tokio: the CPU profile is written" test -s "$WORK/none-cpu.folded"
+check "no tokio: one line says why there is no wait profile" \
+    test "$(grep -c '^taskspy: no wait profile: .*; .*none-wait.folded not written$' "$WORK/none.err")" -eq 1
+check "no tokio: no wait file" test ! -e "$WORK/none-wait.folded"
+
+# ---- bad names ----------------------------------------------------------------------------------------------
+run bad record -d 1 -o "$WORK/x.folded" --wait-output "$WORK/wait.json" -- true
+check "--wait-output FILE.json: usage error (exit 2), one line" \
+    sh -c "test $RC -eq 2 && grep -q \"^taskspy: invalid --wait-output '.*wait.json' (a .folded or .svg file)\$\" '$WORK/bad.err'"
+check "--wait-output FILE.json: nothing written" test ! -e "$WORK/x.folded" -a ! -e "$WORK/wait.json"
+
+finish
