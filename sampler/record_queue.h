@@ -38,8 +38,9 @@ struct queued_entry {
     uint64_t task_id, probe_addr;    /* of a sample in a task */
     uint64_t polls, tasks_seen, lost;  /* of a progress entry */
     uint64_t time_ns;                /* of a progress entry: when it was taken */
-    uint64_t last_hit_addr;          /* of a sample: its thread's last marker hit's address before it (for a
-                                        sample in a probe's out-of-line single step) */
+    uint64_t ret_slot, ret_addr;     /* of a sample or wait stack in a poll whose function has a return probe:
+                                        where its return address is on the stack, and that address (which
+                                        the probe's trampoline replaced); 0: none */
 };
 
 struct record_batch {

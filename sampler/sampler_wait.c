@@ -199,6 +199,9 @@ bool sampler_wait_copy(struct sampler *s, const struct perf_event_header *rec)
     if (!u64_map_get(&w->ids, id, &unused))
         return false;
     struct queued_entry e = { .kind = QUEUED_WAIT_STACK, .size = rec->size };
+    struct decoded_sample d;
+    if (perf_decode_sample(rec, &w->layout, &d) == 0)   /* the poll it is in: its return address, for the unwind */
+        task_tracker_poll_return(&s->tasks, d.tid, d.time, &e.ret_slot, &e.ret_addr);
     if (record_batch_add(&w->pending, &e, rec) != 0)
         s->copy_failures++;
     w->copied++;
@@ -249,7 +252,7 @@ static uint32_t thread_number(struct sampler *s, pid_t tid)
 }
 
 /* A registration stack: unwound like a CPU sample, to the sink with its task (%rdi at the probe). */
-static void deliver_stack(struct sampler *s, const struct perf_event_header *rec)
+static void deliver_stack(struct sampler *s, const struct queued_entry *e, const struct perf_event_header *rec)
 {
     struct wait_stacks *w = s->wait;
     struct decoded_sample d;
@@ -263,7 +266,7 @@ static void deliver_stack(struct sampler *s, const struct perf_event_header *rec
                              SAMPLER_MAX_FRAMES);
     struct sampler_sample out;
     memset(&out, 0, sizeof(out));
-    sampler_user_frames(s, &d, n_chain_user, 0, &out);
+    sampler_user_frames(s, &d, n_chain_user, e->ret_slot, e->ret_addr, &out);
     if (out.n_user == 0)
         return;
     struct sampler_wait_stack ws = {
@@ -290,7 +293,7 @@ bool sampler_wait_process(struct sampler *s, const struct queued_entry *e, const
     }
     if (e->kind == QUEUED_WAIT_STACK) {
         if (e->size >= sizeof(struct perf_event_header))
-            deliver_stack(s, data);
+            deliver_stack(s, e, data);
         return true;
     }
     if (e->kind == QUEUED_WAIT_ROUND) {

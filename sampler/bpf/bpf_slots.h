@@ -27,7 +27,8 @@ struct bpf_slot {
     uint64_t ip;                       /* the probe's address in the target */
     uint64_t ret_addr;                 /* the return address at the probe's %rsp (a function entry's caller),
                                           where the location's program reads it; else 0 */
-    uint8_t unused2[16];
+    uint64_t ret_slot;                 /* ... and where it is: that %rsp (0 when not read) */
+    uint8_t unused2[8];
 };
 
 #define BPF_SLOT_SHIFT 6               /* log2 sizeof(struct bpf_slot) */

@@ -141,8 +141,12 @@ int bpf_marker_program(const struct bpf_marker_program_spec *spec, struct bpf_in
         emit_call(&e, BPF_FUNC_probe_read_user);
         emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_10, -32, 0);
         emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_1, offsetof(struct bpf_slot, ret_addr), 0);
+        emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_6,
+             (int16_t)bpf_marker_pt_regs_offset(PERF_REG_X86_SP), 0);
+        emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_1, offsetof(struct bpf_slot, ret_slot), 0);
     } else {
         emit(&e, BPF_ST | BPF_MEM | BPF_DW, BPF_REG_9, 0, offsetof(struct bpf_slot, ret_addr), 0);
+        emit(&e, BPF_ST | BPF_MEM | BPF_DW, BPF_REG_9, 0, offsetof(struct bpf_slot, ret_slot), 0);
     }
     emit_call(&e, BPF_FUNC_ktime_get_ns);
     emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_0, offsetof(struct bpf_slot, time_ns), 0);

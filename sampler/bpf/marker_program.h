@@ -26,7 +26,8 @@ struct bpf_marker_program_spec {
     unsigned slot_bits;                /* log2 of the slots per region */
     int doorbell_fd;                   /* BPF_MAP_TYPE_RINGBUF written every eighth of a region */
     bool read_return_address;          /* at a function's entry: also store the u64 at %rsp (the caller's
-                                          return address) in the slot's ret_addr (else it is 0) */
+                                          return address) in the slot's ret_addr and %rsp in its ret_slot (else
+                                          both are 0) */
 };
 
 #define BPF_MARKER_PROGRAM_MAX 96

@@ -61,15 +61,14 @@ static void attach_runtime_functions(struct markers *m, const struct elf_file *e
             continue;
         polls++;
         struct usdt_arg id = { .kind = USDT_ARG_REG, .size = 8, .reg = r->id_register, .reg_bytes = 8 };
-        /* Poll ends: the entry's program reads the caller's return address, which gets a plain uprobe
-         * (poll_returns.c); without BPF, return probes (whose trampoline cuts dwarf-unwound stacks). */
+        /* Poll ends: return probes. Their trampoline replaces the caller's return address on the stack,
+         * which would cut every dwarf-unwound stack inside the poll: the entry's program records that
+         * address and where it is, and the unwinder puts it back (sampler_records.c). */
         struct probe_location entry = { r->runtime, "poll (function entry)", r->file_offset, 0, false,
                                         m->poll_times };
         if (attach_location(m, path, &entry, MARKER_POLL_START, &id) != 0)
             continue;
-        struct marker_probe *attached = &m->probes.v[m->probes.n - 1];
-        attached->reads_return = m->poll_times && attached->bpf;
-        if (m->poll_times && !attached->bpf) {
+        if (m->poll_times) {
             struct probe_location ret = { r->runtime, "poll (return)", r->file_offset, 0, true, false };
             attach_location(m, path, &ret, MARKER_POLL_RETURN, NULL);
         }

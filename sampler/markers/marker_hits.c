@@ -83,12 +83,9 @@ static void queue_bpf_record(void *ctx, const struct bpf_slot *rec)
     struct read_pass *r = ctx;
     if (rec->location >= r->m->probes.n)
         return;
-    const struct marker_probe *p = &r->m->probes.v[rec->location];
-    if (p->reads_return)
-        poll_returns_note(r->m, rec->ret_addr);
     struct marker_hit hit = {
-        .tid = rec->tid, .kind = p->kind, .time_ns = rec->time_ns, .arg0 = rec->arg0,
-        .probe_addr = rec->ip,
+        .tid = rec->tid, .kind = r->m->probes.v[rec->location].kind, .time_ns = rec->time_ns, .arg0 = rec->arg0,
+        .probe_addr = rec->ip, .ret_addr = rec->ret_addr, .ret_slot = rec->ret_slot,
     };
     task_tracker_queue(r->tasks, &hit);
     r->counts->records++;
@@ -103,7 +100,6 @@ void markers_read(struct markers *m, uint64_t until_ns, struct task_tracker *tas
          * for the next round. */
         uint64_t lost = 0;
         marker_bpf_read(m->bpf, queue_bpf_record, &r, &lost);
-        poll_returns_attach(m);
         if (lost) {
             counts->lost += lost;
             counts->lost_bpf += lost;

@@ -27,7 +27,7 @@ int markers_open(struct markers **out, const struct markers_config *cfg, char *e
         return 0;
     struct markers *m = calloc(1, sizeof(*m));
     if (!m || cpu_buffers_init(&m->buffers, cfg->cpus, cfg->n_cpus, cfg->buffer_pages) != 0 ||
-        u64_map_init(&m->probe_of_id, 64) != 0 || u64_map_init(&m->return_sites, 64) != 0) {
+        u64_map_init(&m->probe_of_id, 64) != 0) {
         markers_close(m);
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -136,7 +136,5 @@ void markers_close(struct markers *m)
     vec_free(&m->probes);
     vec_free(&m->stats);
     u64_map_free(&m->probe_of_id);
-    u64_map_free(&m->return_sites);
-    vec_free(&m->new_return_sites);
     free(m);
 }

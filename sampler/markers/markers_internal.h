@@ -37,8 +37,6 @@ struct marker_probe {
     bool tracefs;
     struct uprobe_tracefs_event tracefs_event;
     bool bpf;                          /* hits through BPF (else perf samples) */
-    bool reads_return;                 /* a runtime poll function's entry whose hits carry the return address:
-                                          new return addresses get poll-return probes (poll_returns.c) */
 };
 
 struct markers {
@@ -46,7 +44,7 @@ struct markers {
     char root[64];
     struct cpu_buffers buffers;        /* the marker buffer of each CPU, apart from the samples' */
     const char *spec;
-    bool poll_times;                   /* runtime functions: also probe where they return (poll ends) */
+    bool poll_times;                   /* runtime functions: also probe their returns (poll ends) */
     size_t runtime_functions;          /* runtime poll functions probed */
     bool wait_profile;                 /* also probe wakes and waker registrations */
     const char *waker_symbol;          /* NULL: none */
@@ -66,9 +64,6 @@ struct markers {
     struct u64_map probe_of_id;        /* event id -> probes.v[] */
     VEC_OF(char *) scanned;            /* object paths already scanned */
     VEC_OF(struct sampler_probe_stat) stats;
-    struct u64_map return_sites;       /* return addresses of runtime poll functions seen (poll_returns.c) */
-    VEC_OF(uint64_t) new_return_sites; /* ... seen in this read, to probe after it */
-    size_t return_probes;              /* return sites probed */
     void (*on_warning)(void *ctx, const char *message);
     void *warning_ctx;
 };
@@ -86,12 +81,5 @@ int attach_location(struct markers *m, const char *path, const struct probe_loca
 struct runtime_probe_list;
 void attach_waker_functions(struct markers *m, const struct elf_file *ef, const char *full,
                             const struct runtime_probe_list *found);
-
-/* poll_returns.c: poll ends of runtime poll functions without return probes (whose trampoline would cut
- * dwarf-unwound stacks): the entry's program reads the caller's return address, and each new one gets a
- * plain uprobe (MARKER_POLL_RETURN) at that instruction, the one after the call. Note a hit's return address
- * (during a read); attach the new ones (after it). */
-void poll_returns_note(struct markers *m, uint64_t ret_addr);
-void poll_returns_attach(struct markers *m);
 
 #endif

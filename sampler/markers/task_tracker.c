@@ -366,11 +366,13 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uin
     *probe_addr = st.probe_addr;
 }
 
-uint64_t task_tracker_hit_before(const struct task_tracker *t, uint32_t tid, uint64_t time_ns)
+void task_tracker_poll_return(const struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t *ret_slot,
+                              uint64_t *ret_addr)
 {
+    *ret_slot = *ret_addr = 0;
     uint32_t idx;
     if (!u64_map_get(&t->thread_index, tid, &idx))
-        return 0;
+        return;
     const struct thread_hits *h = &t->hits.v[idx];
     size_t lo = 0, hi = h->n;
     while (lo < hi) {
@@ -380,7 +382,19 @@ uint64_t task_tracker_hit_before(const struct task_tracker *t, uint32_t tid, uin
         else
             hi = mid;
     }
-    return lo > 0 ? h->v[lo - 1].probe_addr : t->threads.v[idx].last_hit_addr;
+    /* the last poll hit before it decides; none queued: the state the applied hits left */
+    for (size_t k = lo; k > 0; k--) {
+        const struct marker_hit *hit = &h->v[k - 1];
+        if (hit->kind == MARKER_POLL_START) {
+            *ret_slot = hit->ret_slot;
+            *ret_addr = hit->ret_addr;
+            return;
+        }
+        if (hit->kind == MARKER_POLL_END || hit->kind == MARKER_POLL_RETURN)
+            return;
+    }
+    *ret_slot = t->threads.v[idx].poll_ret_slot;
+    *ret_addr = t->threads.v[idx].poll_ret_addr;
 }
 
 void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)
@@ -393,7 +407,13 @@ void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)
         for (; k < h->n && h->v[k].time_ns <= time_ns; k++) {
             const struct marker_hit *hit = &h->v[k];
             apply_hit(t, idx, hit->time_ns, hit->kind, hit->arg0, hit->probe_addr);
-            t->threads.v[idx].last_hit_addr = hit->probe_addr;
+            struct thread_poll_state *th = &t->threads.v[idx];
+            if (hit->kind == MARKER_POLL_START) {
+                th->poll_ret_addr = hit->ret_addr;
+                th->poll_ret_slot = hit->ret_slot;
+            } else if (hit->kind == MARKER_POLL_END || hit->kind == MARKER_POLL_RETURN) {
+                th->poll_ret_addr = th->poll_ret_slot = 0;
+            }
         }
         if (k < h->n) {
             memmove(h->v, h->v + k, (h->n - k) * sizeof(*h->v));

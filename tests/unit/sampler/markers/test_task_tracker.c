@@ -613,6 +613,59 @@ static void test_sort_busiest_first(void **state)
     task_tracker_free(&t);
 }
 
+/* The wait profile's task events: told as hits are applied, in time order per thread (queued out of order),
+ * a runtime poll function's return as POLL_END of the task it ends, wakes and registrations unchanged; a
+ * hit after the round's end waits for the next round. */
+struct told { uint32_t tid; enum marker_kind kind; uint64_t task, time; };
+struct told_list { struct told v[16]; size_t n; };
+static void tell(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns)
+{
+    struct told_list *l = ctx;
+    if (l->n < 16)
+        l->v[l->n++] = (struct told){ tid, kind, task_id, time_ns };
+}
+
+static void test_task_events(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    struct told_list l = { .n = 0 };
+    t.on_task_event = tell;
+    t.poll_ctx = &l;
+    const struct marker_hit hits[] = {
+        { 1, MARKER_WAKER_REGISTERED, 150, 0xa, 0 },
+        { 1, MARKER_POLL_START, 100, 0xa, 0 },
+        { 2, MARKER_WAKE, 170, 0xa, 0 },
+        { 1, MARKER_POLL_RETURN, 200, 0, 0 },
+        { 1, MARKER_POLL_START, 400, 0xb, 0 },   /* after the round */
+    };
+    for (size_t i = 0; i < sizeof(hits) / sizeof(hits[0]); i++)
+        assert_int_equal(task_tracker_queue(&t, &hits[i]), 0);
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    task_tracker_round_end(&t, 300);
+    assert_int_equal(l.n, 4);
+    size_t on1 = 0;
+    const enum marker_kind want1[] = { MARKER_POLL_START, MARKER_WAKER_REGISTERED, MARKER_POLL_END };
+    const uint64_t time1[] = { 100, 150, 200 };
+    for (size_t i = 0; i < l.n; i++) {
+        assert_int_equal(l.v[i].task, 0xa);
+        if (l.v[i].tid == 2) {
+            assert_int_equal(l.v[i].kind, MARKER_WAKE);
+            continue;
+        }
+        assert_int_equal(l.v[i].kind, want1[on1]);
+        assert_int_equal(l.v[i].time, time1[on1]);
+        on1++;
+    }
+    assert_int_equal(on1, 3);
+    task_tracker_round_end(&t, UINT64_MAX);
+    assert_int_equal(l.n, 5);
+    assert_int_equal(l.v[4].kind, MARKER_POLL_START);
+    assert_int_equal(l.v[4].task, 0xb);
+    task_tracker_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -629,6 +682,7 @@ int main(void)
         cmocka_unit_test(test_round_equal_times_keep_arrival_order),
         cmocka_unit_test(test_round_random_against_reference),
         cmocka_unit_test(test_sort_busiest_first),
+        cmocka_unit_test(test_task_events),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
