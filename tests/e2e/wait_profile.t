@@ -4,13 +4,14 @@
 # with --wait-tasks: its sleep task waits at its sleep line, mostly [suspended], its waits adding up to about
 # the recording's duration; its yield task waits at its yield line; with the runtime saturated some waits are
 # [runnable]; no waker machinery and no runtime frame in any wait stack; the CPU profile written as before;
-# the summary's longest waits. The SDT build of the same program (waits at task roots: no waker probes with
+# the summary's longest waits. The C executor with a task-wake probe and --waker-symbol. The SDT build of the
+# tokio program (waits at task roots: no waker probes with
 # markers yet). An HTTP server (hyper) under wrk: a handler awaiting a 20 ms timer waits about 20 ms per request
 # at that line. The wait SVG in headless Chromium
 # (tests/browser/wait_svg_check.js). A program without tokio or markers: one line why, exit 0, the CPU
 # profile written and no wait file. Bad --wait-output names: a usage error.
 source "$(dirname "$0")/lib/tap.sh"
-plan 33
+plan 38
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MAIN_RS=$ROOT/tests/fixtures/tokio/src/main.rs
@@ -106,6 +107,27 @@ sdt_sleep=$(sed -n 's/^taskspy:   task 1 (.*): \([0-9.]*\) ms suspended.*/\1/p' 
 secs=$(recorded_secs "$WORK/sdt.err")
 check "sdt: the sleep task (id 1) waits about the recording (${sdt_sleep:-?} ms in $secs s)" \
     between "$(ratio "${sdt_sleep:-0}" "$(awk -v s="$secs" 'BEGIN { print s * 1e3 }')")" 0.85 1.03
+
+# ---- the C executor: poll markers, task-wake where a task is queued again (right after its poll), and
+# executor_waker_registered(id) named by --waker-symbol: waits split by the wakes (all but the first instants
+# [runnable]: the run queue), stacks from the registrations, cut below the poll wrapper and above the symbol
+run exec record -d 2 --group-by task -o "$WORK/exec-cpu.folded" --wait-output "$WORK/exec-wait.folded" \
+    --waker-symbol executor_waker_registered -- "$FIXTURES/executor" 3
+diag < "$WORK/exec.err"
+check "executor: exit 0, a wait profile written" test "$RC" -eq 0 -a -s "$WORK/exec-wait.folded"
+exec_run=$(samples "$WORK/exec-wait.folded" '\[runnable\]$')
+exec_all=$(samples "$WORK/exec-wait.folded")
+check "executor: woken right after each poll, its tasks wait in the run queue: [runnable] ($exec_run of $exec_all us)" \
+    between "$(ratio "$exec_run" "$exec_all")" 0.9 1
+check "executor: waits at the registration's caller (task ID: task_KIND;task_KIND;advance)" \
+    grep -Eq '^task [0-9]+: task_(parse|render|compress);task_(parse|render|compress);advance;\[runnable\] ' "$WORK/exec-wait.folded"
+check "executor: no poll wrapper, worker loop or waker symbol in the wait stacks" \
+    no_stack "$WORK/exec-wait.folded" '.' 'poll_task|worker_main|executor_waker_registered'
+secs=$(recorded_secs "$WORK/exec.err")
+over=$(awk -v limit="$(awk -v s="$secs" 'BEGIN { print (s + 0.05) * 1e6 }')" '{ n = $NF; split($0, a, ";"); t[a[1]] += n }
+    END { for (r in t) if (r != "[task entry unknown]" && t[r] > limit) print r, t[r] }' "$WORK/exec-wait.folded")
+echo "$over" | diag
+check "executor: no task's waits exceed the recording's $secs s" test -z "$over"
 
 # ---- an HTTP server (hyper, no markers) under wrk: a handler awaiting a T ms timer waits T ms per request there
 HYPER_RS=$ROOT/tests/fixtures/hyper/src/main.rs
