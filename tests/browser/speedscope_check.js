@@ -25,18 +25,7 @@ const RELEASE_DIR = path.join(path.dirname(require.resolve('speedscope/package.j
 const PROFILE_ROUTE = '/profile.speedscope.json';
 const TRACE_ROUTE = '/profile.trace.json';
 
-let testNumber = 0;
-let failures = 0;
-function ok(pass, description, diagnostic) {
-  testNumber++;
-  if (!pass) failures++;
-  console.log(`${pass ? 'ok' : 'not ok'} ${testNumber} - ${description}`);
-  if (!pass && diagnostic !== undefined) console.log(`# ${String(diagnostic).split('\n').join('\n# ')}`);
-}
-function finish() {
-  console.log(`1..${testNumber}`);
-  process.exitCode = failures ? 1 : 0;
-}
+const { ok, finish } = require('./tap');
 
 function parseArgs(argv) {
   const args = { file: null, total: null, screenshot: null, trace: false };

@@ -19,18 +19,7 @@ const [svgPath, foldedPath, regexText, hostileSvg, hostileFolded, bigSvg, screen
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const HIGHLIGHT = 'rgb(230,0,230)';
 
-let testNumber = 0;
-let failures = 0;
-function ok(pass, description, diagnostic) {
-  testNumber++;
-  if (!pass) failures++;
-  console.log(`${pass ? 'ok' : 'not ok'} ${testNumber} - ${description}`);
-  if (!pass && diagnostic !== undefined) console.log(`# ${String(diagnostic).split('\n').join('\n# ')}`);
-}
-function finish() {
-  console.log(`1..${testNumber}`);
-  process.exitCode = failures ? 1 : 0;
-}
+const { ok, finish } = require('./tap');
 
 // flamegraph.pl's rule: a trailing "_[k]", "_[j]", "_[i]" or "_[w]" colours a frame and is not shown.
 const shownName = (name) => name.replace(/_\[[kjiw]\]$/, '');

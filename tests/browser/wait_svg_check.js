@@ -16,14 +16,7 @@ const { chromium } = require('playwright-core');
 const [svgPath, screenshotPath] = process.argv.slice(2);
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
-let testNumber = 0;
-let failures = 0;
-function ok(pass, description, diagnostic) {
-  testNumber++;
-  if (!pass) failures++;
-  console.log(`${pass ? 'ok' : 'not ok'} ${testNumber} - ${description}`);
-  if (!pass && diagnostic !== undefined) console.log(`# ${String(diagnostic).split('\n').join('\n# ')}`);
-}
+const { ok, finish } = require('./tap');
 
 async function frameInfo(page) {
   return page.evaluate(() =>
@@ -115,7 +108,4 @@ async function main() {
 
 main()
   .catch((e) => ok(false, 'the checks run', e.stack))
-  .finally(() => {
-    console.log(`1..${testNumber}`);
-    process.exitCode = failures ? 1 : 0;
-  });
+  .finally(finish);
