@@ -41,6 +41,8 @@ struct queued_entry {
     uint64_t ret_slot, ret_addr;     /* of a sample or wait stack in a poll whose function has a return probe:
                                         where its return address is on the stack, and that address (which
                                         the probe's trampoline replaced); 0: none */
+    uint64_t last_hit_addr;          /* of a sample: its thread's last probe hit's address before it (for a
+                                        sample in a probed instruction's out-of-line single step); 0: none */
 };
 
 struct record_batch {

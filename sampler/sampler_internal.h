@@ -97,10 +97,10 @@ void sampler_name_thread(struct sampler *s, pid_t tid, const char *name);
 void sampler_emit_mapping(struct sampler *s, const struct proc_map *m);
 void sampler_process_batch(struct sampler *s, const struct record_batch *b);
 /* A sample's user frames into out (user_ips, n_user, truncated): unwound from its copied stack (dwarf) or its
- * callchain's user part (fp, n_chain_user entries already in s->chain_user); ret_slot and ret_addr as in
- * queued_entry (0: none). */
-void sampler_user_frames(struct sampler *s, const struct decoded_sample *d, size_t n_chain_user, uint64_t ret_slot,
-                         uint64_t ret_addr, struct sampler_sample *out);
+ * callchain's user part (fp, n_chain_user entries already in s->chain_user); e: its entry (ret_slot, ret_addr,
+ * last_hit_addr: what a return probe's trampoline or an out-of-line single step hides). */
+void sampler_user_frames(struct sampler *s, const struct decoded_sample *d, size_t n_chain_user,
+                         const struct queued_entry *e, struct sampler_sample *out);
 int sampler_start_processing(struct sampler *s);
 void sampler_stop_processing(struct sampler *s);
 

@@ -51,44 +51,60 @@ static void reload_maps(struct sampler *s)
 
 /* The user frames of a sample: unwound from its copied stack (dwarf), or its callchain's user part (fp).
  * An address outside every known mapping means code mapped since the last mmap record: reload the maps. */
-/* Whether addr is in the kernel's "[uprobes]" page (return probes' trampoline, out-of-line single steps),
- * reading the maps again when it is in no known mapping. */
-static bool in_uprobes_page(struct sampler *s, uint64_t addr)
+/* The "[uprobes]" mapping holding addr (return probes' trampoline, out-of-line single steps), or NULL; the maps
+ * are read again when addr is in no known mapping. */
+static const struct proc_map *uprobes_page(struct sampler *s, uint64_t addr)
 {
     const struct proc_map *m = proc_maps_find(&s->maps, addr);
     if (!m) {
         reload_maps(s);
         m = proc_maps_find(&s->maps, addr);
     }
-    return m && strcmp(m->path, "[uprobes]") == 0;
+    return m && strcmp(m->path, "[uprobes]") == 0 ? m : NULL;
 }
 
-void sampler_user_frames(struct sampler *s, const struct decoded_sample *d, size_t n_chain_user, uint64_t ret_slot,
-                         uint64_t ret_addr, struct sampler_sample *out)
+/* The kernel's slots in that page are 128 bytes; the first is the return probes' trampoline. */
+#define UPROBES_SLOT_BYTES 128u
+
+/* The instruction a sampled ip stands for: in the trampoline, the poll function has returned to ret_addr;
+ * in another slot, a probed instruction (the thread's last hit, at last_hit_addr) is being single-stepped
+ * out of line, ip's place in the slot telling how far; elsewhere, itself. */
+static uint64_t real_ip(struct sampler *s, uint64_t ip, const struct queued_entry *e)
+{
+    const struct proc_map *page = uprobes_page(s, ip);
+    if (!page)
+        return ip;
+    uint64_t in_slot = (ip - page->start) % UPROBES_SLOT_BYTES;
+    if (ip - page->start < UPROBES_SLOT_BYTES)
+        return e->ret_addr ? e->ret_addr : ip;
+    return e->last_hit_addr ? e->last_hit_addr + in_slot : ip;
+}
+
+void sampler_user_frames(struct sampler *s, const struct decoded_sample *d, size_t n_chain_user,
+                         const struct queued_entry *e, struct sampler_sample *out)
 {
     if (s->cfg.call_graph == SAMPLER_CALL_GRAPH_FP) {
         out->user_ips = s->chain_user;
         out->n_user = n_chain_user;
         out->truncated = n_chain_user >= SAMPLER_MAX_FRAMES - 2;
-        /* the poll's return probe trampoline stands where its caller's return address was */
+        /* the sampled instruction; further up, the trampoline stands where the poll's caller's return was */
         for (size_t i = 0; i < n_chain_user; i++)
-            if (ret_addr && in_uprobes_page(s, s->chain_user[i]))
-                s->chain_user[i] = ret_addr;
+            if (i == 0 || (e->ret_addr && uprobes_page(s, s->chain_user[i])))
+                s->chain_user[i] = i == 0 ? real_ip(s, s->chain_user[0], e) : e->ret_addr;
         return;
     }
     out->user_ips = s->user_ips;
     if (d->regs_abi == PERF_SAMPLE_REGS_ABI_NONE || !d->regs)
         return;
     perf_unpack_regs(d, s->layout.regs_user_mask, s->regs, PERF_REG_X86_64_MAX);
-    if (in_uprobes_page(s, s->regs[PERF_REG_X86_IP]) && ret_addr)
-        s->regs[PERF_REG_X86_IP] = ret_addr;     /* in the trampoline: the poll function has returned */
+    s->regs[PERF_REG_X86_IP] = real_ip(s, s->regs[PERF_REG_X86_IP], e);
     /* Inside the poll, its return probe's trampoline replaced the caller's return address on the stack: put
      * it back in the copy (the batch's memory, the processing thread's own by now) so the unwind goes on. */
     uint64_t sp = s->regs[PERF_REG_X86_SP], word;
-    if (ret_addr && d->stack && ret_slot >= sp && ret_slot - sp <= d->stack_size - 8 && d->stack_size >= 8) {
-        memcpy(&word, d->stack + (ret_slot - sp), 8);
-        if (in_uprobes_page(s, word))
-            memcpy((uint8_t *)d->stack + (ret_slot - sp), &ret_addr, 8);
+    if (e->ret_addr && d->stack && d->stack_size >= 8 && e->ret_slot >= sp && e->ret_slot - sp <= d->stack_size - 8) {
+        memcpy(&word, d->stack + (e->ret_slot - sp), 8);
+        if (uprobes_page(s, word))
+            memcpy((uint8_t *)d->stack + (e->ret_slot - sp), &e->ret_addr, 8);
     }
     bool truncated = false;
     out->n_user = unwinder_unwind(s->unwinder, s->regs, d->stack, d->stack ? d->stack_size : 0, s->user_ips,
@@ -116,7 +132,7 @@ static void handle_sample(struct sampler *s, const struct decoded_sample *d, con
         out.kernel_ips = s->kernel_ips;
         out.n_kernel = n_kernel;
     }
-    sampler_user_frames(s, d, n_chain_user, e->ret_slot, e->ret_addr, &out);
+    sampler_user_frames(s, d, n_chain_user, e, &out);
     if (out.n_user == 0 && out.n_kernel == 0)
         return;     /* a kernel thread, or kernel-only time with kernel frames not asked for */
     if (out.truncated)

@@ -55,6 +55,7 @@ static void attribute_sample(struct sampler *s, const struct perf_event_header *
     enum sampler_task_state state;
     task_tracker_at(&s->tasks, d.tid, d.time, sampled_user_ip(s, &d), &state, &e->task_id, &e->probe_addr);
     task_tracker_poll_return(&s->tasks, d.tid, d.time, &e->ret_slot, &e->ret_addr);
+    e->last_hit_addr = task_tracker_hit_before(&s->tasks, d.tid, d.time);
     sampler_tls_sample(s, d.tid, d.time, &state, &e->task_id, &e->probe_addr);   /* the TLS marker decides */
     e->task_state = state;
 }

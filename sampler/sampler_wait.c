@@ -23,8 +23,9 @@
 #include "sampler/bpf/wait_filter_program.h"
 #include "sampler/markers/uprobe_pmu.h"
 
-/* User stack bytes copied per registration stack (dwarf): measured on the tokio fixture, clone_waker's
- * stacks reach Harness::poll within a few KB (README, "Wait profile"). */
+/* User stack bytes copied per registration stack (dwarf): on the tokio fixture clone_waker's stacks reach
+ * Harness::poll and beyond (18 frames, none truncated of ~900), on the hyper fixture too; a quarter of the
+ * CPU samples' default, so the copies cost the target and the buffers a quarter as much. */
 #define WAIT_STACK_BYTES 16384u
 /* The budget: a task's stack again when its caller changes or after WAIT_STACK_INTERVAL_NS; at most
  * WAIT_STACKS_PER_WINDOW per WAIT_STACK_WINDOW_NS in all (300 per second: ~5 MB/s of stack copies into the
@@ -266,7 +267,7 @@ static void deliver_stack(struct sampler *s, const struct queued_entry *e, const
                              SAMPLER_MAX_FRAMES);
     struct sampler_sample out;
     memset(&out, 0, sizeof(out));
-    sampler_user_frames(s, &d, n_chain_user, e->ret_slot, e->ret_addr, &out);
+    sampler_user_frames(s, &d, n_chain_user, e, &out);
     if (out.n_user == 0)
         return;
     struct sampler_wait_stack ws = {

@@ -51,4 +51,25 @@ static inline void land(struct emitter *e, size_t jump)
         e->v[jump].off = (int16_t)(e->n - jump - 1);
 }
 
+/* r0 = bpf_map_lookup_elem(map_fd, fp + key_off) */
+static inline void emit_map_lookup(struct emitter *e, int map_fd, int16_t key_off)
+{
+    emit_ld64(e, BPF_REG_1, BPF_PSEUDO_MAP_FD, (uint32_t)map_fd);
+    emit(e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0);
+    emit(e, BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, key_off);
+    emit_call(e, BPF_FUNC_map_lookup_elem);
+}
+
+/* bpf_probe_read_user(fp + to_off, size, *(u64 *)(from_reg + from_off)); a failed read leaves the zero stored
+ * at fp + to_off first (an 8-byte store: size at most 8) */
+static inline void emit_read_user(struct emitter *e, int16_t to_off, int32_t size, uint8_t from_reg, int16_t from_off)
+{
+    emit(e, BPF_ST | BPF_MEM | BPF_DW, BPF_REG_10, 0, to_off, 0);
+    emit(e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_10, 0, 0);
+    emit(e, BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_1, 0, 0, to_off);
+    emit(e, BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, size);
+    emit(e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_3, from_reg, from_off, 0);
+    emit_call(e, BPF_FUNC_probe_read_user);
+}
+
 #endif

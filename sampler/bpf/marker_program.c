@@ -107,10 +107,7 @@ int bpf_marker_program(const struct bpf_marker_program_spec *spec, struct bpf_in
     /* r9 = this CPU's region */
     emit_call(&e, BPF_FUNC_get_smp_processor_id);
     emit(&e, BPF_STX | BPF_MEM | BPF_W, BPF_REG_10, BPF_REG_0, -24, 0);
-    emit_ld64(&e, BPF_REG_1, BPF_PSEUDO_MAP_FD, (uint32_t)spec->slots_fd);
-    emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0);
-    emit(&e, BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -24);
-    emit_call(&e, BPF_FUNC_map_lookup_elem);
+    emit_map_lookup(&e, spec->slots_fd, -24);
     size_t no_region = emit_jump(&e, BPF_JEQ, BPF_REG_0, 0);
     emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_9, BPF_REG_0, 0, 0);
     /* claim: r1 = head++ (kept at fp-16 for the commit and the doorbell); r9 = the slot */
@@ -131,14 +128,7 @@ int bpf_marker_program(const struct bpf_marker_program_spec *spec, struct bpf_in
          0);
     emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_1, offsetof(struct bpf_slot, ip), 0);
     if (spec->read_return_address) {
-        /* bpf_probe_read_user(fp - 32, 8, regs->sp); a failed read leaves the zero stored first */
-        emit(&e, BPF_ST | BPF_MEM | BPF_DW, BPF_REG_10, 0, -32, 0);
-        emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_10, 0, 0);
-        emit(&e, BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_1, 0, 0, -32);
-        emit(&e, BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, 8);
-        emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_3, BPF_REG_6,
-             (int16_t)bpf_marker_pt_regs_offset(PERF_REG_X86_SP), 0);
-        emit_call(&e, BPF_FUNC_probe_read_user);
+        emit_read_user(&e, -32, 8, BPF_REG_6, (int16_t)bpf_marker_pt_regs_offset(PERF_REG_X86_SP));
         emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_10, -32, 0);
         emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_1, offsetof(struct bpf_slot, ret_addr), 0);
         emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_6,

@@ -33,28 +33,17 @@ int wait_filter_program(const struct wait_filter_spec *spec, struct bpf_insn *ou
     emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_7, BPF_REG_6, (int16_t)bpf_marker_pt_regs_offset(PERF_REG_X86_DI), 0);
     emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_10, BPF_REG_7, -8, 0);
     /* r8 = the return address at %rsp (0 when unreadable) */
-    emit(&e, BPF_ST | BPF_MEM | BPF_DW, BPF_REG_10, 0, -16, 0);
-    emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_10, 0, 0);
-    emit(&e, BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_1, 0, 0, -16);
-    emit(&e, BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, 8);
-    emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_3, BPF_REG_6, (int16_t)bpf_marker_pt_regs_offset(PERF_REG_X86_SP), 0);
-    emit_call(&e, BPF_FUNC_probe_read_user);
+    emit_read_user(&e, -16, 8, BPF_REG_6, (int16_t)bpf_marker_pt_regs_offset(PERF_REG_X86_SP));
     emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_8, BPF_REG_10, -16, 0);
     emit_call(&e, BPF_FUNC_ktime_get_ns);
     emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_9, BPF_REG_0, 0, 0);
     /* r6 = the counters */
     emit(&e, BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -20, 0);
-    emit_ld64(&e, BPF_REG_1, BPF_PSEUDO_MAP_FD, (uint32_t)spec->counters_fd);
-    emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0);
-    emit(&e, BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -20);
-    emit_call(&e, BPF_FUNC_map_lookup_elem);
+    emit_map_lookup(&e, spec->counters_fd, -20);
     size_t no_counters = emit_jump(&e, BPF_JEQ, BPF_REG_0, 0);
     emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_0, 0, 0);
     /* the task's last capture: same caller and recent -> skip */
-    emit_ld64(&e, BPF_REG_1, BPF_PSEUDO_MAP_FD, (uint32_t)spec->tasks_fd);
-    emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0);
-    emit(&e, BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -8);
-    emit_call(&e, BPF_FUNC_map_lookup_elem);
+    emit_map_lookup(&e, spec->tasks_fd, -8);
     size_t unseen = emit_jump(&e, BPF_JEQ, BPF_REG_0, 0);
     emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_0, offsetof(struct wait_filter_task, last_return), 0);
     size_t other_caller = emit(&e, BPF_JMP | BPF_JNE | BPF_X, BPF_REG_1, BPF_REG_8, 0, 0);

@@ -41,6 +41,7 @@ struct thread_poll_state {
     uint64_t unknown_until;
     uint64_t poll_ret_addr, poll_ret_slot; /* the open poll's return address and its place on the stack, as its
                                               entry's hit recorded them (0: not recorded) */
+    uint64_t last_hit_addr;                /* the probe address of the last hit applied */
 };
 
 /* A marker record waiting to be applied in time order. */
@@ -119,6 +120,9 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uin
  * while the poll runs: a stack unwound inside the poll gets it back from here. */
 void task_tracker_poll_return(const struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t *ret_slot,
                               uint64_t *ret_addr);
+/* The probe address of tid's last hit at or before time_ns (0: none known). A sample taken while the kernel
+ * single-steps a probed instruction out of line (in the "[uprobes]" page) stands for that probe's address. */
+uint64_t task_tracker_hit_before(const struct task_tracker *t, uint32_t tid, uint64_t time_ns);
 /* Apply every queued hit up to time_ns in time order (statistics, state); later ones wait for the next
  * round. */
 void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns);

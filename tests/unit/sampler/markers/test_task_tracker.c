@@ -634,11 +634,11 @@ static void test_task_events(void **state)
     t.on_task_event = tell;
     t.poll_ctx = &l;
     const struct marker_hit hits[] = {
-        { 1, MARKER_WAKER_REGISTERED, 150, 0xa, 0 },
-        { 1, MARKER_POLL_START, 100, 0xa, 0 },
-        { 2, MARKER_WAKE, 170, 0xa, 0 },
-        { 1, MARKER_POLL_RETURN, 200, 0, 0 },
-        { 1, MARKER_POLL_START, 400, 0xb, 0 },   /* after the round */
+        { .tid = 1, .kind = MARKER_WAKER_REGISTERED, .time_ns = 150, .arg0 = 0xa },
+        { .tid = 1, .kind = MARKER_POLL_START, .time_ns = 100, .arg0 = 0xa },
+        { .tid = 2, .kind = MARKER_WAKE, .time_ns = 170, .arg0 = 0xa },
+        { .tid = 1, .kind = MARKER_POLL_RETURN, .time_ns = 200 },
+        { .tid = 1, .kind = MARKER_POLL_START, .time_ns = 400, .arg0 = 0xb },   /* after the round */
     };
     for (size_t i = 0; i < sizeof(hits) / sizeof(hits[0]); i++)
         assert_int_equal(task_tracker_queue(&t, &hits[i]), 0);
@@ -666,6 +666,46 @@ static void test_task_events(void **state)
     task_tracker_free(&t);
 }
 
+/* The return address a poll function's entry recorded (its return probe's trampoline replaces it on the
+ * stack): known inside that poll, from queued hits and then from the applied state; not after its return;
+ * the last probe hit before a time for samples in an out-of-line single step. */
+static void test_poll_return_address(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    const struct marker_hit hits[] = {
+        { .tid = 1, .kind = MARKER_POLL_START, .time_ns = 100, .arg0 = 0xa, .probe_addr = 0x1000,
+          .ret_addr = 0x4242, .ret_slot = 0x7ff0 },
+        { .tid = 1, .kind = MARKER_WAKER_REGISTERED, .time_ns = 150, .arg0 = 0xa, .probe_addr = 0x2000 },
+        { .tid = 1, .kind = MARKER_POLL_RETURN, .time_ns = 200, .probe_addr = 0x3000 },
+    };
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(task_tracker_queue(&t, &hits[i]), 0);
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    uint64_t slot, ret;
+    task_tracker_poll_return(&t, 1, 120, &slot, &ret);
+    assert_int_equal(slot, 0x7ff0);
+    assert_int_equal(ret, 0x4242);
+    task_tracker_poll_return(&t, 1, 160, &slot, &ret);      /* a registration does not end the poll */
+    assert_int_equal(ret, 0x4242);
+    task_tracker_poll_return(&t, 1, 250, &slot, &ret);
+    assert_int_equal(ret, 0);
+    task_tracker_poll_return(&t, 1, 50, &slot, &ret);       /* before any hit */
+    assert_int_equal(ret, 0);
+    assert_int_equal(task_tracker_hit_before(&t, 1, 160), 0x2000);
+    assert_int_equal(task_tracker_hit_before(&t, 2, 160), 0);
+    task_tracker_round_end(&t, 150);                        /* the start applied, the return still queued */
+    task_tracker_poll_return(&t, 1, 180, &slot, &ret);
+    assert_int_equal(ret, 0x4242);
+    assert_int_equal(task_tracker_hit_before(&t, 1, 180), 0x2000);
+    task_tracker_round_end(&t, UINT64_MAX);
+    task_tracker_poll_return(&t, 1, 300, &slot, &ret);
+    assert_int_equal(ret, 0);
+    assert_int_equal(task_tracker_hit_before(&t, 1, 300), 0x3000);
+    task_tracker_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -683,6 +723,7 @@ int main(void)
         cmocka_unit_test(test_round_random_against_reference),
         cmocka_unit_test(test_sort_busiest_first),
         cmocka_unit_test(test_task_events),
+        cmocka_unit_test(test_poll_return_address),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
