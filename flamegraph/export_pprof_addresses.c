@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* export_pprof_addresses.c: writes a recording's address profile as pprof's profile.proto, gzipped
+ * (flamegraph/pprof_encoder.h): its distinct stacks as Samples with their labels, then every Mapping (with
+ * its build id), Location (its address, mapping and inline chain as Lines) and Function (name, system name,
+ * file, start line). The labels come from the profile of names: the thread's name, and the task of the
+ * stack's root ("task: ENTRY", "task ID: ENTRY"). */
+#include "flamegraph/address_profile_internal.h"
+#include "flamegraph/pprof_encoder.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LINES 64             /* lines of one location written at most (symbolize keeps no more) */
+
+struct address_writer {
+    const struct address_profile *a;
+    const struct profile *names;
+    struct pprof_encoder enc;
+    uint32_t *string_of;         /* the address profile's string id -> the file's */
+    VEC_OF(uint64_t) stack;      /* location ids of the sample being encoded */
+};
+
+static uint32_t file_string(struct address_writer *w, uint32_t id)
+{
+    return w->string_of[id];
+}
+
+/* The labels of a stack: thread always; task and task_id when its root is a task's. */
+static void stack_labels(struct address_writer *w, const struct address_stack *s, struct pprof_labels *out)
+{
+    const char *thread = profile_frame_name(w->names, s->thread);
+    pprof_root_labels(&w->enc, profile_frame_name(w->names, s->root), out);
+    out->thread = thread ? pprof_string(&w->enc, thread, strlen(thread)) : 0;
+    if (out->task && !out->task_id && s->has_task_id) {
+        /* the root shows no id (--group-by entry): the sampler's, written as task roots write it */
+        char id[32];
+        int len = s->task_id > UINT32_MAX ? snprintf(id, sizeof(id), "0x%" PRIx64, s->task_id)
+                                          : snprintf(id, sizeof(id), "%" PRIu64, s->task_id);
+        out->task_id = pprof_string(&w->enc, id, (size_t)len);
+    }
+}
+
+static int write_samples(struct address_writer *w)
+{
+    for (size_t i = 0; i < w->a->stacks.n; i++) {
+        const struct address_stack *s = w->a->stacks.v[i];
+        if (vec_reserve(&w->stack, s->n) != 0)
+            return -1;
+        for (uint32_t j = 0; j < s->n; j++)
+            w->stack.v[j] = s->locations[j];
+        struct pprof_labels labels;
+        stack_labels(w, s, &labels);
+        if (pprof_sample(&w->enc, w->stack.v, s->n, s->count, &labels) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int write_tables(struct address_writer *w)
+{
+    const struct address_profile *a = w->a;
+    for (size_t i = 0; i < a->mappings.n; i++) {
+        const struct address_mapping_entry *m = &a->mappings.v[i];
+        struct pprof_mapping pm = { .id = i + 1, .start = m->start, .limit = m->limit, .offset = m->offset,
+                                    .file = file_string(w, m->file), .build_id = file_string(w, m->build_id) };
+        if (pprof_mapping(&w->enc, &pm) != 0)
+            return -1;
+    }
+    for (size_t i = 0; i < a->locations.n; i++) {
+        const struct address_location *l = &a->locations.v[i];
+        struct pprof_line lines[MAX_LINES];
+        size_t n = l->n_lines < MAX_LINES ? l->n_lines : MAX_LINES;
+        for (size_t j = 0; j < n; j++) {
+            const struct address_line_entry *e = &a->lines.v[l->first_line + j];
+            lines[j] = (struct pprof_line){ .function_id = e->function + 1u, .line = e->line };
+        }
+        if (pprof_location(&w->enc, i + 1, l->mapping, l->address, lines, n) != 0)
+            return -1;
+    }
+    for (size_t i = 0; i < a->functions.n; i++) {
+        const struct address_function *f = &a->functions.v[i];
+        if (pprof_function(&w->enc, i + 1, file_string(w, f->name), file_string(w, f->system_name),
+                           file_string(w, f->file), f->start_line) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int profile_write_pprof_addresses(const struct address_profile *a, const struct profile *names, FILE *out,
+                                  const struct export_info *info)
+{
+    struct address_writer w = { .a = a, .names = names };
+    size_t n_strings = profile_frame_count(a->strings);
+    if (!(w.string_of = calloc(n_strings ? n_strings : 1, sizeof(*w.string_of))))
+        return -1;
+    if (pprof_encoder_open(&w.enc, out, info) != 0) {
+        free(w.string_of);
+        return -1;
+    }
+    for (uint32_t i = 0; i < n_strings; i++) {
+        const char *s = profile_frame_name(a->strings, i);
+        w.string_of[i] = pprof_string(&w.enc, s, strlen(s));
+    }
+    errno = 0;
+    int rc = w.enc.no_memory || write_samples(&w) != 0 || write_tables(&w) != 0 ? -1 : 0;
+    rc = pprof_encoder_close(&w.enc, rc, info);
+    free(w.string_of);
+    vec_free(&w.stack);
+    return rc;
+}
