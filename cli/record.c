@@ -77,13 +77,8 @@ static const struct cached_address *frames_of(struct record_sink *k, uint64_t ad
     for (uint32_t i = 0; i < n; i++) {
         /* sym_result is innermost first; the cache keeps outermost first */
         const struct sym_frame *f = r->n ? &r->frames[r->n - 1 - i] : NULL;
-        const char *name = f ? f->name : "[unknown]";
         char object_name[300];
-        if ((!name || strcmp(name, "[unknown]") == 0) && r->object) {
-            /* no symbol: name the object ("[libfoo.so]"; pseudo objects such as "[vdso]" as they are) */
-            snprintf(object_name, sizeof(object_name), r->object[0] == '[' ? "%s" : "[%s]", r->object);
-            name = object_name;
-        }
+        const char *name = address_frame_name(r, f, object_name, sizeof(object_name));
         if (task_stacks_prepare(k->stacks, name, f ? f->file : NULL, f ? f->line : 0, kernel,
                                 &k->frame_pool.v[k->frame_pool.n + i]) != 0)
             return NULL;
