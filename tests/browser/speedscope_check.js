@@ -9,8 +9,9 @@
 // profile per thread, named after the process; the page title then names the file as served. Exits
 // non-zero when any check fails (a broken file must fail); never skips: no Chromium is "not ok".
 //
-// usage: node speedscope_check.js FILE.speedscope.json [--total N] [--screenshot PNG]
-//        node speedscope_check.js --trace FILE.trace.json [--screenshot PNG]
+// usage: node speedscope_check.js FILE.speedscope.json [--total N] [--screenshot PNG] [--view VIEW]
+//        node speedscope_check.js --trace FILE.trace.json [--screenshot PNG] [--view VIEW]
+// VIEW is speedscope's view for the screenshot: time-ordered (its default), left-heavy or sandwich.
 'use strict';
 
 const fs = require('fs');
@@ -24,17 +25,18 @@ const PROFILE_ROUTE = '/profile.speedscope.json';
 const TRACE_ROUTE = '/profile.trace.json';
 
 function parseArgs(argv) {
-  const args = { file: null, total: null, screenshot: null, trace: false };
+  const args = { file: null, total: null, screenshot: null, trace: false, view: null };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--total') args.total = Number(argv[++i]);
     else if (argv[i] === '--trace') args.trace = true;
     else if (argv[i] === '--screenshot') args.screenshot = argv[++i];
+    else if (argv[i] === '--view') args.view = argv[++i];
     else if (!args.file) args.file = argv[i];
     else throw new Error(`unexpected argument ${argv[i]}`);
   }
   if (!args.file) {
-    throw new Error('usage: node speedscope_check.js FILE.speedscope.json [--total N] [--screenshot PNG]\n' +
-      '       node speedscope_check.js --trace FILE.trace.json [--screenshot PNG]');
+    throw new Error('usage: node speedscope_check.js FILE.speedscope.json [--total N] [--screenshot PNG] [--view VIEW]\n' +
+      '       node speedscope_check.js --trace FILE.trace.json [--screenshot PNG] [--view VIEW]');
   }
   return args;
 }
@@ -130,7 +132,8 @@ async function checkApp(args, doc, fileText) {
     page.on('dialog', (dialog) => { alerts.push(dialog.message()); dialog.dismiss().catch(() => {}); });
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
-    await page.goto(`${base}/index.html#profileURL=${encodeURIComponent(base + route)}`);
+    const view = args.view ? `&view=${encodeURIComponent(args.view)}` : '';
+    await page.goto(`${base}/index.html#profileURL=${encodeURIComponent(base + route)}${view}`);
 
     const profiles = doc && Array.isArray(doc.profiles) ? doc.profiles : [];
     const active = profiles[doc && Number.isInteger(doc.activeProfileIndex) ? doc.activeProfileIndex : 0];
