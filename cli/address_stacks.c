@@ -116,9 +116,14 @@ int address_stacks_add(struct address_stacks *a, const struct sampler_sample *s,
     for (size_t i = 0; i < s->n_user && n < 2 * SAMPLER_MAX_FRAMES; i++)
         if (!(a->locations[n++] = location_of(a, s->user_ips[i], i > 0, false)))
             return -1;
-    struct address_labels labels = { .thread = thread_root, .root = root_frame_of(a->names, node),
-                                     .task_id = s->task_id, .has_task_id = s->task_state == SAMPLER_IN_TASK };
-    if (labels.root == PROFILE_NO_FRAME && !labels.has_task_id)
-        labels.root = thread_root;      /* not held back by a task: an empty stack under its thread */
+    /* The root gives the labels (task_id only when the root shows it, --group-by task), so stacks do not
+     * multiply by task ids; a sample held back keeps its id until its task's root is settled. */
+    struct address_labels labels = { .thread = thread_root, .root = root_frame_of(a->names, node) };
+    if (node == PROFILE_NO_NODE) {
+        labels.task_id = s->task_id;
+        labels.has_task_id = true;
+    } else if (labels.root == PROFILE_NO_FRAME) {
+        labels.root = thread_root;      /* no frame at all: under its thread */
+    }
     return address_profile_add(a->profile, a->locations, n, &labels, 1);
 }

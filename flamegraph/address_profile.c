@@ -159,8 +159,11 @@ int address_profile_finish(struct address_profile *a, struct task_stacks *t)
 {
     for (size_t i = 0; i < a->stacks.n; i++) {
         struct address_stack *s = a->stacks.v[i];
-        if (s->root == PROFILE_NO_FRAME && (s->root = task_stacks_task_root(t, s->task_id)) == PROFILE_NO_FRAME)
+        if (s->root != PROFILE_NO_FRAME)
+            continue;
+        if ((s->root = task_stacks_task_root(t, s->task_id)) == PROFILE_NO_FRAME)
             return -1;
+        s->has_task_id = false;     /* settled: the labels come from the root, as everywhere else */
     }
     return 0;
 }

@@ -8,7 +8,6 @@
 #include "flamegraph/pprof_encoder.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,19 +26,12 @@ static uint32_t file_string(struct address_writer *w, uint32_t id)
     return w->string_of[id];
 }
 
-/* The labels of a stack: thread always; task and task_id when its root is a task's. */
+/* The labels of a stack: thread always; task, and task_id when the root shows one, from its root. */
 static void stack_labels(struct address_writer *w, const struct address_stack *s, struct pprof_labels *out)
 {
     const char *thread = profile_frame_name(w->names, s->thread);
     pprof_root_labels(&w->enc, profile_frame_name(w->names, s->root), out);
     out->thread = thread ? pprof_string(&w->enc, thread, strlen(thread)) : 0;
-    if (out->task && !out->task_id && s->has_task_id) {
-        /* the root shows no id (--group-by entry): the sampler's, written as task roots write it */
-        char id[32];
-        int len = s->task_id > UINT32_MAX ? snprintf(id, sizeof(id), "0x%" PRIx64, s->task_id)
-                                          : snprintf(id, sizeof(id), "%" PRIu64, s->task_id);
-        out->task_id = pprof_string(&w->enc, id, (size_t)len);
-    }
 }
 
 static int write_samples(struct address_writer *w)

@@ -203,7 +203,7 @@ uint32_t address_profile_location(struct address_profile *a, uint64_t address, u
 
 /* What a stack's samples are labelled with: the frame ids of the thread's name and of the stack's root in
  * the profile of names (a task root or the thread's name; PROFILE_NO_FRAME: the task's root was not known
- * yet, address_profile_finish settles it from task_id), and the task id the sampler gave (has_task_id). */
+ * yet, address_profile_finish settles it from task_id, given only then, with has_task_id). */
 struct address_labels {
     uint32_t thread;
     uint32_t root;
@@ -221,8 +221,8 @@ size_t address_profile_stacks(const struct address_profile *a);
 
 /* pprof from addresses: as profile_write_pprof, but one Location per distinct address with its mapping
  * (file, offset, build id) and inline chain as Lines, Functions with name, system name, file and start line,
- * and labels thread (always), task and task_id (task samples; the root's names give them, the sampler's id
- * when the root shows none). names: the profile the labels' frame ids are in. Returns 0 or -1 (errno). */
+ * and labels thread (always), task and task_id (as the stack's root names them: "task: ENTRY", "task ID:
+ * ENTRY"). names: the profile the labels' frame ids are in. Returns 0 or -1 (errno). */
 int profile_write_pprof_addresses(const struct address_profile *a, const struct profile *names, FILE *out,
                                   const struct export_info *info);
 

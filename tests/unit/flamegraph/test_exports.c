@@ -747,13 +747,14 @@ static void test_pprof_empty_and_no_period(void **state)
 
 /* A recording's address stacks: a repeated stack merged, one location per address with its mapping (or
  * none, as a kernel address) and its inline chain, functions with system names and start lines, labels
- * from the roots (a held-back task root settled by address_profile_finish), the mapping's build id. */
+ * from the roots (a held-back task root settled by address_profile_finish from its task id), the
+ * mapping's build id. */
 static void test_pprof_addresses(void **state)
 {
     (void)state;
     struct profile *names = profile_new();
     uint32_t thread = profile_intern(names, "worker-0", 8);
-    uint32_t task_root = profile_intern(names, "task: serve", 11);
+    uint32_t task_root = profile_intern(names, "task 42: serve", 14);
     char err[200];
     struct task_stacks *t = task_stacks_new(names, GROUP_BY_ENTRY, true, NULL, err, sizeof(err));
     struct address_profile *a = address_profile_new();
@@ -777,7 +778,7 @@ static void test_pprof_addresses(void **state)
     assert_int_equal(caller, 2);
     assert_int_equal(in_kernel, 3);
     uint32_t user_stack[] = { leaf, caller }, kernel_stack[] = { in_kernel, caller };
-    struct address_labels in_task = { .thread = thread, .root = task_root, .task_id = 42, .has_task_id = true };
+    struct address_labels in_task = { .thread = thread, .root = task_root };
     struct address_labels held = { .thread = thread, .root = PROFILE_NO_FRAME, .task_id = 7, .has_task_id = true };
     struct address_labels plain = { .thread = thread, .root = thread };
     assert_int_equal(address_profile_add(a, user_stack, 2, &in_task, 1), 0);
@@ -802,7 +803,7 @@ static void test_pprof_addresses(void **state)
     assert_string_equal(labels, "thread=worker-0");
     assert_int_equal(d.samples[1].values[0], 3);
     sample_labels(&d, &d.samples[2], labels, sizeof(labels));
-    assert_string_equal(labels, "task=[task entry unknown],task_id=7,thread=worker-0");
+    assert_string_equal(labels, "task=[task entry unknown],thread=worker-0");   /* settled: the root's labels */
 
     assert_int_equal(d.n_locations, 3);
     const struct decoded_location *l = location_by_id(&d, leaf);
