@@ -5,7 +5,8 @@
 # nanoseconds) equal the folded total, -tags shows the task, task_id and thread labels, -lines file:line and
 # -raw each function's start line (its declaration in the fixture's source); with --markers none, thread
 # labels only. A recording of shares_nofp: one location per real address, mix_inline's inline chain into
-# burn_b as one location's lines, and the mappings with the build ids readelf reads from the same files.
+# burn_b as one location's lines, the mappings with the build ids readelf reads from the same files, the
+# program itself as pprof's main binary.
 # tests/browser/speedscope_check.js validates the speedscope file against the schema of the speedscope npm
 # package, checks its weights add up to the folded total and imports it in the speedscope app (headless
 # Chromium). The tokio fixture's await points show as file:line in `pprof -lines` and in speedscope's frame
@@ -20,7 +21,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BROWSER_DIR=$ROOT/tests/browser
 OUT_DIR=$ROOT/build/test-output      # the speedscope screenshot is kept there (for the README)
 mkdir -p "$OUT_DIR"
-plan 63
+plan 64
 
 command -v go > /dev/null || echo "# go is missing: install Debian's golang-go (make check does)" | diag
 if [ ! -f "$BROWSER_DIR/node_modules/speedscope/package.json" ] || [ ! -f "$BROWSER_DIR/node_modules/ajv/package.json" ]; then
@@ -116,6 +117,8 @@ else
     ok 1 "pprof -raw: a location whose lines are mix_inline inlined into burn_b (start line $burn_b_line)"
     sed -n '/^Locations/,/^Mappings/p' "$WORK/shares.raw" | head -20 | diag
 fi
+check "pprof -top: the main binary is the recorded program (File: shares_nofp)" \
+    grep -q '^File: shares_nofp$' <(go tool pprof -top "$WORK/shares.pb.gz" 2> /dev/null)
 # one location per address: no address twice among the locations
 dups=$(sed -n '/^Locations/,/^Mappings/p' "$WORK/shares.raw" | awk '$2 ~ /^0x/ { print $2 }' | sort | uniq -d | wc -l)
 check "pprof -raw: each address is one location ($dups repeated)" test "$dups" -eq 0
