@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/address_stacks.h"
 #include "cli/commands.h"
 #include "cli/output_formats.h"
 #include "cli/version.h"
@@ -52,6 +53,7 @@ struct record_sink {
     struct status_line status;     /* on a terminal: how the recording goes */
     bool want_trace;               /* an -o is a Chrome trace: keep polls and samples with their times */
     struct trace_collect trace;
+    struct address_stacks *addresses;  /* an -o is pprof: the stacks as addresses too, or NULL */
     bool want_wait;                /* --wait-output: task events and wait stacks into the wait profile */
     struct wait_collect wait;
     uint32_t expanded_at[MAX_EXPANDED_FRAMES];            /* one sample's frames: indices into frame_pool */
@@ -78,13 +80,8 @@ static const struct cached_address *frames_of(struct record_sink *k, uint64_t ad
     for (uint32_t i = 0; i < n; i++) {
         /* sym_result is innermost first; the cache keeps outermost first */
         const struct sym_frame *f = r->n ? &r->frames[r->n - 1 - i] : NULL;
-        const char *name = f ? f->name : "[unknown]";
         char object_name[300];
-        if ((!name || strcmp(name, "[unknown]") == 0) && r->object) {
-            /* no symbol: name the object ("[libfoo.so]"; pseudo objects such as "[vdso]" as they are) */
-            snprintf(object_name, sizeof(object_name), r->object[0] == '[' ? "%s" : "[%s]", r->object);
-            name = object_name;
-        }
+        const char *name = address_frame_name(r, f, object_name, sizeof(object_name));
         if (task_stacks_prepare(k->stacks, name, f ? f->file : NULL, f ? f->line : 0, kernel,
                                 &k->frame_pool.v[k->frame_pool.n + i]) != 0)
             return NULL;
@@ -182,6 +179,8 @@ static void sink_sample(void *ctx, const struct sampler_sample *s)
                                   : s->task_state == SAMPLER_UNKNOWN_TASK ? STACK_UNKNOWN_TASK
                                                                           : STACK_NO_TASK;
     if (task_stacks_add(k->stacks, root, state, s->task_id, marker_function, k->expanded, n, 1) != 0)
+        k->failed = true;
+    else if (k->addresses && address_stacks_add(k->addresses, s, root, task_stacks_last_node(k->stacks)) != 0)
         k->failed = true;
     else if (k->want_trace && trace_collect_sample(&k->trace, (uint32_t)s->tid, s->time_ns,
                                                    task_stacks_last_node(k->stacks), s->task_id) != 0)
@@ -287,7 +286,8 @@ static int write_output(const struct record_options *o, struct record_sink *k, s
     uint64_t now_ns = clock_gettime(CLOCK_REALTIME, &now) == 0 ? (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec : 0;
     struct export_info info = { .name = cmdline, .exporter = "taskspy " TASKSPY_VERSION, .period_ns = 1000000000u / o->frequency,
                                 .duration_ns = duration_ns, .start_time_ns = now_ns > duration_ns ? now_ns - duration_ns : 0 };
-    struct output_content content = { .profile = k->profile, .svg = &so, .info = &info };
+    struct output_content content = { .profile = k->profile, .svg = &so, .info = &info,
+                                      .addresses = k->addresses ? k->addresses->profile : NULL };
     struct trace_events trace;
     if (k->want_trace) {
         if (trace_collect_finish(&k->trace, k->stacks, k->profile, (uint32_t)pid, start_ns, &trace) != 0) {
@@ -322,6 +322,9 @@ static void sink_free(struct record_sink *k)
     vec_free(&k->thread_roots);
     vec_free(&k->by_result);
     trace_collect_free(&k->trace);
+    if (k->addresses)
+        address_stacks_free(k->addresses);
+    free(k->addresses);
     wait_collect_free(&k->wait);
     vec_free(&k->frame_pool);
     free(k);
@@ -371,6 +374,25 @@ static int open_outputs(struct recording *r)
     return CARRY_ON;
 }
 
+/* A pprof output shows addresses: keep the stacks as addresses too (cli/address_stacks.h). */
+static int keep_addresses_for_pprof(struct recording *r)
+{
+    bool want = false;
+    for (size_t i = 0; i < r->o.outputs.n; i++)
+        want |= r->o.outputs.items[i].format == FORMAT_PPROF;
+    if (!want)
+        return CARRY_ON;
+    struct record_sink *k = r->k;
+    if (!(k->addresses = malloc(sizeof(*k->addresses))) ||
+        address_stacks_init(k->addresses, k->symbolizer, k->profile) != 0) {
+        free(k->addresses);
+        k->addresses = NULL;
+        fprintf(stderr, "taskspy: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    return CARRY_ON;
+}
+
 static int make_sink(struct recording *r)
 {
     struct record_sink *k = r->k = calloc(1, sizeof(*k));
@@ -385,7 +407,9 @@ static int make_sink(struct recording *r)
         k->want_trace |= r->o.outputs.items[i].format == FORMAT_TRACE;
     k->stacks = task_stacks_new(k->profile, r->o.group_by, r->o.await_points, r->o.task_boundary, r->err,
                                 sizeof(r->err));
-    return k->stacks ? CARRY_ON : fail(r, EXIT_USAGE);
+    if (!k->stacks)
+        return fail(r, EXIT_USAGE);
+    return keep_addresses_for_pprof(r);
 }
 
 /* Ctrl-C, SIGTERM and SIGHUP end the recording and still write the output. */
@@ -441,7 +465,8 @@ static int run_sampler(struct recording *r)
     status_line_clear(&r->k->status);
     if (rc != 0)
         return fail(r, EXIT_RUNTIME);
-    if (r->k->failed || task_stacks_finish(r->k->stacks) != 0) {
+    if (r->k->failed || task_stacks_finish(r->k->stacks) != 0 ||
+        (r->k->addresses && address_profile_finish(r->k->addresses->profile, r->k->stacks) != 0)) {
         fprintf(stderr, "taskspy: out of memory while recording; nothing written\n");
         return EXIT_RUNTIME;
     }

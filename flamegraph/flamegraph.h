@@ -175,6 +175,64 @@ int profile_write_speedscope(const struct profile *p, FILE *out, const struct ex
  * file names. Returns 0 or -1 (errno). */
 int profile_write_pprof(const struct profile *p, FILE *out, const struct export_info *info);
 
+/* ---- address stacks: a recording as pprof shows it --------------------------------------------------- */
+
+/* The distinct stacks of a recording as instruction addresses, with counts and labels, beside the profile
+ * of names (kept only when a pprof output is asked for). Each distinct address is a Location with its
+ * mapping and its inline chain; memory grows with distinct stacks and addresses, not with samples. */
+struct address_profile;
+
+struct address_profile *address_profile_new(void);
+void address_profile_free(struct address_profile *a);
+
+/* A mapped object of the target. */
+struct address_mapping {
+    uint64_t start, limit, offset;     /* address range, file offset at start */
+    const char *file;                  /* path as the target maps it */
+    const char *build_id;              /* hex, or NULL */
+};
+/* The id (from 1) of the mapping known by key (the caller's: the same key is the same mapping), added as m
+ * when new; 0 when out of memory. */
+uint32_t address_profile_mapping(struct address_profile *a, uint64_t key, const struct address_mapping *m);
+
+/* One source frame of a location. */
+struct address_line {
+    const char *function;              /* shown name */
+    const char *system_name;           /* linker name (mangled), or NULL: the same */
+    const char *file;                  /* source file, or NULL */
+    unsigned line, start_line;         /* 0: unknown */
+};
+/* A new location (id from 1, 0 when out of memory): address in mapping (an id from address_profile_mapping, or
+ * 0 for none, as kernel addresses), its inline chain innermost first (the last line is the function the
+ * others are inlined into). Each call makes a new location: the caller keeps one per distinct address. */
+uint32_t address_profile_location(struct address_profile *a, uint64_t address, uint32_t mapping,
+                                  const struct address_line *lines, size_t n);
+
+/* What a stack's samples are labelled with: the frame ids of the thread's name and of the stack's root in
+ * the profile of names (a task root or the thread's name; PROFILE_NO_FRAME: the task's root was not known
+ * yet, address_profile_finish settles it from task_id, given only then, with has_task_id). */
+struct address_labels {
+    uint32_t thread;
+    uint32_t root;
+    uint64_t task_id;
+    bool has_task_id;
+};
+/* Add count samples of a stack of location ids, leaf first. Returns 0 or -1 (no memory). */
+int address_profile_add(struct address_profile *a, const uint32_t *locations, size_t n,
+                        const struct address_labels *labels, uint64_t count);
+/* Settle the roots not known when their samples came (task_stacks_task_root). Call once, after
+ * task_stacks_finish. Returns 0 or -1 (no memory). */
+int address_profile_finish(struct address_profile *a, struct task_stacks *t);
+/* Distinct stacks so far. */
+size_t address_profile_stacks(const struct address_profile *a);
+
+/* pprof from addresses: as profile_write_pprof, but one Location per distinct address with its mapping
+ * (file, offset, build id) and inline chain as Lines, Functions with name, system name, file and start line,
+ * and labels thread (always), task and task_id (as the stack's root names them: "task: ENTRY", "task ID:
+ * ENTRY"). names: the profile the labels' frame ids are in. Returns 0 or -1 (errno). */
+int profile_write_pprof_addresses(const struct address_profile *a, const struct profile *names, FILE *out,
+                                  const struct export_info *info);
+
 /* ---- Chrome trace: task polls and CPU samples on a time line ---------------------------------------- */
 
 /* A thread of the trace: its tid and the frame id of its name (PROFILE_NO_FRAME: not known). */

@@ -11,12 +11,9 @@
 'use strict';
 
 const path = require('path');
-const { chromium } = require('playwright-core');
+const { ok, finish, launchChromium } = require('./chromium_tap');
 
 const [svgPath, screenshotPath] = process.argv.slice(2);
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-
-const { ok, finish } = require('./tap');
 
 async function frameInfo(page) {
   return page.evaluate(() =>
@@ -40,14 +37,10 @@ const isIo = ([r, g, b]) => b >= 190 && r <= 140 && g <= 140;
 const near = (a, b, eps) => Math.abs(a - b) <= eps;
 
 async function main() {
-  let browser;
-  try {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  } catch (e) {
-    ok(false, `Chromium starts (${CHROMIUM})`, e.message);
+  const browser = await launchChromium({ viewport: { width: 1300, height: 900 } });
+  if (!browser)
     return;
-  }
-  const page = await (await browser.newContext({ viewport: { width: 1300, height: 900 } })).newPage();
+  const page = await browser.context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(`file://${path.resolve(svgPath)}`);
