@@ -17,7 +17,7 @@ int address_stacks_init(struct address_stacks *a, struct symbolizer *symbolizer,
     a->symbolizer = symbolizer;
     a->names = names;
     if (!(a->profile = address_profile_new()) || u64_map_init(&a->user_sites, 4096) != 0 ||
-        u64_map_init(&a->kernel_sites, 256) != 0) {
+        u64_map_init(&a->kernel_sites, 256) != 0 || u64_map_init(&a->name_locations, 64) != 0) {
         address_stacks_free(a);
         return -1;
     }
@@ -29,6 +29,7 @@ void address_stacks_free(struct address_stacks *a)
     address_profile_free(a->profile);
     u64_map_free(&a->user_sites);
     u64_map_free(&a->kernel_sites);
+    u64_map_free(&a->name_locations);
     vec_free(&a->sites);
     a->profile = NULL;
 }
@@ -126,4 +127,63 @@ int address_stacks_add(struct address_stacks *a, const struct sampler_sample *s,
         labels.root = thread_root;      /* no frame at all: under its thread */
     }
     return address_profile_add(a->profile, a->locations, n, &labels, 1);
+}
+
+uint32_t address_stacks_wait_key(struct address_stacks *a, const struct sampler_wait_stack *w, size_t first)
+{
+    size_t n = 0;
+    for (size_t i = first; i < w->n_user && n < 2 * SAMPLER_MAX_FRAMES; i++)
+        if (!(a->locations[n++] = location_of(a, w->user_ips[i], true, false)))
+            return WAIT_NO_KEY;
+    uint32_t part = address_profile_part(a->profile, a->locations, n);
+    return part == UINT32_MAX ? WAIT_NO_KEY : part;
+}
+
+/* The location of a name without an address ("[suspended]", a task root), made once: *cache holds it. 0 when
+ * out of memory. */
+static uint32_t name_location(struct address_stacks *a, const char *name, uint32_t *cache)
+{
+    if (!*cache) {
+        struct address_line line = { .function = name };
+        *cache = address_profile_location(a->profile, 0, 0, &line, 1);
+    }
+    return *cache;
+}
+
+/* The location of a root frame of the profile of names (0: no memory). */
+static uint32_t root_location(struct address_stacks *a, uint32_t frame)
+{
+    uint32_t location = 0;
+    if (u64_map_get(&a->name_locations, frame, &location))
+        return location;
+    if (!name_location(a, profile_frame_name(a->names, frame), &location) ||
+        u64_map_put(&a->name_locations, frame, location) != 0)
+        return 0;
+    return location;
+}
+
+int address_stacks_add_wait(struct address_stacks *a, const struct wait_site_time *t)
+{
+    size_t n_part = 0;
+    const uint32_t *part = t->key == WAIT_NO_KEY ? NULL : address_profile_part_locations(a->profile, t->key, &n_part);
+    size_t n = 1;
+    if (part) {
+        n_part = n_part < 2 * SAMPLER_MAX_FRAMES - 1 ? n_part : 2 * SAMPLER_MAX_FRAMES - 1;
+        memcpy(a->locations + 1, part, n_part * sizeof(*part));
+        n += n_part;
+    } else if (!(a->locations[n++] = root_location(a, t->root))) {
+        return -1;
+    }
+    struct address_labels labels = { .thread = PROFILE_NO_FRAME, .root = t->root };
+    if (t->suspended_ns) {
+        if (!(a->locations[0] = name_location(a, "[suspended]", &a->suspended_location)) ||
+            address_profile_add_wait(a->profile, a->locations, n, &labels, t->suspended_ns) != 0)
+            return -1;
+    }
+    if (t->runnable_ns) {
+        if (!(a->locations[0] = name_location(a, "[runnable]", &a->runnable_location)) ||
+            address_profile_add_wait(a->profile, a->locations, n, &labels, t->runnable_ns) != 0)
+            return -1;
+    }
+    return 0;
 }

@@ -197,17 +197,21 @@ static void sink_task_event(void *ctx, const struct sampler_task_event *e)
 }
 
 /* A waker-registration stack, symbolized like a sample's (the same address cache and frame pool), without its
- * innermost address: the registering function itself (the waker machinery). */
+ * innermost address: the registering function itself (the waker machinery). With a pprof output its return
+ * addresses above the waker machinery are kept too, as the key of the stack in the wait profile. */
 static void sink_wait_stack(void *ctx, const struct sampler_wait_stack *w)
 {
     struct record_sink *k = ctx;
-    size_t n = 0;
+    size_t n = 0, first_kept = w->n_user;   /* user_ips index of the innermost address kept for pprof */
+    size_t starts[SAMPLER_MAX_FRAMES];      /* each address's first frame, by user_ips index */
     for (size_t i = w->n_user; i-- > 1;) {
         const struct cached_address *c = frames_of(k, w->user_ips[i], true, false);
         if (!c) {
             k->failed = true;
             return;
         }
+        if (i < SAMPLER_MAX_FRAMES)
+            starts[i] = n;
         for (uint32_t j = 0; j < c->n && n < MAX_EXPANDED_FRAMES; j++)
             k->expanded_at[n++] = c->first + j;
     }
@@ -216,7 +220,17 @@ static void sink_wait_stack(void *ctx, const struct sampler_wait_stack *w)
     uint32_t root = w->thread < k->thread_roots.n ? k->thread_roots.v[w->thread] : PROFILE_NO_FRAME;
     if (root == PROFILE_NO_FRAME)
         root = thread_root(k, NULL);
-    if (root == PROFILE_NO_FRAME || wait_collect_stack(&k->wait, w, root, k->expanded, n) != 0)
+    uint32_t key = WAIT_NO_KEY;
+    if (k->addresses && w->n_user > 1) {
+        size_t kept = wait_profile_kept_frames(k->expanded, n);
+        for (size_t i = w->n_user; i-- > 1 && i < SAMPLER_MAX_FRAMES && starts[i] < kept;)
+            first_kept = i;
+        if ((key = address_stacks_wait_key(k->addresses, w, first_kept)) == WAIT_NO_KEY) {
+            k->failed = true;
+            return;
+        }
+    }
+    if (root == PROFILE_NO_FRAME || wait_collect_stack(&k->wait, w, root, k->expanded, n, key) != 0)
         k->failed = true;
 }
 
@@ -285,7 +299,8 @@ static int write_output(const struct record_options *o, struct record_sink *k, s
     uint64_t duration_ns = (uint64_t)(st->duration_s * 1e9);
     uint64_t now_ns = clock_gettime(CLOCK_REALTIME, &now) == 0 ? (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec : 0;
     struct export_info info = { .name = cmdline, .exporter = "taskspy " TASKSPY_VERSION, .period_ns = 1000000000u / o->frequency,
-                                .duration_ns = duration_ns, .start_time_ns = now_ns > duration_ns ? now_ns - duration_ns : 0 };
+                                .duration_ns = duration_ns, .start_time_ns = now_ns > duration_ns ? now_ns - duration_ns : 0,
+                                .wait = k->want_wait };
     struct output_content content = { .profile = k->profile, .svg = &so, .info = &info,
                                       .addresses = k->addresses ? k->addresses->profile : NULL };
     struct trace_events trace;
@@ -549,19 +564,36 @@ static int start_wait_profile(struct recording *r)
     return CARRY_ON;
 }
 
-/* After the CPU profile: the waits settled up to the recording's end, their summary, and the file, or one line
- * saying why there is none (the CPU profile stands either way). */
+static int add_wait_site(void *ctx, const struct wait_site_time *t)
+{
+    return address_stacks_add_wait(ctx, t);
+}
+
+/* After the recording, before any output: the waits settled up to the recording's end (and added to the
+ * stacks as addresses, for the pprof output). */
+static int settle_waits(struct recording *r)
+{
+    struct record_sink *k = r->k;
+    if (!k->want_wait)
+        return CARRY_ON;
+    const struct sampler_stats *st = sampler_stats(r->s);
+    uint64_t stop_ns = r->start_ns + (uint64_t)(st->duration_s * 1e9);
+    if (wait_collect_finish(&k->wait, stop_ns, completion_unknown(st)) != 0 ||
+        (k->addresses && wait_profile_each_site(k->wait.profile, add_wait_site, k->addresses) != 0)) {
+        fprintf(stderr, "taskspy: out of memory while settling the waits; nothing written\n");
+        return EXIT_RUNTIME;
+    }
+    return CARRY_ON;
+}
+
+/* After the CPU profile: the waits' summary and their file, or one line saying why there is none (the CPU
+ * profile stands either way). */
 static int write_wait_output(struct recording *r)
 {
     struct record_sink *k = r->k;
     if (!k->want_wait)
         return 0;
     const struct sampler_stats *st = sampler_stats(r->s);
-    uint64_t stop_ns = r->start_ns + (uint64_t)(st->duration_s * 1e9);
-    if (wait_collect_finish(&k->wait, stop_ns, completion_unknown(st)) != 0) {
-        fprintf(stderr, "taskspy: out of memory while settling the waits; %s not written\n", r->o.wait_output);
-        return EXIT_RUNTIME;
-    }
     const char *nothing = wait_collect_nothing(&k->wait, st->wait_note);
     if (nothing) {
         fprintf(stderr, "taskspy: no wait profile: %s; %s not written\n", nothing, r->o.wait_output);
@@ -603,7 +635,7 @@ int record_command(int argc, char **argv)
 {
     static int (*const steps[])(struct recording *) = {
         parse_options, open_outputs, make_sink, open_wait_output, catch_stop_signals, open_sampler,
-        start_wait_profile, run_sampler, report_and_write, write_wait_output,
+        start_wait_profile, run_sampler, settle_waits, report_and_write, write_wait_output,
     };
     struct recording r = { .argc = argc, .argv = argv };
     int status = CARRY_ON;

@@ -38,10 +38,10 @@ int wait_collect_event(struct wait_collect *c, const struct sampler_task_event *
 }
 
 int wait_collect_stack(struct wait_collect *c, const struct sampler_wait_stack *w, uint32_t thread_root,
-                       const struct stack_frame *const *frames, size_t n)
+                       const struct stack_frame *const *frames, size_t n, uint32_t key)
 {
     c->stacks++;
-    return wait_profile_stack(c->profile, w->task_id, w->time_ns, thread_root, frames, n);
+    return wait_profile_stack(c->profile, w->task_id, w->time_ns, thread_root, frames, n, key);
 }
 
 int wait_collect_round(struct wait_collect *c, uint64_t until_ns)

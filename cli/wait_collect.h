@@ -34,9 +34,10 @@ int wait_collect_open(struct wait_collect *c, const char *path, enum output_form
 int wait_collect_start(struct wait_collect *c, struct task_stacks *stacks, const struct profile *names,
                        const struct wait_options *options);
 int wait_collect_event(struct wait_collect *c, const struct sampler_task_event *e);
-/* A registration stack, symbolized: frames outermost first without the registering function's own frame. */
+/* A registration stack, symbolized: frames outermost first without the registering function's own frame; key:
+ * its id among the pprof export's registration stacks (WAIT_NO_KEY: none). */
 int wait_collect_stack(struct wait_collect *c, const struct sampler_wait_stack *w, uint32_t thread_root,
-                       const struct stack_frame *const *frames, size_t n);
+                       const struct stack_frame *const *frames, size_t n, uint32_t key);
 int wait_collect_round(struct wait_collect *c, uint64_t until_ns);
 /* After task_stacks_finish: settle the waits up to stop_ns (ready_unless_registered: wait_profile_finish's rule for
  * runtimes that do not say when a task completed). Returns 0 or -1 (no memory). */

@@ -33,6 +33,8 @@ void address_profile_free(struct address_profile *a)
     vec_free(&a->lines);
     vec_free(&a->stacks);
     intern_table_free(&a->stack_index);
+    vec_free(&a->parts);
+    intern_table_free(&a->part_index);
     arena_free(&a->storage);
     free(a);
 }
@@ -132,26 +134,62 @@ static bool same_stack(const void *item, const void *key)
            memcmp(s->locations, k->locations, k->n * sizeof(*k->locations)) == 0;
 }
 
-int address_profile_add(struct address_profile *a, const uint32_t *locations, size_t n,
-                        const struct address_labels *labels, uint64_t count)
+/* The stack of locations and labels found in index (made in list when new), or NULL when out of memory. */
+static struct address_stack *stack_of(struct address_profile *a, struct intern_table *index,
+                                      struct address_stack_list *stacks, const uint32_t *locations, size_t n,
+                                      const struct address_labels *labels)
 {
     uint64_t hash = hash_stack(locations, n, labels);
     struct stack_key key = { locations, n, labels };
-    struct address_stack *s = (struct address_stack *)intern_table_find(&a->stack_index, hash, same_stack, &key);
-    if (s) {
-        s->count += count;
-        return 0;
-    }
-    if (vec_reserve(&a->stacks, a->stacks.n + 1) != 0 ||
+    struct address_stack *s = (struct address_stack *)intern_table_find(index, hash, same_stack, &key);
+    if (s)
+        return s;
+    if (stacks->n >= UINT32_MAX - 1 || vec_reserve(stacks, stacks->n + 1) != 0 ||
         !(s = arena_alloc(&a->storage, sizeof(*s) + n * sizeof(*locations))))
-        return -1;
-    *s = (struct address_stack){ .count = count, .task_id = labels->has_task_id ? labels->task_id : 0,
-                                 .thread = labels->thread, .root = labels->root, .n = (uint32_t)n,
-                                 .has_task_id = labels->has_task_id };
+        return NULL;
+    *s = (struct address_stack){ .task_id = labels->has_task_id ? labels->task_id : 0, .thread = labels->thread,
+                                 .root = labels->root, .n = (uint32_t)n, .has_task_id = labels->has_task_id };
     memcpy(s->locations, locations, n * sizeof(*locations));
-    if (intern_table_add(&a->stack_index, hash, s) != 0)
+    if (intern_table_add(index, hash, s) != 0)
+        return NULL;
+    stacks->v[stacks->n++] = s;
+    return s;
+}
+
+int address_profile_add_wait(struct address_profile *a, const uint32_t *locations, size_t n,
+                             const struct address_labels *labels, uint64_t wait_ns)
+{
+    struct address_stack *s = stack_of(a, &a->stack_index, &a->stacks, locations, n, labels);
+    if (!s)
         return -1;
-    a->stacks.v[a->stacks.n++] = s;
+    s->wait_ns += wait_ns;
+    return 0;
+}
+
+uint32_t address_profile_part(struct address_profile *a, const uint32_t *locations, size_t n)
+{
+    static const struct address_labels none = { .thread = PROFILE_NO_FRAME, .root = PROFILE_NO_FRAME };
+    struct address_stack *s = stack_of(a, &a->part_index, &a->parts, locations, n, &none);
+    if (!s)
+        return UINT32_MAX;
+    if (s->count == 0)
+        s->count = a->parts.n;           /* a part's count is its id + 1 */
+    return (uint32_t)(s->count - 1);
+}
+
+const uint32_t *address_profile_part_locations(const struct address_profile *a, uint32_t part, size_t *n)
+{
+    *n = part < a->parts.n ? a->parts.v[part]->n : 0;
+    return part < a->parts.n ? a->parts.v[part]->locations : NULL;
+}
+
+int address_profile_add(struct address_profile *a, const uint32_t *locations, size_t n,
+                        const struct address_labels *labels, uint64_t count)
+{
+    struct address_stack *s = stack_of(a, &a->stack_index, &a->stacks, locations, n, labels);
+    if (!s)
+        return -1;
+    s->count += count;
     return 0;
 }
 

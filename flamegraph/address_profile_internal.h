@@ -30,11 +30,17 @@ struct address_location {
 };
 struct address_stack {
     uint64_t count;
+    uint64_t wait_ns;                      /* wall time waited (wait stacks; CPU stacks have 0) */
     uint64_t task_id;
     uint32_t thread, root;                 /* frame ids in the profile of names */
     uint32_t n;
     bool has_task_id;
     uint32_t locations[];                  /* location ids, leaf first */
+};
+
+struct address_stack_list {
+    struct address_stack **v;
+    size_t n, cap;
 };
 
 struct address_profile {
@@ -45,8 +51,10 @@ struct address_profile {
     VEC_OF(struct address_function) functions;
     VEC_OF(struct address_location) locations;
     VEC_OF(struct address_line_entry) lines;
-    VEC_OF(struct address_stack *) stacks; /* in order of first sight */
+    struct address_stack_list stacks;      /* in order of first sight */
     struct intern_table stack_index;
+    struct address_stack_list parts;       /* address_profile_part's, by id (count: id + 1) */
+    struct intern_table part_index;
     struct arena storage;                  /* the stacks */
 };
 

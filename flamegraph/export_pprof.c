@@ -145,7 +145,7 @@ static int visit_stack(void *ctx, const uint32_t *frames, size_t depth, uint64_t
         w->stack.v[i] = w->stack.v[j];
         w->stack.v[j] = t;
     }
-    return pprof_sample(&w->enc, w->stack.v, w->stack.n, count, &w->labels);
+    return pprof_sample(&w->enc, w->stack.v, w->stack.n, count, 0, &w->labels);
 no_memory:
     errno = ENOMEM;
     return -1;

@@ -68,7 +68,7 @@ static int write_samples(struct address_writer *w)
             w->stack.v[j] = s->locations[j];
         struct pprof_labels labels;
         stack_labels(w, s, &labels);
-        if (pprof_sample(&w->enc, w->stack.v, s->n, s->count, &labels) != 0)
+        if (pprof_sample(&w->enc, w->stack.v, s->n, s->count, s->wait_ns, &labels) != 0)
             return -1;
     }
     return 0;

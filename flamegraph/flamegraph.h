@@ -160,6 +160,7 @@ struct export_info {
     uint64_t period_ns;          /* CPU time one sample stands for: 1e9 / frequency */
     uint64_t duration_ns;        /* wall time recorded */
     uint64_t start_time_ns;      /* when the recording started, ns since the Unix epoch */
+    bool wait;                   /* pprof: a third sample type, wait/nanoseconds (the wait profile's) */
 };
 
 /* speedscope's own JSON file format (https://www.speedscope.app/file-format-schema.json): one sampled
@@ -220,6 +221,14 @@ struct address_labels {
 /* Add count samples of a stack of location ids, leaf first. Returns 0 or -1 (no memory). */
 int address_profile_add(struct address_profile *a, const uint32_t *locations, size_t n,
                         const struct address_labels *labels, uint64_t count);
+/* Add wait_ns nanoseconds of wall time waited (sample type wait/nanoseconds) to a stack of location ids,
+ * leaf first (its labels settled). Returns 0 or -1 (no memory). */
+int address_profile_add_wait(struct address_profile *a, const uint32_t *locations, size_t n,
+                             const struct address_labels *labels, uint64_t wait_ns);
+/* A part of stacks to come (a waker-registration stack, leaf first), kept once: its id, UINT32_MAX when out of
+ * memory. address_profile_part_locations gives its locations back (n in *n). */
+uint32_t address_profile_part(struct address_profile *a, const uint32_t *locations, size_t n);
+const uint32_t *address_profile_part_locations(const struct address_profile *a, uint32_t part, size_t *n);
 /* Settle the roots not known when their samples came (task_stacks_task_root). Call once, after
  * task_stacks_finish. Returns 0 or -1 (no memory). */
 int address_profile_finish(struct address_profile *a, struct task_stacks *t);

@@ -11,7 +11,7 @@
 enum {
     PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5,
     PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11,
-    PROFILE_PERIOD = 12, PROFILE_COMMENT = 13,
+    PROFILE_PERIOD = 12, PROFILE_COMMENT = 13, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
     VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2,
     SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
     LABEL_KEY = 1, LABEL_STR = 2,
@@ -76,6 +76,9 @@ int pprof_encoder_open(struct pprof_encoder *e, FILE *out, const struct export_i
     add_value_type(e, PROFILE_SAMPLE_TYPE, "samples", "count");
     if (e->period_ns)
         add_value_type(e, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
+    e->wait = info && info->wait;
+    if (e->wait)
+        add_value_type(e, PROFILE_SAMPLE_TYPE, "wait", "nanoseconds");
     return 0;
 }
 
@@ -99,12 +102,17 @@ static void add_label(struct pprof_encoder *e, uint32_t key, uint32_t value)
 }
 
 int pprof_sample(struct pprof_encoder *e, const uint64_t *location_ids, size_t n, uint64_t count,
-                 const struct pprof_labels *labels)
+                 uint64_t wait_ns, const struct pprof_labels *labels)
 {
-    uint64_t values[2] = { count, count * e->period_ns };
+    uint64_t values[3] = { count };
+    size_t n_values = 1;
+    if (e->period_ns)
+        values[n_values++] = count * e->period_ns;
+    if (e->wait)
+        values[n_values++] = wait_ns;
     pb_reset(&e->message);
     pb_packed_field(&e->message, SAMPLE_LOCATION_ID, location_ids, n);
-    pb_packed_field(&e->message, SAMPLE_VALUE, values, e->period_ns ? 2 : 1);
+    pb_packed_field(&e->message, SAMPLE_VALUE, values, n_values);
     add_label(e, e->key_task, labels->task);
     add_label(e, e->key_task_id, labels->task_id);
     add_label(e, e->key_thread, labels->thread);
@@ -171,6 +179,9 @@ static int write_rest(struct pprof_encoder *e, const struct export_info *info)
         add_value_type(e, PROFILE_PERIOD_TYPE, "samples", "count");
         pb_uint_field(&e->out, PROFILE_PERIOD, 1);
     }
+    if (e->wait)                   /* pprof shows the last type unless told: CPU time stays the default */
+        pb_uint_field(&e->out, PROFILE_DEFAULT_SAMPLE_TYPE,
+                      e->period_ns ? pprof_string(e, "cpu", 3) : pprof_string(e, "samples", 7));
     /* the string table last: every string has been interned by now */
     size_t n_strings = profile_frame_count(e->strings);
     for (uint32_t i = 0; i < n_strings; i++) {

@@ -14,6 +14,7 @@ struct pprof_encoder {
     struct pb_buffer out, message, part;
     struct gzip_sink gzip;
     uint64_t period_ns;                /* 0: only samples/count */
+    bool wait;                         /* a wait/nanoseconds sample type after those */
     uint32_t key_task, key_task_id, key_thread;
     bool no_memory;                    /* a string could not be interned: the file would be wrong */
 };
@@ -35,16 +36,18 @@ struct pprof_mapping {
     uint32_t file, build_id;           /* string ids */
 };
 
-/* Start a profile onto out: the sample types (samples/count, and cpu/nanoseconds when info->period_ns).
+/* Start a profile onto out: the sample types (samples/count, cpu/nanoseconds when info->period_ns, then
+ * wait/nanoseconds when info->wait).
  * Returns 0, or -1 (errno ENOMEM; nothing to free). */
 int pprof_encoder_open(struct pprof_encoder *e, FILE *out, const struct export_info *info);
 /* The string's id in the string table (0 after an allocation failure, which sets no_memory). */
 uint32_t pprof_string(struct pprof_encoder *e, const char *s, size_t len);
 /* The labels a root frame's name gives (export_parse_root): task and task_id, or thread. */
 void pprof_root_labels(struct pprof_encoder *e, const char *root, struct pprof_labels *out);
-/* A Sample: location ids leaf first, count samples (and count x period_ns CPU nanoseconds). 0 or -1. */
+/* A Sample: location ids leaf first, count samples (and count x period_ns CPU nanoseconds), wait_ns
+ * nanoseconds waited (written when the profile has the wait type). 0 or -1. */
 int pprof_sample(struct pprof_encoder *e, const uint64_t *location_ids, size_t n, uint64_t count,
-                 const struct pprof_labels *labels);
+                 uint64_t wait_ns, const struct pprof_labels *labels);
 /* A Mapping whose locations come symbolized (functions, file names, lines, inline frames). 0 or -1. */
 int pprof_mapping(struct pprof_encoder *e, const struct pprof_mapping *m);
 /* A Location: lines innermost first (the last is the function the others were inlined into). 0 or -1. */

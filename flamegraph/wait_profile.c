@@ -32,6 +32,7 @@ struct task_wait {
     uint32_t poll_stack;                 /* stack registered in the current poll (ROOT_ONLY: none yet) */
     bool poll_has_stack;
     uint32_t stack;                      /* where the task is suspended (ROOT_ONLY: its root) */
+    uint32_t poll_key, key;              /* the caller's keys of poll_stack and stack */
     uint64_t wait_since;                 /* end of the poll it waits after */
     uint64_t woken_at;                   /* 0: not woken since */
     uint64_t accounted_until;            /* no wait of this task counts before this */
@@ -47,11 +48,18 @@ struct buffered_event {
     uint64_t task_id;
     uint64_t seq;                        /* arrival order: keeps one thread's events in their order */
     uint32_t stack;                      /* WAIT_STACK: the stack's node */
+    uint32_t key;                        /* WAIT_STACK: the caller's key of it */
     uint8_t kind;
 };
 
 struct stack_times {
     struct wait_times by_doubt[2];       /* certain, doubtful (as in task_wait) */
+};
+
+/* The waits under one suspension stack as one caller's key of it (wait_profile_each_site). */
+struct site_times {
+    uint32_t key, node;
+    struct wait_times by_doubt[2];
 };
 
 struct wait_profile {
@@ -61,6 +69,9 @@ struct wait_profile {
     struct profile *tree;                /* distinct suspension stacks; frames interned by name */
     VEC_OF(uint32_t) tree_frame;         /* names' frame id -> tree frame id (PROFILE_NO_FRAME: not yet) */
     VEC_OF(struct stack_times) times;    /* by tree node */
+    struct u64_map site_index;           /* key << 32 | tree node -> index into sites */
+    VEC_OF(struct site_times) sites;
+    bool keep_doubtful;                  /* as wait_profile_finish decided */
     VEC_OF(struct buffered_event) pending;
     uint64_t seq;
     struct u64_map task_index;           /* task id -> index into tasks */
@@ -82,7 +93,8 @@ struct wait_profile *wait_profile_new(struct task_stacks *stacks, const struct p
     w->options = *options;
     w->stop_ns = UINT64_MAX;
     w->summary.longest_runnable_root = PROFILE_NO_FRAME;
-    if (!(w->tree = profile_new()) || u64_map_init(&w->task_index, 256) != 0) {
+    if (!(w->tree = profile_new()) || u64_map_init(&w->task_index, 256) != 0 ||
+        u64_map_init(&w->site_index, 256) != 0) {
         wait_profile_free(w);
         return NULL;
     }
@@ -96,6 +108,8 @@ void wait_profile_free(struct wait_profile *w)
     profile_free(w->tree);
     vec_free(&w->tree_frame);
     vec_free(&w->times);
+    u64_map_free(&w->site_index);
+    vec_free(&w->sites);
     vec_free(&w->pending);
     u64_map_free(&w->task_index);
     vec_free(&w->tasks);
@@ -115,22 +129,24 @@ static struct task_wait *task_of(struct wait_profile *w, uint64_t id)
     t->id = id;
     t->phase = PHASE_UNKNOWN;
     t->stack = t->poll_stack = ROOT_ONLY;
+    t->key = t->poll_key = WAIT_NO_KEY;
     return t;
 }
 
-static int buffer(struct wait_profile *w, uint8_t kind, uint64_t task_id, uint64_t time_ns, uint32_t stack)
+static int buffer(struct wait_profile *w, uint8_t kind, uint64_t task_id, uint64_t time_ns, uint32_t stack,
+                  uint32_t key)
 {
     struct buffered_event *e = vec_push(&w->pending);
     if (!e)
         return -1;
     *e = (struct buffered_event){ .time_ns = time_ns, .task_id = task_id, .seq = w->seq++, .stack = stack,
-                                  .kind = kind };
+                                  .key = key, .kind = kind };
     return 0;
 }
 
 int wait_profile_event(struct wait_profile *w, const struct wait_event *e)
 {
-    return buffer(w, (uint8_t)e->kind, e->task_id, e->time_ns, 0);
+    return buffer(w, (uint8_t)e->kind, e->task_id, e->time_ns, 0, WAIT_NO_KEY);
 }
 
 /* The tree's id of a frame of names. */
@@ -150,7 +166,7 @@ static uint32_t tree_frame(struct wait_profile *w, uint32_t frame)
 }
 
 /* Where the waker machinery begins: the outermost of its frames (n when none is on the stack). */
-static size_t waker_machinery_start(const struct stack_frame *const *frames, size_t n)
+size_t wait_profile_kept_frames(const struct stack_frame *const *frames, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (frames[i]->runtime & RUNTIME_WAKER)
@@ -158,12 +174,30 @@ static size_t waker_machinery_start(const struct stack_frame *const *frames, siz
     return n;
 }
 
+/* The index of the site of key at tree node, made when new; UINT32_MAX when out of memory. */
+static uint32_t site_of(struct wait_profile *w, uint32_t key, uint32_t node)
+{
+    uint64_t site_key = (uint64_t)key << 32 | node;
+    uint32_t index;
+    if (u64_map_get(&w->site_index, site_key, &index))
+        return index;
+    struct site_times *st = vec_push(&w->sites);
+    if (!st)
+        return UINT32_MAX;
+    *st = (struct site_times){ .key = key, .node = node };
+    if (u64_map_put(&w->site_index, site_key, (uint32_t)(w->sites.n - 1)) != 0) {
+        w->sites.n--;
+        return UINT32_MAX;
+    }
+    return (uint32_t)(w->sites.n - 1);
+}
+
 int wait_profile_stack(struct wait_profile *w, uint64_t task_id, uint64_t time_ns, uint32_t thread_root,
-                       const struct stack_frame *const *frames, size_t n)
+                       const struct stack_frame *const *frames, size_t n, uint32_t key)
 {
     const uint32_t *ids;
     size_t n_ids;
-    if (task_stacks_cut(w->stacks, thread_root, task_id, frames, waker_machinery_start(frames, n), &ids, &n_ids) != 0)
+    if (task_stacks_cut(w->stacks, thread_root, task_id, frames, wait_profile_kept_frames(frames, n), &ids, &n_ids) != 0)
         return -1;
     uint32_t node = ROOT_ONLY;
     if (n_ids > 0) {
@@ -180,7 +214,9 @@ int wait_profile_stack(struct wait_profile *w, uint64_t task_id, uint64_t time_n
         while (w->times.n <= node)
             w->times.v[w->times.n++] = (struct stack_times){ 0 };
     }
-    return buffer(w, WAIT_STACK, task_id, time_ns, node);
+    if (node != ROOT_ONLY && site_of(w, key, node) == UINT32_MAX)
+        return -1;
+    return buffer(w, WAIT_STACK, task_id, time_ns, node, key);
 }
 
 static void add_time(struct wait_times *to, uint64_t suspended_ns, uint64_t runnable_ns)
@@ -210,6 +246,11 @@ static void settle(struct wait_profile *w, struct task_wait *t, uint64_t end_ns)
     t->accounted_until = end_ns;
     struct wait_times *at = t->stack == ROOT_ONLY ? &t->root[doubtful] : &w->times.v[t->stack].by_doubt[doubtful];
     add_time(at, wake - from, end_ns - wake);
+    if (t->stack != ROOT_ONLY) {
+        uint32_t site = site_of(w, t->key, t->stack);      /* made with the stack: found */
+        if (site != UINT32_MAX)
+            add_time(&w->sites.v[site].by_doubt[doubtful], wake - from, end_ns - wake);
+    }
     add_time(&t->total[doubtful], wake - from, end_ns - wake);
 }
 
@@ -235,8 +276,10 @@ static void apply(struct wait_profile *w, const struct buffered_event *e)
     case WAIT_POLL_END:
         if (t->phase == PHASE_DONE)
             break;                       /* terminated during this poll: it returned Ready */
-        if (t->poll_has_stack)
+        if (t->poll_has_stack) {
             t->stack = t->poll_stack;    /* else still suspended where it last registered */
+            t->key = t->poll_key;
+        }
         t->registered = t->registered_in_poll;
         t->ever_registered |= t->registered_in_poll;
         t->phase = PHASE_WAITING;
@@ -267,6 +310,7 @@ static void apply(struct wait_profile *w, const struct buffered_event *e)
         }
         t->registered_in_poll = true;
         t->poll_stack = e->stack;
+        t->poll_key = e->key;
         t->poll_has_stack = true;
         w->summary.stacks++;
         break;
@@ -400,6 +444,7 @@ struct profile *wait_profile_finish(struct wait_profile *w, uint64_t stop_ns, bo
     if (wait_profile_round(w, UINT64_MAX) != 0)
         return NULL;
     w->stop_ns = stop_ns;
+    w->keep_doubtful = !ready_unless_registered;
     for (size_t i = 0; i < w->tasks.n; i++)
         if (w->tasks.v[i].phase == PHASE_WAITING)
             settle(w, &w->tasks.v[i], stop_ns);
@@ -410,6 +455,45 @@ struct profile *wait_profile_finish(struct wait_profile *w, uint64_t stop_ns, bo
         return NULL;
     }
     return out;
+}
+
+int wait_profile_each_site(struct wait_profile *w, int (*fn)(void *ctx, const struct wait_site_time *t), void *ctx)
+{
+    size_t n_nodes;
+    const struct profile_node *nodes = profile_nodes(w->tree, &n_nodes);
+    VEC_OF(uint32_t) names_of = { 0 };   /* tree frame id -> names' frame id */
+    size_t n_tree_frames = profile_frame_count(w->tree);
+    if (vec_reserve(&names_of, n_tree_frames + 1) != 0)
+        return -1;
+    for (size_t i = 0; i < w->tree_frame.n; i++)
+        if (w->tree_frame.v[i] != PROFILE_NO_FRAME && w->tree_frame.v[i] < n_tree_frames)
+            names_of.v[w->tree_frame.v[i]] = (uint32_t)i;
+    int rc = 0;
+    for (size_t i = 0; i < w->sites.n && rc == 0; i++) {
+        const struct site_times *st = &w->sites.v[i];
+        struct wait_times k = kept(st->by_doubt, w->keep_doubtful);
+        if (k.suspended_ns + k.runnable_ns == 0 || st->node >= n_nodes)
+            continue;
+        uint32_t node = st->node;
+        while (nodes[node].parent != 0)
+            node = nodes[node].parent;
+        struct wait_site_time t = { .key = st->key, .root = names_of.v[nodes[node].frame],
+                                    .suspended_ns = k.suspended_ns, .runnable_ns = k.runnable_ns };
+        rc = fn(ctx, &t);
+    }
+    vec_free(&names_of);
+    for (size_t i = 0; i < w->tasks.n && rc == 0; i++) {
+        const struct task_wait *tw = &w->tasks.v[i];
+        struct wait_times k = kept(tw->root, w->keep_doubtful);
+        if (k.suspended_ns + k.runnable_ns == 0)
+            continue;
+        struct wait_site_time t = { .key = WAIT_NO_KEY, .root = task_stacks_task_root(w->stacks, tw->id),
+                                    .suspended_ns = k.suspended_ns, .runnable_ns = k.runnable_ns };
+        if (t.root == PROFILE_NO_FRAME)
+            return -1;
+        rc = fn(ctx, &t);
+    }
+    return rc;
 }
 
 const struct wait_summary *wait_profile_summary(const struct wait_profile *w)

@@ -66,9 +66,15 @@ void wait_profile_free(struct wait_profile *w);
 int wait_profile_event(struct wait_profile *w, const struct wait_event *e);
 /* The stack at which task task_id registered its waker at time_ns: frames outermost first, without the
  * registering function's own frame (the waker symbol); waker machinery frames at the leaf are cut here.
- * thread_root: the thread's root frame, for a stack that turns out not to be a task's. Returns 0 or -1. */
+ * thread_root: the thread's root frame, for a stack that turns out not to be a task's. key: the caller's id
+ * of this stack in another form (the pprof export's addresses), WAIT_NO_KEY for none: the waits filed under
+ * this stack are also reported by key (wait_profile_each_site). Returns 0 or -1. */
+#define WAIT_NO_KEY UINT32_MAX
 int wait_profile_stack(struct wait_profile *w, uint64_t task_id, uint64_t time_ns, uint32_t thread_root,
-                       const struct stack_frame *const *frames, size_t n);
+                       const struct stack_frame *const *frames, size_t n, uint32_t key);
+/* How many of a registration stack's frames (outermost first) wait_profile_stack keeps: those above the waker
+ * machinery at its leaf. */
+size_t wait_profile_kept_frames(const struct stack_frame *const *frames, size_t n);
 /* Every event and stack up to until_ns has been given: settle them. Returns 0 or -1 (no memory). */
 int wait_profile_round(struct wait_profile *w, uint64_t until_ns);
 /* The recording stopped at stop_ns: settle what is left, count open waits up to stop_ns, and return the wait
@@ -80,6 +86,17 @@ int wait_profile_round(struct wait_profile *w, uint64_t until_ns);
  * next poll); nor do the waits of a task that never registered a waker while recorded (a finished task's
  * reused id). Otherwise (a terminate marker says it, or nothing registers) those waits count. */
 struct profile *wait_profile_finish(struct wait_profile *w, uint64_t stop_ns, bool ready_unless_registered);
+/* The waits of the profile wait_profile_finish returned, by site: the caller's key of the registration stack
+ * and that stack's root frame (of names), or for waits with no such stack (key WAIT_NO_KEY) the task's root
+ * frame; the same waits as the profile's lines, in nanoseconds. */
+struct wait_site_time {
+    uint32_t key;
+    uint32_t root;
+    uint64_t suspended_ns, runnable_ns;
+};
+/* Call fn for each site with time (after wait_profile_finish); stops at and returns fn's first non-zero
+ * result, else 0 (-1: out of memory). */
+int wait_profile_each_site(struct wait_profile *w, int (*fn)(void *ctx, const struct wait_site_time *t), void *ctx);
 /* What was counted (tasks sorted after wait_profile_finish). */
 const struct wait_summary *wait_profile_summary(const struct wait_profile *w);
 

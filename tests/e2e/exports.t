@@ -29,11 +29,6 @@ if [ ! -f "$BROWSER_DIR/node_modules/speedscope/package.json" ] || [ ! -f "$BROW
 fi
 export GOCACHE=$WORK/gocache GOTELEMETRY=off
 
-# pprof_total FILE SAMPLE_INDEX: the "of N total" of `go tool pprof -top` (CPU in nanoseconds)
-pprof_total() {
-    go tool pprof -sample_index="$2" -unit=ns -top "$1" 2> "$WORK/pprof.err" |
-        sed -n 's/^Showing nodes accounting for .* of \([0-9]*\)\(ns\)\{0,1\} total$/\1/p'
-}
 # speedscope_ok NAME FILE [ARGS]: the browser check passes (its TAP shown when it does not)
 speedscope_ok() {
     local name=$1; shift

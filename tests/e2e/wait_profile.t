@@ -11,7 +11,7 @@
 # (tests/browser/wait_svg_check.js). A program without tokio or markers: one line why, exit 0, the CPU
 # profile written and no wait file. Bad --wait-output names: a usage error.
 source "$(dirname "$0")/lib/tap.sh"
-plan 38
+plan 44
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MAIN_RS=$ROOT/tests/fixtures/tokio/src/main.rs
@@ -31,7 +31,8 @@ between() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "nan" && v 
 
 # ---- tokio without markers, not saturated (--fast-polls): the sleep task sleeps -----------------------------
 start_fixture tokio_plain 60 --fast-polls --wait-tasks
-run plain record -p "$FIXTURE_PID" -d 4 -o "$WORK/plain-cpu.folded" --wait-output "$WORK/plain-wait.folded"
+run plain record -p "$FIXTURE_PID" -d 4 -o "$WORK/plain-cpu.folded" -o "$WORK/plain.pb.gz" \
+    --wait-output "$WORK/plain-wait.folded"
 diag < "$WORK/plain.err"
 check "tokio plain: exit 0" test "$RC" -eq 0
 check "tokio plain: the CPU profile is written as before (task roots)" grep -q '^task: tokio_fixture::' "$WORK/plain-cpu.folded"
@@ -54,6 +55,32 @@ check "tokio plain: no runtime frames in task wait stacks" no_stack "$WORK/plain
 check "tokio plain: the summary names the tasks that waited longest" grep -q '^taskspy: waited longest:' "$WORK/plain.err"
 check "tokio plain: the summary says how many waits it counted" grep -Eq '^taskspy: waits: [1-9][0-9]* waits of' "$WORK/plain.err"
 check "tokio plain: the wait file is reported" grep -q "^taskspy: wrote $WORK/plain-wait.folded" "$WORK/plain.err"
+
+# the pprof output of the same recording carries the waits as a third sample type (go tool pprof reads it)
+export GOCACHE=$WORK/gocache GOTELEMETRY=off
+cpu_samples=$(samples "$WORK/plain-cpu.folded")
+period=$(go tool pprof -raw "$WORK/plain.pb.gz" 2> /dev/null | sed -n 's/^Period: //p')
+check "pprof: samples total = the CPU folded total ($cpu_samples)" test "$(pprof_total "$WORK/plain.pb.gz" samples)" = "$cpu_samples"
+check "pprof: CPU total = folded total x period (${period:-?} ns), unchanged by the waits" \
+    test "$(pprof_total "$WORK/plain.pb.gz" cpu)" = "$((cpu_samples * ${period:-0}))"
+check "pprof: CPU time stays the default sample type" grep -q '^Type: cpu$' <(go tool pprof -top "$WORK/plain.pb.gz" 2> /dev/null)
+wait_ns=$(pprof_total "$WORK/plain.pb.gz" wait)
+wait_us=$(samples "$WORK/plain-wait.folded")
+# the folded lines round each stack's time down to whole microseconds, pprof keeps nanoseconds
+check "pprof: wait total ${wait_ns:-?} ns = the wait folded total $wait_us us (less than 1 ms of rounding apart)" \
+    awk -v ns="${wait_ns:-x}" -v us="$wait_us" 'BEGIN { d = ns / 1000 - us; exit !(ns ~ /^[0-9]+$/ && d >= 0 && d < 1000) }'
+go tool pprof -sample_index=wait -unit=ns -lines -nodecount=100000 -nodefraction=0 -top -tagfocus=task=sleep_waiter \
+    "$WORK/plain.pb.gz" > "$WORK/plain-wait.lines" 2> /dev/null
+sleep_task_ns=$(sed -n 's/^Showing nodes accounting for \([0-9]*\)ns, .*/\1/p' "$WORK/plain-wait.lines")
+sleep_line_ns=$(awk -v at="main.rs:$SLEEP_LINE" '$0 ~ at && $0 ~ /sleep_waiter/ { sub(/ns$/, "", $4); if ($4 > m) m = $4 } END { print m + 0 }' "$WORK/plain-wait.lines")
+check "pprof -lines, wait: the sleep task waits at its sleep line (main.rs:$SLEEP_LINE: $sleep_line_ns of ${sleep_task_ns:-?} ns)" \
+    between "$(ratio "$sleep_line_ns" "${sleep_task_ns:-0}")" 0.95 1
+go tool pprof -sample_index=wait -traces -tagfocus=task=sleep_waiter "$WORK/plain.pb.gz" > "$WORK/plain-wait.traces" 2> /dev/null
+check "pprof -traces, wait: the sleep task's [suspended] leaf on its real stack (Sleep's poll, no waker machinery)" \
+    awk '/^-----/ { if (leaf == "[suspended]" && sleep && !machinery) found = 1; leaf = ""; sleep = 0; machinery = 0; next }
+         /^ +[0-9.]+[a-z]* +[^ ]/ && leaf == "" { leaf = $2 }
+         /Sleep as core::future::future::Future>::poll/ { sleep = 1 } /clone_waker|AtomicWaker/ { machinery = 1 }
+         END { if (leaf == "[suspended]" && sleep && !machinery) found = 1; exit !found }' "$WORK/plain-wait.traces"
 
 # one task's lines never exceed the recording (group by task: one root per task)
 run by-task record -p "$FIXTURE_PID" -d 2 --group-by task -o "$WORK/by-task-cpu.folded" --wait-output "$WORK/by-task.folded"

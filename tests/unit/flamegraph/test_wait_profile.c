@@ -83,7 +83,7 @@ static void stack_at(struct env *e, uint64_t task, uint64_t time_us, unsigned li
         assert_int_equal(task_stacks_prepare(e->t, names[i].name, names[i].file, names[i].line, false, &f[i]), 0);
         ptrs[i] = &f[i];
     }
-    assert_int_equal(wait_profile_stack(e->w, task, time_us * US, e->thread_root, ptrs, 7), 0);
+    assert_int_equal(wait_profile_stack(e->w, task, time_us * US, e->thread_root, ptrs, 7, WAIT_NO_KEY), 0);
     event(e, WAIT_REGISTERED, task, time_us);
 }
 
@@ -261,7 +261,7 @@ static void test_cut_at_marker_frame(void **state)
     uint32_t marker = profile_intern(e.p, names[1], strlen(names[1]));
     assert_int_equal(task_stacks_add(e.t, e.thread_root, STACK_IN_TASK, 3, marker, ptrs, 4, 1), 0);
     event(&e, WAIT_POLL_START, 3, 0);
-    assert_int_equal(wait_profile_stack(e.w, 3, 1 * US, e.thread_root, ptrs, 4), 0);
+    assert_int_equal(wait_profile_stack(e.w, 3, 1 * US, e.thread_root, ptrs, 4, WAIT_NO_KEY), 0);
     event(&e, WAIT_POLL_END, 3, 10);
     expect_folded(&e, 20, "task: app::serve;app::serve @ lib.rs:7;app::read;[suspended] 10\n");
     env_free(&e);
