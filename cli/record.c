@@ -55,6 +55,7 @@ struct record_sink {
     struct trace_collect trace;
     struct address_stacks *addresses;  /* an -o is pprof: the stacks as addresses too, or NULL */
     bool want_wait;                /* --wait-output: task events and wait stacks into the wait profile */
+    bool keep_doubtful_waits;      /* the runtime says when tasks complete (wait_profile_finish's rule) */
     struct wait_collect wait;
     uint32_t expanded_at[MAX_EXPANDED_FRAMES];            /* one sample's frames: indices into frame_pool */
     const struct stack_frame *expanded[MAX_EXPANDED_FRAMES];   /* the same as pointers, once resolved */
@@ -234,6 +235,14 @@ static void sink_wait_stack(void *ctx, const struct sampler_wait_stack *w)
         k->failed = true;
 }
 
+/* A wait settled: onto the trace's task tracks. */
+static void sink_wait_interval(void *ctx, const struct wait_interval *iv)
+{
+    struct record_sink *k = ctx;
+    if (trace_collect_wait(&k->trace, iv) != 0)
+        k->failed = true;
+}
+
 static void sink_wait_round(void *ctx, uint64_t until_ns)
 {
     struct record_sink *k = ctx;
@@ -305,7 +314,8 @@ static int write_output(const struct record_options *o, struct record_sink *k, s
                                       .addresses = k->addresses ? k->addresses->profile : NULL };
     struct trace_events trace;
     if (k->want_trace) {
-        if (trace_collect_finish(&k->trace, k->stacks, k->profile, (uint32_t)pid, start_ns, &trace) != 0) {
+        if (trace_collect_finish(&k->trace, k->stacks, k->profile, (uint32_t)pid, start_ns, k->keep_doubtful_waits,
+                                 &trace) != 0) {
             snprintf(err, errlen, "out of memory while preparing the trace; nothing written");
             output_set_abort(outs);
             return -1;
@@ -319,11 +329,13 @@ static int write_output(const struct record_options *o, struct record_sink *k, s
 static void print_trace_written(const char *path, const struct trace_collect *c, const struct trace_report *r)
 {
     fprintf(stderr, "taskspy: wrote %s (%" PRIu64 " polls, %zu samples", path, r->polls, c->samples.n);
+    if (r->wait_spans)
+        fprintf(stderr, ", %" PRIu64 " wait spans", r->wait_spans);
     if (r->clipped || r->dropped)
         fprintf(stderr, "; %" PRIu64 " polls overlapping an earlier one on their thread clipped, %" PRIu64
                         " inside one left out", r->clipped, r->dropped);
     if (c->left_out)
-        fprintf(stderr, "; the cap of %u events was reached: %" PRIu64 " later polls and samples left out",
+        fprintf(stderr, "; the cap of %u events was reached: %" PRIu64 " later polls, samples and waits left out",
                 TRACE_MAX_EVENTS, c->left_out);
     fprintf(stderr, ")\n");
 }
@@ -556,7 +568,8 @@ static int start_wait_profile(struct recording *r)
 {
     if (!r->k->want_wait)
         return CARRY_ON;
-    struct wait_options wo = { .start_ns = 0 };
+    struct wait_options wo = { .start_ns = 0, .on_interval = r->k->want_trace ? sink_wait_interval : NULL,
+                               .interval_ctx = r->k };
     if (wait_collect_start(&r->k->wait, r->k->stacks, r->k->profile, &wo) != 0) {
         fprintf(stderr, "taskspy: out of memory\n");
         return EXIT_RUNTIME;
@@ -578,7 +591,8 @@ static int settle_waits(struct recording *r)
         return CARRY_ON;
     const struct sampler_stats *st = sampler_stats(r->s);
     uint64_t stop_ns = r->start_ns + (uint64_t)(st->duration_s * 1e9);
-    if (wait_collect_finish(&k->wait, stop_ns, completion_unknown(st)) != 0 ||
+    k->keep_doubtful_waits = !completion_unknown(st);
+    if (wait_collect_finish(&k->wait, stop_ns, !k->keep_doubtful_waits) != 0 || k->failed ||
         (k->addresses && wait_profile_each_site(k->wait.profile, add_wait_site, k->addresses) != 0)) {
         fprintf(stderr, "taskspy: out of memory while settling the waits; nothing written\n");
         return EXIT_RUNTIME;

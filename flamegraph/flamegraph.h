@@ -262,6 +262,14 @@ struct trace_sample {
     uint32_t tid;
     uint32_t node;
 };
+/* One wait of a task between two polls (the wait profile's): [suspended] from start_ns to woken_ns, then
+ * [runnable] to end_ns; root as in trace_poll; site: the await point (NULL: not known). */
+struct trace_wait {
+    uint64_t start_ns, woken_ns, end_ns;
+    uint64_t task_id;
+    uint32_t root;
+    const char *site;
+};
 /* What the trace shows; times in ns on one clock (any: only differences are written). */
 struct trace_events {
     uint32_t pid;
@@ -272,6 +280,8 @@ struct trace_events {
     size_t n_polls;
     const struct trace_sample *samples;
     size_t n_samples;
+    const struct trace_wait *waits;      /* in time order per task */
+    size_t n_waits;
     uint64_t left_out;                   /* polls and samples the recording did not keep (a cap) */
 };
 /* What the writer did with the polls. */
@@ -280,13 +290,16 @@ struct trace_report {
     uint64_t clipped;                    /* started before the previous poll of their thread ended: their
                                             start moved to that end (written, shorter) */
     uint64_t dropped;                    /* wholly inside an earlier poll of their thread: left out */
+    uint64_t wait_spans;                 /* [suspended] and [runnable] spans written */
 };
 /* Trace Event JSON ({"traceEvents":[...]}, as Perfetto UI, chrome://tracing and speedscope open it), times in
  * microseconds from the recording's start: process_name and thread_name metadata; each poll a complete event
  * ("ph":"X") named by its task root with the task id in args, one track per thread, a thread's polls never
  * overlapping (sorted; overlaps clipped); each sample an instant event ("ph":"i") named by its leaf frame
  * whose "sf" points into a stackFrames table of the profile's nodes (name, parent); one "recording" complete
- * event on a track of its own (tid 4194304, above any real tid) spanning info->duration_ns. report may be NULL. Returns 0 or -1 (errno). */
+ * event on a track of its own (tid 4194304, above any real tid) spanning info->duration_ns; each task that waited
+ * a track of its own above that (thread_name "waits of task ID: ROOT"), its waits as complete events named
+ * "ROOT [suspended]" / "ROOT [runnable]" (category "wait"), the await point and task id in args. report may be NULL. Returns 0 or -1 (errno). */
 int profile_write_trace(const struct profile *p, const struct trace_events *ev, const struct export_info *info,
                         FILE *out, struct trace_report *report);
 

@@ -228,6 +228,22 @@ static void add_time(struct wait_times *to, uint64_t suspended_ns, uint64_t runn
     to->waits++;
 }
 
+/* The await point of a suspension stack: its innermost "NAME @ FILE:LINE" frame, else its leaf; NULL for
+ * ROOT_ONLY. */
+static const char *site_name(const struct wait_profile *w, uint32_t node)
+{
+    size_t n_nodes;
+    const struct profile_node *nodes = profile_nodes(w->tree, &n_nodes);
+    if (node == ROOT_ONLY || node == 0 || node >= n_nodes)
+        return NULL;
+    for (uint32_t at = node; at != 0; at = nodes[at].parent) {
+        const char *name = profile_frame_name(w->tree, nodes[at].frame);
+        if (strstr(name, " @ "))
+            return name;
+    }
+    return profile_frame_name(w->tree, nodes[node].frame);
+}
+
 /* The wait of t that ends at end_ns: from its poll's end to the wake [suspended], to end_ns [runnable]. */
 static void settle(struct wait_profile *w, struct task_wait *t, uint64_t end_ns)
 {
@@ -252,6 +268,11 @@ static void settle(struct wait_profile *w, struct task_wait *t, uint64_t end_ns)
             add_time(&w->sites.v[site].by_doubt[doubtful], wake - from, end_ns - wake);
     }
     add_time(&t->total[doubtful], wake - from, end_ns - wake);
+    if (w->options.on_interval) {
+        struct wait_interval iv = { .task_id = t->id, .start_ns = from, .woken_ns = wake, .end_ns = end_ns,
+                                    .site = site_name(w, t->stack), .doubtful = doubtful };
+        w->options.on_interval(w->options.interval_ctx, &iv);
+    }
 }
 
 static void begin_poll(struct task_wait *t)

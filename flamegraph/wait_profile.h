@@ -29,8 +29,23 @@ struct wait_event {
     uint64_t time_ns;
 };
 
+/* One wait as it is settled, for a timeline: from start_ns (the end of the poll it follows, or the recording's
+ * start) to end_ns (the task's next poll, or the stop), woken at woken_ns (end_ns: no wake). site: the await
+ * point the task was suspended at (its innermost "NAME @ FILE:LINE" frame, else its stack's leaf; valid while
+ * the wait profile is), NULL when only the task's root is known. doubtful: a wait wait_profile_finish leaves
+ * out when ready_unless_registered (it may follow the task's last poll). */
+struct wait_interval {
+    uint64_t task_id;
+    uint64_t start_ns, woken_ns, end_ns;
+    const char *site;
+    bool doubtful;
+};
+
 struct wait_options {
     uint64_t start_ns;       /* when the recording began: no wait counts before */
+    /* Called with each wait as it is settled (in wait_profile_round or _finish); NULL: not called. */
+    void (*on_interval)(void *ctx, const struct wait_interval *iv);
+    void *interval_ctx;
 };
 
 /* One task's waits, for the summary. root is a frame id of the task_stacks' profile ("task: ENTRY"). */
