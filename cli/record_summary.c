@@ -179,7 +179,7 @@ void record_summary_print_waits(FILE *out, const struct wait_summary *w, const s
             st->wait_stacks_skipped, st->wait_stacks_lost, (uint64_t)st->waker_locations);
     if (w->n_tasks)
         fprintf(out, "taskspy: waited longest:\n");
-    for (size_t i = 0; i < w->n_tasks && i < 5; i++)
+    for (size_t i = 0; i < w->n_listed && i < 5; i++)
         fprintf(out, "taskspy:   task %s (%s): %.1f ms suspended, %.1f ms runnable\n",
                 task_id_text(w->tasks[i].task_id, id, sizeof(id)), profile_frame_name(names, w->tasks[i].root),
                 w->tasks[i].suspended_ns / 1e6, w->tasks[i].runnable_ns / 1e6);

@@ -33,6 +33,7 @@ struct task_wait {
     bool poll_has_stack;
     uint32_t stack;                      /* where the task is suspended (ROOT_ONLY: its root) */
     uint32_t poll_key, key;              /* the caller's keys of poll_stack and stack */
+    bool finished;                       /* terminated, and its last poll is over: nothing more to count */
     uint64_t wait_since;                 /* end of the poll it waits after */
     uint64_t woken_at;                   /* 0: not woken since */
     uint64_t accounted_until;            /* no wait of this task counts before this */
@@ -62,6 +63,25 @@ struct site_times {
     struct wait_times by_doubt[2];
 };
 
+/* The root-only waits of the tasks taken out of the table, by root; [variant][0 suspended, 1 runnable], the
+ * variants as kept() gives them: [0] certain waits only, [1] doubtful ones too. */
+struct retired_root {
+    uint32_t root;                       /* frame id of names */
+    uint64_t line_us[2][2];              /* the sum of each task's own line (whole microseconds) */
+    uint64_t ns[2][2];
+};
+
+/* What the tasks taken out of the table leave for wait_profile_finish (by variant, as retired_root). */
+struct retired {
+    VEC_OF(struct retired_root) roots;
+    struct u64_map root_index;           /* root frame -> index into roots */
+    uint64_t tasks[2], intervals[2], suspended_ns[2], runnable_ns[2];
+    uint64_t doubtful_waits;             /* their doubtful waits (taken as ready when left out) */
+    struct wait_task_total longest[2];   /* the one with the longest [runnable] delay */
+    struct wait_task_total top[2][WAIT_LISTED_RETIRED];   /* longest total wait first */
+    size_t n_top[2];
+};
+
 struct wait_profile {
     struct task_stacks *stacks;
     const struct profile *names;
@@ -76,6 +96,9 @@ struct wait_profile {
     uint64_t seq;
     struct u64_map task_index;           /* task id -> index into tasks */
     VEC_OF(struct task_wait) tasks;
+    size_t compact_at;                   /* take the finished tasks out when the table holds this many */
+    size_t n_finished;                   /* finished tasks in the table */
+    struct retired retired;
     VEC_OF(struct wait_task_total) totals;
     VEC_OF(uint32_t) path;               /* scratch: one stack's tree frames */
     uint64_t stop_ns;                    /* UINT64_MAX until finish */
@@ -92,9 +115,10 @@ struct wait_profile *wait_profile_new(struct task_stacks *stacks, const struct p
     w->names = names;
     w->options = *options;
     w->stop_ns = UINT64_MAX;
+    w->compact_at = 256;
     w->summary.longest_runnable_root = PROFILE_NO_FRAME;
     if (!(w->tree = profile_new()) || u64_map_init(&w->task_index, 256) != 0 ||
-        u64_map_init(&w->site_index, 256) != 0) {
+        u64_map_init(&w->site_index, 256) != 0 || u64_map_init(&w->retired.root_index, 64) != 0) {
         wait_profile_free(w);
         return NULL;
     }
@@ -110,6 +134,8 @@ void wait_profile_free(struct wait_profile *w)
     vec_free(&w->times);
     u64_map_free(&w->site_index);
     vec_free(&w->sites);
+    vec_free(&w->retired.roots);
+    u64_map_free(&w->retired.root_index);
     vec_free(&w->pending);
     u64_map_free(&w->task_index);
     vec_free(&w->tasks);
@@ -292,11 +318,19 @@ static void apply(struct wait_profile *w, const struct buffered_event *e)
     case WAIT_POLL_START:
         if (t->phase == PHASE_WAITING)
             settle(w, t, e->time_ns);
+        if (t->finished) {               /* its id reused by a new task */
+            t->finished = false;
+            w->n_finished--;
+        }
         begin_poll(t);
         break;
     case WAIT_POLL_END:
-        if (t->phase == PHASE_DONE)
-            break;                       /* terminated during this poll: it returned Ready */
+        if (t->phase == PHASE_DONE) {    /* terminated during this poll: it returned Ready */
+            if (!t->finished)
+                w->n_finished++;
+            t->finished = true;
+            break;
+        }
         if (t->poll_has_stack) {
             t->stack = t->poll_stack;    /* else still suspended where it last registered */
             t->key = t->poll_key;
@@ -322,6 +356,10 @@ static void apply(struct wait_profile *w, const struct buffered_event *e)
     case WAIT_TERMINATE:
         if (t->phase == PHASE_WAITING)
             w->summary.taken_as_ready++;
+        if (t->phase != PHASE_POLLING && !t->finished) {
+            t->finished = true;          /* not in a poll: no poll end to wait for */
+            w->n_finished++;
+        }
         t->phase = PHASE_DONE;
         break;
     case WAIT_STACK:
@@ -346,6 +384,8 @@ static int by_time(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static int retire_finished(struct wait_profile *w);
+
 int wait_profile_round(struct wait_profile *w, uint64_t until_ns)
 {
     if (w->pending.n == 0)
@@ -357,6 +397,8 @@ int wait_profile_round(struct wait_profile *w, uint64_t until_ns)
     if (done < w->pending.n)
         memmove(w->pending.v, w->pending.v + done, (w->pending.n - done) * sizeof(w->pending.v[0]));
     w->pending.n -= done;
+    if (w->n_finished > 0 && w->tasks.n >= w->compact_at)
+        return retire_finished(w);
     return 0;
 }
 
@@ -384,6 +426,95 @@ static struct wait_times kept(const struct wait_times by_doubt[2], bool keep_dou
             k.longest_runnable_ns = by_doubt[1].longest_runnable_ns;
     }
     return k;
+}
+
+/* Insert row into a list of at most WAIT_LISTED_RETIRED rows, longest total wait first. */
+static int by_total_wait(const void *a, const void *b);
+static void keep_top(struct wait_task_total *top, size_t *n, const struct wait_task_total *row)
+{
+    size_t at = *n;
+    while (at > 0 && by_total_wait(row, &top[at - 1]) < 0)
+        at--;
+    if (at >= WAIT_LISTED_RETIRED)
+        return;
+    size_t last = *n < WAIT_LISTED_RETIRED ? *n : WAIT_LISTED_RETIRED - 1;
+    memmove(&top[at + 1], &top[at], (last - at) * sizeof(*top));
+    top[at] = *row;
+    if (*n < WAIT_LISTED_RETIRED)
+        (*n)++;
+}
+
+/* Fold a finished task whose root is root into the retired totals, as write_roots_and_totals would count it. */
+static int retire(struct wait_profile *w, const struct task_wait *t, uint32_t root)
+{
+    struct retired *r = &w->retired;
+    r->doubtful_waits += t->total[1].waits;
+    for (int v = 0; v < 2; v++) {
+        struct wait_times total = kept(t->total, v), root_only = kept(t->root, v);
+        if (total.suspended_ns + total.runnable_ns == 0)
+            continue;
+        uint32_t index;
+        if (!u64_map_get(&r->root_index, root, &index)) {
+            struct retired_root *rr = vec_push(&r->roots);
+            if (!rr || u64_map_put(&r->root_index, root, (uint32_t)(r->roots.n - 1)) != 0)
+                return -1;
+            rr->root = root;
+            index = (uint32_t)(r->roots.n - 1);
+        }
+        struct retired_root *rr = &r->roots.v[index];
+        rr->line_us[v][0] += root_only.suspended_ns / 1000;
+        rr->line_us[v][1] += root_only.runnable_ns / 1000;
+        rr->ns[v][0] += root_only.suspended_ns;
+        rr->ns[v][1] += root_only.runnable_ns;
+        struct wait_task_total row = { .task_id = t->id, .root = root, .suspended_ns = total.suspended_ns,
+                                       .runnable_ns = total.runnable_ns,
+                                       .longest_runnable_ns = total.longest_runnable_ns };
+        r->tasks[v]++;
+        r->intervals[v] += total.waits;
+        r->suspended_ns[v] += total.suspended_ns;
+        r->runnable_ns[v] += total.runnable_ns;
+        if (row.longest_runnable_ns > r->longest[v].longest_runnable_ns)
+            r->longest[v] = row;
+        keep_top(r->top[v], &r->n_top[v], &row);
+    }
+    return 0;
+}
+
+/* Take the finished tasks whose root is known out of the table (folded into the retired totals), then index
+ * the rest again. */
+static int retire_finished(struct wait_profile *w)
+{
+    size_t kept_n = 0;
+    for (size_t i = 0; i < w->tasks.n; i++) {
+        const struct task_wait *t = &w->tasks.v[i];
+        if (t->finished) {
+            uint32_t root = task_stacks_task_root(w->stacks, t->id);
+            if (root == PROFILE_NO_FRAME)
+                return -1;
+            /* a root not known yet may be learnt from samples still to come: keep the task until then */
+            if (strcmp(profile_frame_name(w->names, root), "[task entry unknown]") != 0) {
+                if (retire(w, t, root) != 0)
+                    return -1;
+                w->n_finished--;
+                continue;
+            }
+        }
+        w->tasks.v[kept_n++] = *t;
+    }
+    w->tasks.n = kept_n;
+    u64_map_free(&w->task_index);
+    if (u64_map_init(&w->task_index, kept_n * 2 > 256 ? kept_n * 2 : 256) != 0)
+        return -1;
+    for (size_t i = 0; i < kept_n; i++)
+        if (u64_map_put(&w->task_index, w->tasks.v[i].id, (uint32_t)i) != 0)
+            return -1;
+    w->compact_at = 2 * kept_n + 256;
+    return 0;
+}
+
+size_t wait_profile_tasks_held(const struct wait_profile *w)
+{
+    return w->tasks.n;
 }
 
 static int write_stacks(struct wait_profile *w, struct profile *out, bool keep_doubtful)
@@ -421,10 +552,46 @@ static int by_total_wait(const void *a, const void *b)
     return x->task_id < y->task_id ? -1 : x->task_id > y->task_id;
 }
 
+/* The retired tasks' root lines and totals (before the table's). */
+static int write_retired(struct wait_profile *w, struct profile *out, bool keep_doubtful)
+{
+    const struct retired *r = &w->retired;
+    struct wait_summary *s = &w->summary;
+    int v = keep_doubtful;
+    for (size_t i = 0; i < r->roots.n; i++) {
+        const char *names[2] = { profile_frame_name(w->names, r->roots.v[i].root), "[suspended]" };
+        if (r->roots.v[i].line_us[v][0] && profile_add(out, names, 2, r->roots.v[i].line_us[v][0]) != 0)
+            return -1;
+        names[1] = "[runnable]";
+        if (r->roots.v[i].line_us[v][1] && profile_add(out, names, 2, r->roots.v[i].line_us[v][1]) != 0)
+            return -1;
+    }
+    if (!keep_doubtful)
+        s->taken_as_ready += r->doubtful_waits;
+    for (size_t i = 0; i < r->n_top[v]; i++) {
+        struct wait_task_total *row = vec_push(&w->totals);
+        if (!row)
+            return -1;
+        *row = r->top[v][i];
+    }
+    s->n_tasks += r->tasks[v];
+    s->intervals += r->intervals[v];
+    s->suspended_ns += r->suspended_ns[v];
+    s->runnable_ns += r->runnable_ns[v];
+    if (r->longest[v].longest_runnable_ns > s->longest_runnable_ns) {
+        s->longest_runnable_ns = r->longest[v].longest_runnable_ns;
+        s->longest_runnable_task = r->longest[v].task_id;
+        s->longest_runnable_root = r->longest[v].root;
+    }
+    return 0;
+}
+
 /* The waits filed under task roots alone, and every task's totals for the summary. */
 static int write_roots_and_totals(struct wait_profile *w, struct profile *out, bool keep_doubtful)
 {
     struct wait_summary *s = &w->summary;
+    if (write_retired(w, out, keep_doubtful) != 0)
+        return -1;
     for (size_t i = 0; i < w->tasks.n; i++) {
         const struct task_wait *t = &w->tasks.v[i];
         struct wait_times total = kept(t->total, keep_doubtful), root_only = kept(t->root, keep_doubtful);
@@ -441,6 +608,7 @@ static int write_roots_and_totals(struct wait_profile *w, struct profile *out, b
         struct wait_task_total *row = vec_push(&w->totals);
         if (!row)
             return -1;
+        s->n_tasks++;
         *row = (struct wait_task_total){ .task_id = t->id, .root = root, .suspended_ns = total.suspended_ns,
                                          .runnable_ns = total.runnable_ns,
                                          .longest_runnable_ns = total.longest_runnable_ns };
@@ -456,7 +624,7 @@ static int write_roots_and_totals(struct wait_profile *w, struct profile *out, b
     if (w->totals.n)
         qsort(w->totals.v, w->totals.n, sizeof(w->totals.v[0]), by_total_wait);
     s->tasks = w->totals.v;
-    s->n_tasks = w->totals.n;
+    s->n_listed = w->totals.n;
     return 0;
 }
 
@@ -503,6 +671,14 @@ int wait_profile_each_site(struct wait_profile *w, int (*fn)(void *ctx, const st
         rc = fn(ctx, &t);
     }
     vec_free(&names_of);
+    for (size_t i = 0; i < w->retired.roots.n && rc == 0; i++) {
+        const struct retired_root *rr = &w->retired.roots.v[i];
+        int v = w->keep_doubtful;
+        struct wait_site_time t = { .key = WAIT_NO_KEY, .root = rr->root, .suspended_ns = rr->ns[v][0],
+                                    .runnable_ns = rr->ns[v][1] };
+        if (t.suspended_ns + t.runnable_ns)
+            rc = fn(ctx, &t);
+    }
     for (size_t i = 0; i < w->tasks.n && rc == 0; i++) {
         const struct task_wait *tw = &w->tasks.v[i];
         struct wait_times k = kept(tw->root, w->keep_doubtful);

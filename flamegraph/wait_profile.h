@@ -4,8 +4,12 @@
  * across threads) and the stacks at which tasks registered their wakers, and files each task's wall time
  * from the end of a poll to its next poll under the stack where the task was suspended, split into
  * "[suspended]" (until the wake) and "[runnable]" (from the wake to the next poll). Stacks are cut by the
- * task_stacks rules of the CPU profile, minus the waker machinery at the leaf. Memory grows with tasks and
- * distinct stacks, not with events: intervals are settled at each round. */
+ * task_stacks rules of the CPU profile, minus the waker machinery at the leaf. Memory grows with the tasks alive
+ * (and those whose root is not known yet) and with distinct stacks and roots, not with events (intervals are
+ * settled at each round) nor with tasks that finished: a task known finished (terminated, its last poll over)
+ * is folded into per-root totals and taken out of the table at a round. Runtimes without a terminate event
+ * (tokio without markers) name tasks by their header address, which the allocator reuses: the table grows
+ * with the most headers alive at once. */
 #ifndef TASKSPY_WAIT_PROFILE_H
 #define TASKSPY_WAIT_PROFILE_H
 
@@ -66,9 +70,14 @@ struct wait_summary {
     uint64_t longest_runnable_ns;        /* the longest single [runnable] delay ... */
     uint64_t longest_runnable_task;      /* ... its task ... */
     uint32_t longest_runnable_root;      /* ... and that task's root frame (PROFILE_NO_FRAME: none) */
-    const struct wait_task_total *tasks; /* every task that waited, longest total wait first (after finish) */
-    size_t n_tasks;
+    size_t n_tasks;                      /* tasks that waited */
+    /* after finish, longest total wait first: the tasks still in the table and the WAIT_LISTED_RETIRED longest
+     * of those taken out (so at least the first WAIT_LISTED_RETIRED of all) */
+    const struct wait_task_total *tasks;
+    size_t n_listed;
 };
+
+#define WAIT_LISTED_RETIRED 5
 
 struct wait_profile;
 
@@ -112,6 +121,8 @@ struct wait_site_time {
 /* Call fn for each site with time (after wait_profile_finish); stops at and returns fn's first non-zero
  * result, else 0 (-1: out of memory). */
 int wait_profile_each_site(struct wait_profile *w, int (*fn)(void *ctx, const struct wait_site_time *t), void *ctx);
+/* Tasks in the table now (finished ones are taken out at rounds). */
+size_t wait_profile_tasks_held(const struct wait_profile *w);
 /* What was counted (tasks sorted after wait_profile_finish). */
 const struct wait_summary *wait_profile_summary(const struct wait_profile *w);
 

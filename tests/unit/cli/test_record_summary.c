@@ -105,7 +105,7 @@ static void test_waits(void **state)
     };
     struct wait_summary w = { .intervals = 1500, .suspended_ns = 3900000000ull, .runnable_ns = 254000000ull,
                               .stacks = 300, .longest_runnable_ns = 31500000, .longest_runnable_task = 9,
-                              .longest_runnable_root = server, .tasks = tasks, .n_tasks = 2 };
+                              .longest_runnable_root = server, .tasks = tasks, .n_tasks = 2, .n_listed = 2 };
     struct sampler_stats st = { .wait_stacks_skipped = 700, .wait_stacks_lost = 2, .waker_locations = 3,
                                 .wait_note = "some note" };
     char *text = NULL;
