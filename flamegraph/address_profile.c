@@ -156,14 +156,22 @@ static struct address_stack *stack_of(struct address_profile *a, struct intern_t
     return s;
 }
 
-int address_profile_add_wait(struct address_profile *a, const uint32_t *locations, size_t n,
-                             const struct address_labels *labels, uint64_t wait_ns)
+/* Add count samples and wait_ns of wall time waited to a stack. */
+static int add_values(struct address_profile *a, const uint32_t *locations, size_t n,
+                      const struct address_labels *labels, uint64_t count, uint64_t wait_ns)
 {
     struct address_stack *s = stack_of(a, &a->stack_index, &a->stacks, locations, n, labels);
     if (!s)
         return -1;
+    s->count += count;
     s->wait_ns += wait_ns;
     return 0;
+}
+
+int address_profile_add_wait(struct address_profile *a, const uint32_t *locations, size_t n,
+                             const struct address_labels *labels, uint64_t wait_ns)
+{
+    return add_values(a, locations, n, labels, 0, wait_ns);
 }
 
 uint32_t address_profile_part(struct address_profile *a, const uint32_t *locations, size_t n)
@@ -186,11 +194,7 @@ const uint32_t *address_profile_part_locations(const struct address_profile *a, 
 int address_profile_add(struct address_profile *a, const uint32_t *locations, size_t n,
                         const struct address_labels *labels, uint64_t count)
 {
-    struct address_stack *s = stack_of(a, &a->stack_index, &a->stacks, locations, n, labels);
-    if (!s)
-        return -1;
-    s->count += count;
-    return 0;
+    return add_values(a, locations, n, labels, count, 0);
 }
 
 int address_profile_finish(struct address_profile *a, struct task_stacks *t)
