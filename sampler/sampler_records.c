@@ -263,7 +263,7 @@ static void *process_batches(void *arg)
     struct record_batch b = { 0 };
     while (record_queue_pop(&s->queue, &b)) {
         sampler_process_batch(s, &b);
-        record_batch_free(&b);
+        record_queue_recycle(&s->queue, &b);
     }
     s->processor_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     return NULL;
