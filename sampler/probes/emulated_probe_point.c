@@ -18,28 +18,31 @@ struct insn_text {
     size_t len;
 };
 
-static int append(void *stream, const char *fmt, ...)
+static int append_v(struct insn_text *t, const char *fmt, va_list ap)
 {
-    struct insn_text *t = stream;
-    va_list ap;
-    va_start(ap, fmt);
     int n = vsnprintf(t->text + t->len, sizeof(t->text) - t->len, fmt, ap);
-    va_end(ap);
     if (n > 0)
         t->len = t->len + (size_t)n < sizeof(t->text) ? t->len + (size_t)n : sizeof(t->text) - 1;
+    return n;
+}
+
+/* The disassembler's two printers (plain and styled text): both append to the instruction's text. */
+static int append(void *stream, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = append_v(stream, fmt, ap);
+    va_end(ap);
     return n;
 }
 
 static int append_styled(void *stream, enum disassembler_style style, const char *fmt, ...)
 {
     (void)style;
-    struct insn_text *t = stream;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(t->text + t->len, sizeof(t->text) - t->len, fmt, ap);
+    int n = append_v(stream, fmt, ap);
     va_end(ap);
-    if (n > 0)
-        t->len = t->len + (size_t)n < sizeof(t->text) ? t->len + (size_t)n : sizeof(t->text) - 1;
     return n;
 }
 
