@@ -91,10 +91,12 @@ struct sampler_task_event {
     uint64_t time_ns;                /* on the samples' clock (CLOCK_MONOTONIC) */
 };
 
-/* The stack at which a task registered its waker (a SAMPLER_TASK_WAKER_REGISTERED event of the same task,
- * thread and time was or will be delivered too). Not every registration has one: stacks are taken at a
- * budget; a registration without one leaves the task where its last stack put it. Addresses as in
- * sampler_sample: innermost first, user_ips[0] the registering function's entry (the waker machinery). */
+/* The stack at which a task registered its waker (a SAMPLER_TASK_WAKER_REGISTERED event of the same task and
+ * thread, stamped by its own probe a moment apart, is delivered too). Not every registration has one: stacks
+ * are taken at a budget (per task: when the registering caller changed or its last stack is 50 ms old; 300
+ * per second in all); a registration without one leaves the task where its last stack put it. Addresses as
+ * in sampler_sample: innermost first, user_ips[0] in the registering function (the waker machinery: its
+ * entry, or its first instruction the kernel emulates). */
 struct sampler_wait_stack {
     pid_t tid;
     uint32_t thread;
@@ -134,7 +136,10 @@ struct sampler_sink {
     /* The wait profile (cfg->wait_profile; NULL: not called). Task events come in time order per thread; a
      * wait stack comes after the events of its thread up to its time. on_wait_round says that every task
      * event and wait stack up to until_ns (of any thread) has been delivered, so a consumer may settle the
-     * intervals that end before it; a last call with UINT64_MAX comes before sampler_run returns. */
+     * intervals that end before it; a last call with UINT64_MAX comes before sampler_run returns. (A marker
+     * record the kernel wrote late, after its round was read, still comes, later: counted in
+     * stats.late_markers.) Each round: its task events (per thread in time order), then its wait stacks,
+     * then on_wait_round. */
     void (*on_task_event)(void *ctx, const struct sampler_task_event *e);
     void (*on_wait_stack)(void *ctx, const struct sampler_wait_stack *w);
     void (*on_wait_round)(void *ctx, uint64_t until_ns);
@@ -185,7 +190,7 @@ struct sampler_stats {
     uint64_t task_events;                    /* task events delivered */
     uint64_t wait_stacks;                    /* waker-registration stacks delivered */
     uint64_t wait_stacks_skipped;            /* registrations whose stack the budget did not take */
-    uint64_t wait_stacks_lost;               /* stacks taken but lost (a full buffer) */
+    uint64_t wait_stacks_lost;               /* stacks the filter let through but never read (a full buffer) */
     const char *wait_note;                   /* why there is no wait profile or only part of one (no waker
                                                 functions found, no BPF), one line; NULL: none */
 };

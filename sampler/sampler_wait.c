@@ -23,9 +23,10 @@
 #include "sampler/bpf/wait_filter_program.h"
 #include "sampler/markers/uprobe_pmu.h"
 
-/* User stack bytes copied per registration stack (dwarf): on the tokio fixture clone_waker's stacks reach
- * Harness::poll and beyond (18 frames, none truncated of ~900), on the hyper fixture too; a quarter of the
- * CPU samples' default, so the copies cost the target and the buffers a quarter as much. */
+/* User stack bytes copied per registration stack (dwarf), measured: clone_waker's stacks reach the thread's
+ * start within 4 KB on the tokio fixture (18 frames) and within 8 KB on the hyper fixture (23 frames; 4 KB
+ * cut them at 10, short of Harness::poll). Twice that, for deeper handlers: a quarter of the CPU samples'
+ * default, so each copy costs the target and the buffers a quarter as much. */
 #define WAIT_STACK_BYTES 16384u
 /* The budget: a task's stack again when its caller changes or after WAIT_STACK_INTERVAL_NS; at most
  * WAIT_STACKS_PER_WINDOW per WAIT_STACK_WINDOW_NS in all (300 per second: ~5 MB/s of stack copies into the

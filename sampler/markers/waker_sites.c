@@ -4,12 +4,14 @@
  * with its poll functions by the rule table (sampler/probes/runtime_probes.h, the same lookup, debug file
  * included); a marker runtime names its own registration function with --waker-symbol. Each is a probe like
  * a marker's, its task id in %rdi, through the same slots, and every registration site is told to the
- * sampler, which takes stacks there at a budget. */
+ * sampler, which takes stacks there at a budget. Each sits at the function's first instruction the kernel
+ * emulates (sampler/probes/emulated_probe_point.h), where one exists before %rdi changes. */
 #include "sampler/markers/markers_internal.h"
 
 #include <asm/perf_regs.h>
 #include <string.h>
 
+#include "sampler/probes/emulated_probe_point.h"
 #include "sampler/probes/runtime_probes.h"
 
 /* Attach one waker location (kind MARKER_WAKE or MARKER_WAKER_REGISTERED) whose task id is in %rdi. */
@@ -46,14 +48,17 @@ void attach_waker_functions(struct markers *m, const struct elf_file *ef, const 
         return;
     for (size_t i = 0; found && i < found->n; i++) {
         const struct runtime_probe *r = &found->v[i];
+        /* at the first instruction the kernel emulates (no out-of-line single step), %rdi still the task */
+        uint64_t at = emulated_probe_point(ef, r->file_offset);
         if (r->role == RUNTIME_PROBE_WAKER_CLONE)
-            attach_waker(m, full, r->runtime, "waker clone (registration)", r->file_offset, MARKER_WAKER_REGISTERED);
+            attach_waker(m, full, r->runtime, "waker clone (registration)", at, MARKER_WAKER_REGISTERED);
         else if (r->role == RUNTIME_PROBE_WAKE)
-            attach_waker(m, full, r->runtime, "wake", r->file_offset, MARKER_WAKE);
+            attach_waker(m, full, r->runtime, "wake", at, MARKER_WAKE);
     }
     if (m->waker_symbol) {
         int64_t offset = find_function(ef, m->waker_symbol);
         if (offset >= 0)
-            attach_waker(m, full, "waker-symbol", m->waker_symbol, (uint64_t)offset, MARKER_WAKER_REGISTERED);
+            attach_waker(m, full, "waker-symbol", m->waker_symbol, emulated_probe_point(ef, (uint64_t)offset),
+                         MARKER_WAKER_REGISTERED);
     }
 }
