@@ -176,6 +176,7 @@ struct sampler_stats {
     /* the TLS marker route (README, "TLS task marker"): each sample's task read in the kernel */
     const char *tls_marker;                  /* the marker's symbol, or NULL when tasks came from poll probes */
     int64_t tls_offset;                      /* its offset from the thread pointer */
+    const char *tls_debug_file;              /* found in this separate debug file (stripped), or NULL */
     uint64_t tls_joined;                     /* samples whose task came from the marker */
     uint64_t tls_missing;                    /* samples without a marker record: [unknown task] */
     uint64_t tls_unreadable;                 /* samples whose marker could not be read: [unknown task] */

@@ -12,20 +12,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/u64_map.h"
 #include "base/vec.h"
+#include "elf/elf_file.h"
 #include "sampler/bpf/bpf_ring.h"
 #include "sampler/bpf/bpf_sys.h"
 #include "sampler/bpf/btf_offsets.h"
 #include "sampler/bpf/sample_program.h"
+#include "sampler/markers/sample_time_check.h"
 #include "sampler/probes/tls_marker.h"
 #include "sampler/probes/tokio_task_field.h"
+#include "sampler/probes/usdt_notes.h"
 
 #define RING_BYTES ((size_t)4 << 20)
 #define STALE_NS 2000000000ull           /* a record this much older than the newest one lost its sample */
 #define TIME_CHECK_NS 10000000ull        /* the sample's time and the program's clock differ by less */
+#define BUSY_TRIES 256                   /* ring reads while a record ahead of the sample's is being written */
 
 struct tls_join {
     struct bpf_ring ring;
@@ -35,13 +40,27 @@ struct tls_join {
     struct u64_map index;                        /* key_of(tid, time) -> pending.v[] */
     size_t joined_since_compact;
     uint64_t newest_ns;
-    uint64_t last_probe_addr;                    /* of a poll probe that opened a poll the marker agrees with */
+    uint64_t last_probe_addr;                    /* of a poll probe that opened a poll the marker agrees with,
+                                                    else the poll-start marker's address (below) */
+    bool probe_ids_comparable;                   /* the probes' task ids are the marker's (not tokio's) */
+    struct u64_map probe_ids;                    /* else: a probe's task id -> the marker's, learnt from the
+                                                    samples both placed in a task */
+    /* The executable's poll-start USDT marker, not attached: where the poll wrapper is, to cut task stacks at
+     * when no probe says it (its address once the executable is mapped). */
+    uint64_t poll_marker_offset;                 /* file offset, 0: none */
+    bool needs_poll_probes;                      /* several such markers: their probes name the poll frame */
+    dev_t exe_dev;
+    ino_t exe_ino;
     struct tls_join_stats stats;
 };
 
 void tls_join_split_spec(const char *spec, bool *tls, char *probes, size_t len)
 {
     *tls = false;
+    if (spec && strcmp(spec, "probes") == 0) {
+        snprintf(probes, len, "auto");   /* the probe route alone */
+        return;
+    }
     if (!spec || strcmp(spec, "auto") == 0) {
         *tls = true;
         snprintf(probes, len, "auto");
@@ -89,7 +108,7 @@ static int kernel_offsets(struct bpf_sample_program_spec *spec, char *err, size_
     spec->off_ctx_data = (uint16_t)data;
     spec->off_data_time = (uint16_t)time;
     spec->off_task_fsbase = (uint16_t)fsbase;
-    return 0;
+    return sample_time_check(spec, err, errlen) == 1 ? 0 : -1;
 }
 
 static int load_program(struct tls_join *j, struct bpf_sample_program_spec *spec, char *err, size_t errlen)
@@ -111,10 +130,24 @@ static int load_program(struct tls_join *j, struct bpf_sample_program_spec *spec
     return 0;
 }
 
-/* Where the task id is: the TLS marker, else (tokio) CONTEXT.current_task_id through DWARF. Fills the
- * program's marker fields and the stats' name and offset. Returns 1, 0 (neither), -1 with err. */
-static int find_marker(const char *exe, bool tokio, struct bpf_sample_program_spec *spec, struct tls_join_stats *st,
-                       char *err, size_t errlen)
+/* The file to read the executable's symbols and DWARF from: exe itself, or where it is stripped (no
+ * .symtab), its separate debug file (the one verified lookup of elf/: same build-id or CRC). Returns a
+ * malloc'd path, or NULL with no debug file (exe then). */
+static char *debug_file_of(const char *exe, const char *root, const char *target_path)
+{
+    struct elf_file ef;
+    if (!target_path || elf_file_open(&ef, exe) != 0)
+        return NULL;
+    char *found = elf_file_section(&ef, ".symtab") ? NULL : elf_debug_file_find(&ef, root, target_path);
+    elf_file_close(&ef);
+    return found;
+}
+
+/* Where the task id is: the TLS marker, else (tokio) CONTEXT.current_task_id through DWARF, in exe (or in
+ * its debug file, which has the same TLS segment). Fills the program's marker fields and the stats' name
+ * and offset. Returns 1, 0 (neither), -1 with err. */
+static int find_marker(const char *exe, struct bpf_sample_program_spec *spec, struct tls_join_stats *st,
+                       bool *tokio, char *err, size_t errlen)
 {
     struct tls_marker marker;
     struct tokio_task_field field = { 0 };
@@ -122,9 +155,10 @@ static int find_marker(const char *exe, bool tokio, struct bpf_sample_program_sp
     if (tls_marker_find(exe, &marker) == 1) {
         snprintf(st->symbol, sizeof(st->symbol), "%s", marker.symbol);
         offset = marker.tp_offset;
-    } else if (tokio && tls_marker_find_tokio_context(exe, &marker) == 1 &&
+    } else if (tls_marker_find_tokio_context(exe, &marker) == 1 &&
                tokio_task_field_find(exe, marker.symbol, &field) == 1) {
         snprintf(st->symbol, sizeof(st->symbol), "tokio CONTEXT.current_task_id");
+        *tokio = true;
         offset = marker.tp_offset + field.id_offset;
         tag_offset = marker.tp_offset + field.tag_offset;
     } else {
@@ -144,16 +178,49 @@ static int find_marker(const char *exe, bool tokio, struct bpf_sample_program_sp
     return 1;
 }
 
-int tls_join_open(struct tls_join **out, pid_t tgid, const char *exe, bool tokio, char *err, size_t errlen)
+/* The executable's poll-start USDT markers: how many locations, and the file offset of the last. */
+static size_t poll_marker_locations(const char *exe, uint64_t *offset)
+{
+    struct elf_file ef;
+    size_t locations = 0;
+    if (elf_file_open(&ef, exe) != 0)
+        return 0;
+    struct usdt_note_list notes;
+    if (usdt_notes_read(&ef, &notes) == 0) {
+        for (size_t i = 0; i < notes.n; i++)
+            if (notes.v[i].marker == USDT_MARKER_POLL_START) {
+                *offset = notes.v[i].pc_offset;
+                locations++;
+            }
+        usdt_notes_free(&notes);
+    }
+    elf_file_close(&ef);
+    return locations;
+}
+
+int tls_join_open(struct tls_join **out, pid_t tgid, const char *exe, const char *root, const char *target_path,
+                  char *err, size_t errlen)
 {
     *out = NULL;
-    struct bpf_sample_program_spec spec = { .tgid = (uint32_t)tgid };
+    struct bpf_sample_program_spec spec = { .tgid = (uint32_t)tgid, .place_map_fd = -1 };
     struct tls_join_stats found = { 0 };
-    int rc = find_marker(exe, tokio, &spec, &found, err, errlen);
+    bool tokio = false;
+    int rc = find_marker(exe, &spec, &found, &tokio, err, errlen);
+    if (rc == 0) {
+        char *debug = debug_file_of(exe, root, target_path);
+        if (debug) {
+            rc = find_marker(debug, &spec, &found, &tokio, err, errlen);
+            if (rc == 1)
+                snprintf(found.debug_file, sizeof(found.debug_file), "%s", debug);
+        }
+        free(debug);
+    }
     if (rc <= 0)
         return rc;
     struct tls_join *j = calloc(1, sizeof(*j));
-    if (!j || u64_map_init(&j->index, 1024) != 0) {
+    if (!j || u64_map_init(&j->index, 1024) != 0 || u64_map_init(&j->probe_ids, 256) != 0) {
+        if (j)
+            u64_map_free(&j->index);
         free(j);
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -161,6 +228,18 @@ int tls_join_open(struct tls_join **out, pid_t tgid, const char *exe, bool tokio
     j->prog_fd = -1;
     j->ring.map_fd = -1;
     j->stats = found;
+    j->probe_ids_comparable = !tokio;     /* tokio's probes give header addresses, the marker tokio's ids */
+    /* One poll wrapper with a poll-start marker: its place cuts task stacks without a probe. Several (one per
+     * future type, as in a tokio program's own instrumentation): only their probes tell which one polls. */
+    struct stat st;
+    uint64_t offset = 0;
+    size_t wrappers = poll_marker_locations(exe, &offset);
+    j->needs_poll_probes = wrappers > 1;
+    if (wrappers == 1 && stat(exe, &st) == 0) {
+        j->poll_marker_offset = offset;
+        j->exe_dev = st.st_dev;
+        j->exe_ino = st.st_ino;
+    }
     if (bpf_ring_create(&j->ring, RING_BYTES) != 0) {
         snprintf(err, errlen, "cannot create a BPF ring buffer: %s", strerror(errno));
         tls_join_close(j);
@@ -188,6 +267,21 @@ int tls_join_attach(struct tls_join *j, int event_fd, char *err, size_t errlen)
 size_t tls_join_attached(const struct tls_join *j)
 {
     return j->attached;
+}
+
+bool tls_join_needs_poll_probes(const struct tls_join *j)
+{
+    return j->needs_poll_probes;
+}
+
+void tls_join_mapping(struct tls_join *j, const char *path, uint64_t start, uint64_t end, uint64_t pgoff)
+{
+    struct stat st;
+    uint64_t off = j->poll_marker_offset;
+    if (!off || j->last_probe_addr || off < pgoff || off - pgoff >= end - start || stat(path, &st) != 0 ||
+        st.st_dev != j->exe_dev || st.st_ino != j->exe_ino)
+        return;
+    j->last_probe_addr = start + (off - pgoff);
 }
 
 /* Drop joined records and those whose sample was lost, and index the rest again. */
@@ -250,6 +344,11 @@ void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool pr
             compact(j);
         if (bpf_ring_consume(&j->ring, take_record, j) > 0)
             r = find(j, tid, time_ns);
+        /* A record another CPU's program is still writing holds back the ones after it (the ring is read in
+         * the order space was taken): wait the few hundred nanoseconds that takes. */
+        for (int tries = 0; !r && tries < BUSY_TRIES && bpf_ring_pending(&j->ring) > 0; tries++)
+            if (bpf_ring_consume(&j->ring, take_record, j) > 0)
+                r = find(j, tid, time_ns);
     }
     enum sampler_task_state probe_state = *state;
     uint64_t probe_task = *task_id;
@@ -272,7 +371,7 @@ void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool pr
         *probe_addr = 0;
         return;
     }
-    if (probes && probe_state != SAMPLER_UNKNOWN_TASK) {
+    if (probes && j->probe_ids_comparable && probe_state != SAMPLER_UNKNOWN_TASK) {
         /* the probes' answer where they have one, for the summary (and their poll frame to cut at) */
         j->stats.probe_compared++;
         bool agree = task ? probe_state == SAMPLER_IN_TASK && probe_task == task : probe_state == SAMPLER_NOT_IN_TASK;
@@ -280,13 +379,25 @@ void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool pr
             j->stats.probe_disagreements++;
         else if (task)
             j->last_probe_addr = *probe_addr;
+    } else if (probes && probe_state == SAMPLER_IN_TASK && task && task <= UINT32_MAX) {
+        u64_map_put(&j->probe_ids, probe_task, (uint32_t)task);   /* (out of memory: that poll stays unnamed) */
     }
     *state = task ? SAMPLER_IN_TASK : SAMPLER_NOT_IN_TASK;
     *task_id = task;
-    if (task && (probe_state != SAMPLER_IN_TASK || probe_task != task))
+    /* the probe's poll frame where it says the same poll (ids of another kind: where it says a poll) */
+    bool same_poll = probe_state == SAMPLER_IN_TASK && (probe_task == task || !j->probe_ids_comparable);
+    if (task && !same_poll)
         *probe_addr = j->last_probe_addr;
     else if (!task)
         *probe_addr = 0;
+}
+
+uint64_t tls_join_task_of_probe_id(const struct tls_join *j, uint64_t probe_id)
+{
+    uint32_t id;
+    if (j->probe_ids_comparable || !u64_map_get(&j->probe_ids, probe_id, &id))
+        return probe_id;
+    return id;
 }
 
 const struct tls_join_stats *tls_join_stats(const struct tls_join *j)
@@ -303,5 +414,6 @@ void tls_join_close(struct tls_join *j)
     bpf_ring_destroy(&j->ring);
     vec_free(&j->pending);
     u64_map_free(&j->index);
+    u64_map_free(&j->probe_ids);
     free(j);
 }

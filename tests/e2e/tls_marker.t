@@ -4,13 +4,15 @@
 # executor keeps its task id in the thread-local taskspy_current_task, which a BPF program reads at every
 # sample. --markers tls attaches no probe at all: task roots with the 1:2:3 shares of record_markers.t, no
 # task code under a thread root, no uprobe in the target while recording, the summary naming the route;
-# ids are the executor's own; auto takes the marker and keeps the probes for poll events; at 999 Hz on
+# ids are the executor's own; auto (the default) takes the marker with no probe, cutting stacks at the place
+# of the executable's one poll-start marker (not attached), by PID and at launch, and attaches probes only
+# for poll events (a Chrome trace); at 999 Hz on
 # short polls (--fast-polls) no task sample is filed under a thread root; a program without the marker
 # falls back to poll probes and says so, and so does a recording without BPF. A tokio program with no
 # marker at all: --markers tls reads tokio's own CONTEXT.current_task_id (placed through DWARF), no probe,
 # the same task shares as the probe route, tokio's own small ids, no task code under a thread root.
 source "$(dirname "$0")/lib/tap.sh"
-plan 28
+plan 34
 
 TASK_CODE='task_(parse|render|compress)|parse_|render_|compress_|burn'
 RUNTIME_FRAMES='worker_main|start_thread|clone|poll_task|rq_pop|rq_push'
@@ -57,12 +59,26 @@ check "group-by task: task ids ($(wc -l < "$WORK/ids"))" test "$(wc -l < "$WORK/
 check "group-by task: every id and kind is one the executor spawned" \
     sh -c "! grep -vxFf '$WORK/executor.stdout' '$WORK/ids'"
 
-# auto: the marker gives the tasks, the probes still count polls (and name the poll frame to cut at)
+# auto: the marker gives the tasks and nothing needs poll events: no probe; stacks cut at poll_task, where the
+# executable's poll-start marker is
 "$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 499 -o "$WORK/auto.folded" 2> "$WORK/auto.err"
-stop_fixture
 check "auto: the TLS route" grep -q "^taskspy: tasks: from the TLS marker taskspy_current_task" "$WORK/auto.err"
-check "auto: poll probes still attached" grep -q "taskspy_demo:task__poll__start x 1" "$WORK/auto.err"
+check "auto: no poll probes" grep -q "^taskspy: markers: no poll probes" "$WORK/auto.err"
 check_shares "auto" "$WORK/auto.folded"
+check "auto: no runtime frame in any task stack" no_stack "$WORK/auto.folded" '^task' "$RUNTIME_FRAMES"
+# a Chrome trace shows polls: the probes are attached for their events, the tasks still come from the marker
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 499 -o "$WORK/auto-trace.folded" -o "$WORK/auto.trace.json" 2> "$WORK/auto-trace.err"
+stop_fixture
+check "auto with a trace: tasks from the TLS marker, probes for poll events only" sh -c \
+    "grep -q '^taskspy: tasks: from the TLS marker taskspy_current_task' '$WORK/auto-trace.err' &&
+     grep -q 'taskspy_demo:task__poll__start x 1.*(poll events; tasks from the TLS marker)' '$WORK/auto-trace.err'"
+check "auto with a trace: poll events in the trace" grep -q '"ph":"X"' "$WORK/auto.trace.json"
+
+# auto at launch: the executable's mapping (and so the poll frame) comes as a perf record
+"$TASKSPY" record -d 2 -F 499 -o "$WORK/launch.folded" -- "$FIXTURES/executor" 5 > /dev/null 2> "$WORK/launch.err"
+check "auto at launch: no poll probes" grep -q "^taskspy: markers: no poll probes" "$WORK/launch.err"
+check "auto at launch: no runtime frame in any task stack" no_stack "$WORK/launch.folded" '^task' "$RUNTIME_FRAMES"
+check "auto at launch: task roots" grep -q "^task: task_compress;" "$WORK/launch.folded"
 
 # 999 Hz on polls of a few hundred nanoseconds: every task sample is in a task
 "$TASKSPY" record -d 3 -F 999 --markers tls --task-boundary '^poll_task$' -o "$WORK/fast.folded" \
@@ -84,7 +100,7 @@ tokio_shares() { # FOLDED -> "parse render compress" percentages
 start_fixture tokio_plain 60
 "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 --markers tls -o "$WORK/tokio-tls.folded" 2> "$WORK/tokio-tls.err"
 check "tokio --markers tls: exit 0" test $? -eq 0
-"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/tokio-probes.folded" 2> /dev/null
+"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 --markers probes -o "$WORK/tokio-probes.folded" 2> /dev/null
 "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --markers tls --group-by task -o "$WORK/tokio-ids.folded" 2> /dev/null
 stop_fixture
 grep '^taskspy: \(tasks\|markers\):' "$WORK/tokio-tls.err" | diag
