@@ -66,6 +66,8 @@ static void print_task_source(FILE *out, const struct sampler_stats *st)
                     st->tls_compared);
         if (st->tls_debug_file)
             fprintf(out, "; placed through the debug file %s", st->tls_debug_file);
+        if (st->tls_note)
+            fprintf(out, "\ntaskspy: TLS marker: %s", st->tls_note);
         fprintf(out, "\n");
     } else if (st->n_probes) {
         fprintf(out, "taskspy: tasks: from poll probes\n");

@@ -177,6 +177,7 @@ struct sampler_stats {
     const char *tls_marker;                  /* the marker's symbol, or NULL when tasks came from poll probes */
     int64_t tls_offset;                      /* its offset from the thread pointer */
     const char *tls_debug_file;              /* found in this separate debug file (stripped), or NULL */
+    const char *tls_note;                    /* a problem placing a library's marker (one line), or NULL */
     uint64_t tls_joined;                     /* samples whose task came from the marker */
     uint64_t tls_missing;                    /* samples without a marker record: [unknown task] */
     uint64_t tls_unreadable;                 /* samples whose marker could not be read: [unknown task] */

@@ -53,9 +53,10 @@ void sampler_tls_open(struct sampler *s)
     } else {
         snprintf(target_path, sizeof(target_path), "%s", exe);
     }
-    int rc = have_exe ? tls_join_open(&s->tls, s->target.pid, exe, root, target_path[0] == '/' ? target_path : NULL,
-                                      err, sizeof(err))
-                      : 0;
+    struct tls_join_target t = { .tgid = s->target.pid, .exe = exe, .root = root,
+                                 .target_path = target_path[0] == '/' ? target_path : NULL,
+                                 .launched = s->target.launched };
+    int rc = have_exe ? tls_join_open(&s->tls, &t, err, sizeof(err)) : 0;
     if (rc == 1) {
         if (automatic && !s->cfg.poll_times && !s->cfg.wait_profile && !tls_join_needs_poll_probes(s->tls))
             snprintf(s->probe_spec, sizeof(s->probe_spec), "none");   /* nothing needs poll events */
@@ -125,6 +126,11 @@ void sampler_tls_stats(struct sampler *s)
     s->stats.tls_marker = t->symbol;
     s->stats.tls_offset = t->tp_offset;
     s->stats.tls_debug_file = t->debug_file[0] ? t->debug_file : NULL;
+    if (t->place_error[0])
+        s->stats.tls_note = t->place_error;
+    else if (t->place_corrected)
+        s->stats.tls_note = "the library's TLS block was not where its DT_NEEDED order put it (LD_PRELOAD or "
+                            "LD_LIBRARY_PATH?); samples before it was loaded may be misattributed";
     s->stats.tls_joined = t->joined;
     s->stats.tls_missing = t->missing;
     s->stats.tls_unreadable = t->unreadable;

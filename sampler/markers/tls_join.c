@@ -23,6 +23,7 @@
 #include "sampler/bpf/btf_offsets.h"
 #include "sampler/bpf/sample_program.h"
 #include "sampler/markers/sample_time_check.h"
+#include "sampler/probes/tls_library.h"
 #include "sampler/probes/tls_marker.h"
 #include "sampler/probes/tokio_task_field.h"
 #include "sampler/probes/usdt_notes.h"
@@ -30,6 +31,7 @@
 #define RING_BYTES ((size_t)4 << 20)
 #define STALE_NS 2000000000ull           /* a record this much older than the newest one lost its sample */
 #define TIME_CHECK_NS 10000000ull        /* the sample's time and the program's clock differ by less */
+#define PLACE_RETRY_NS 5000000ull         /* a library marker not placed yet: the link map read again after */
 #define BUSY_TRIES 256                   /* ring reads while a record ahead of the sample's is being written */
 
 struct tls_join {
@@ -51,6 +53,12 @@ struct tls_join {
     bool needs_poll_probes;                      /* several such markers: their probes name the poll frame */
     dev_t exe_dev;
     ino_t exe_ino;
+    /* a marker in a library the target loads at start, placed once it has (place map entry 0) */
+    int place_map_fd;
+    bool placing;                                /* not placed yet */
+    uint64_t next_place_ns;                      /* when to look at the link map again */
+    pid_t tgid;
+    char root[64];
     struct tls_join_stats stats;
 };
 
@@ -198,16 +206,41 @@ static size_t poll_marker_locations(const char *exe, uint64_t *offset)
     return locations;
 }
 
-int tls_join_open(struct tls_join **out, pid_t tgid, const char *exe, const char *root, const char *target_path,
-                  char *err, size_t errlen)
+/* The marker in a shared library loaded at start (sampler/probes/tls_library.h): placed now in a running
+ * target; in one about to start (a DT_NEEDED library defines it), placed once the dynamic linker has loaded
+ * it (*later). Returns 1, 0 (none), -1 with err (a dynamic TLS block). */
+static int find_library_marker(const struct tls_join_target *t, struct bpf_sample_program_spec *spec,
+                               struct tls_join_stats *st, bool *later, char *err, size_t errlen)
+{
+    struct tls_library_place place;
+    char why[400] = "";
+    int rc = t->launched ? tls_library_find_needed(t->exe, &place)
+                         : tls_library_place(t->tgid, t->root, &place, why, sizeof(why));
+    if (rc < 0)
+        snprintf(err, errlen, "%s", why);
+    if (rc != 1)
+        return rc;
+    *later = t->launched;     /* a prediction: confirmed (or corrected) once the library is loaded */
+    if (place.tp_offset < INT32_MIN || place.tp_offset > INT32_MAX) {
+        snprintf(err, errlen, "TLS marker in %s is out of a BPF program's reach", place.library);
+        return -1;
+    }
+    snprintf(st->symbol, sizeof(st->symbol), "%s in %.400s", TLS_MARKER_SYMBOL, place.library);
+    st->tp_offset = place.tp_offset;
+    spec->tp_offset = (int32_t)place.tp_offset;
+    return 1;
+}
+
+int tls_join_open(struct tls_join **out, const struct tls_join_target *t, char *err, size_t errlen)
 {
     *out = NULL;
-    struct bpf_sample_program_spec spec = { .tgid = (uint32_t)tgid, .place_map_fd = -1 };
+    const char *exe = t->exe;
+    struct bpf_sample_program_spec spec = { .tgid = (uint32_t)t->tgid, .place_map_fd = -1 };
     struct tls_join_stats found = { 0 };
-    bool tokio = false;
+    bool tokio = false, place_later = false;
     int rc = find_marker(exe, &spec, &found, &tokio, err, errlen);
     if (rc == 0) {
-        char *debug = debug_file_of(exe, root, target_path);
+        char *debug = debug_file_of(exe, t->root, t->target_path);
         if (debug) {
             rc = find_marker(debug, &spec, &found, &tokio, err, errlen);
             if (rc == 1)
@@ -215,6 +248,8 @@ int tls_join_open(struct tls_join **out, pid_t tgid, const char *exe, const char
         }
         free(debug);
     }
+    if (rc == 0)
+        rc = find_library_marker(t, &spec, &found, &place_later, err, errlen);
     if (rc <= 0)
         return rc;
     struct tls_join *j = calloc(1, sizeof(*j));
@@ -227,7 +262,10 @@ int tls_join_open(struct tls_join **out, pid_t tgid, const char *exe, const char
     }
     j->prog_fd = -1;
     j->ring.map_fd = -1;
+    j->place_map_fd = -1;
     j->stats = found;
+    j->tgid = t->tgid;
+    snprintf(j->root, sizeof(j->root), "%s", t->root);
     j->probe_ids_comparable = !tokio;     /* tokio's probes give header addresses, the marker tokio's ids */
     /* One poll wrapper with a poll-start marker: its place cuts task stacks without a probe. Several (one per
      * future type, as in a tokio program's own instrumentation): only their probes tell which one polls. */
@@ -246,6 +284,17 @@ int tls_join_open(struct tls_join **out, pid_t tgid, const char *exe, const char
         return -1;
     }
     spec.ring_fd = j->ring.map_fd;
+    if (place_later) {
+        uint32_t key = 0;
+        int64_t predicted = spec.tp_offset;
+        j->place_map_fd = spec.place_map_fd = bpf_sys_map_create(BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0);
+        j->placing = true;
+        if (j->place_map_fd < 0 || bpf_sys_map_update(j->place_map_fd, &key, &predicted) != 0) {
+            snprintf(err, errlen, "cannot create a BPF map: %s", strerror(errno));
+            tls_join_close(j);
+            return -1;
+        }
+    }
     if (load_program(j, &spec, err, errlen) != 0) {
         tls_join_close(j);
         return -1;
@@ -335,6 +384,28 @@ static struct bpf_sample_record *find(struct tls_join *j, uint32_t tid, uint64_t
     return r->tid == tid && r->time_ns == time_ns ? r : NULL;
 }
 
+/* The library with the marker is loaded (or not yet: again 5 ms later): its place into the place map. */
+static void place_library_marker(struct tls_join *j, uint64_t time_ns)
+{
+    struct tls_library_place place;
+    char err[400];
+    int rc = tls_library_place(j->tgid, j->root, &place, err, sizeof(err));
+    j->next_place_ns = time_ns + PLACE_RETRY_NS;
+    if (rc == 0)
+        return;
+    j->placing = false;
+    uint32_t key = 0;
+    if (rc < 0 || (place.tp_offset != j->stats.tp_offset &&
+                   bpf_sys_map_update(j->place_map_fd, &key, &place.tp_offset) != 0)) {
+        snprintf(j->stats.place_error, sizeof(j->stats.place_error), "%s", rc < 0 ? err : "cannot update a BPF map");
+        return;
+    }
+    if (place.tp_offset != j->stats.tp_offset) {
+        j->stats.place_corrected = true;     /* the prediction was wrong: samples before this are wrong too */
+        j->stats.tp_offset = place.tp_offset;
+    }
+}
+
 void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool probes,
                      enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr)
 {
@@ -362,6 +433,8 @@ void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool pr
     j->stats.joined++;
     j->joined_since_compact++;
     uint32_t flags = r->flags;
+    if (j->placing && time_ns >= j->next_place_ns)
+        place_library_marker(j, time_ns);
     uint64_t task = r->task;
     r->tid = 0;                /* joined: a second sample of the same (tid, time) is not this one */
     if (flags) {
@@ -411,6 +484,8 @@ void tls_join_close(struct tls_join *j)
         return;
     if (j->prog_fd >= 0)
         close(j->prog_fd);
+    if (j->place_map_fd >= 0)
+        close(j->place_map_fd);
     bpf_ring_destroy(&j->ring);
     vec_free(&j->pending);
     u64_map_free(&j->index);

@@ -20,6 +20,8 @@ struct tls_join;
 struct tls_join_stats {
     char symbol[512];                  /* the marker's symbol */
     char debug_file[512];              /* found in this separate debug file (a stripped executable), or "" */
+    char place_error[400];             /* a library's marker could not be placed once loaded (why), or "" */
+    bool place_corrected;              /* its place, predicted before the start, was another once loaded */
     int64_t tp_offset;                 /* its offset from the thread pointer */
     uint64_t records;                  /* records read from the ring */
     uint64_t joined;                   /* samples that found their record */
@@ -33,14 +35,19 @@ struct tls_join_stats {
  * ("auto" stays "auto"; "tls" alone gives "none"; "probes", the probe route alone, gives "auto" without
  * TLS). */
 void tls_join_split_spec(const char *spec, bool *tls, char *probes, size_t len);
-/* Look for the marker in exe (the target's executable as seen from here), else tokio's
- * CONTEXT.current_task_id through the executable's DWARF; in a stripped executable, in its separate debug
- * file (target_path: the executable as the target names it, under root; NULL: not looked for). Set up the
- * ring and the program for process tgid. Returns 1 (ready), 0 (no marker: *out NULL), or -1 with a reason
- * in err (BPF not permitted, no kernel BTF, the program refused, a kernel that runs the program before it
- * fills the sample's time). */
-int tls_join_open(struct tls_join **out, pid_t tgid, const char *exe, const char *root, const char *target_path,
-                  char *err, size_t errlen);
+struct tls_join_target {
+    pid_t tgid;
+    const char *exe;                   /* the executable as seen from here */
+    const char *root;                  /* "/proc/PID/root": the target's files from here */
+    const char *target_path;           /* the executable as the target names it, or NULL */
+    bool launched;                     /* held before its exec: libraries are placed once it has loaded them */
+};
+/* Look for the marker in the executable, else tokio's CONTEXT.current_task_id through its DWARF; in a
+ * stripped executable, in its separate debug file; else in a shared library loaded at start
+ * (sampler/probes/tls_library.h). Set up the ring and the program for the process. Returns 1 (ready), 0 (no
+ * marker: *out NULL), or -1 with a reason in err (BPF not permitted, no kernel BTF, the program refused, a
+ * kernel that runs the program before it fills the sample's time, a library's dynamic TLS block). */
+int tls_join_open(struct tls_join **out, const struct tls_join_target *t, char *err, size_t errlen);
 /* Run the program at every sample of the sampling event event_fd (inherited by the threads the event
  * follows). Returns 0, or -1 with a reason in err. */
 int tls_join_attach(struct tls_join *j, int event_fd, char *err, size_t errlen);

@@ -8,11 +8,12 @@
 # of the executable's one poll-start marker (not attached), by PID and at launch, and attaches probes only
 # for poll events (a Chrome trace); at 999 Hz on
 # short polls (--fast-polls) no task sample is filed under a thread root; a program without the marker
-# falls back to poll probes and says so, and so does a recording without BPF. A tokio program with no
+# falls back to poll probes and says so, and so does a recording without BPF. The marker in a shared library
+# loaded at start (static TLS), at launch and by PID; dlopen()ed (dynamic TLS): said once, poll probes. A tokio program with no
 # marker at all: --markers tls reads tokio's own CONTEXT.current_task_id (placed through DWARF), no probe,
 # the same task shares as the probe route, tokio's own small ids, no task code under a thread root.
 source "$(dirname "$0")/lib/tap.sh"
-plan 34
+plan 43
 
 TASK_CODE='task_(parse|render|compress)|parse_|render_|compress_|burn'
 RUNTIME_FRAMES='worker_main|start_thread|clone|poll_task|rq_pop|rq_push'
@@ -85,6 +86,36 @@ check "auto at launch: task roots" grep -q "^task: task_compress;" "$WORK/launch
     -- "$FIXTURES/executor" 10 --fast-polls > /dev/null 2> "$WORK/fast.err"
 grep '^taskspy: tasks:' "$WORK/fast.err" | diag
 check "999 Hz, fast polls: no task code under a thread root" no_stack "$WORK/fast.folded" '^executor|^exec-worker' "$TASK_CODE"
+
+# The marker in a shared library linked at start (libtaskmarker.so; the executable stores to it initial-exec):
+# its block is in static TLS, placed from the DT_NEEDED order at launch and from the dynamic linker's link_map
+# by PID; ids are the executor's own, shares 1:2:3, no probe. dlopen()ed: a dynamic block, one line, probes.
+"$TASKSPY" record -d 3 -F 499 --group-by task -o "$WORK/lib-ids.folded" -- "$FIXTURES/executor_tlslib" 10 --log-tasks \
+    > "$WORK/tlslib.stdout" 2> "$WORK/lib-launch.err"
+grep '^taskspy: \(tasks\|markers\|TLS\)' "$WORK/lib-launch.err" | diag
+check "library, launch: the summary names the library's marker, no probe" sh -c \
+    "grep -q '^taskspy: tasks: from the TLS marker taskspy_current_task in .*/libtaskmarker.so' '$WORK/lib-launch.err' &&
+     grep -q '^taskspy: markers: no poll probes' '$WORK/lib-launch.err'"
+grep -o '^task [0-9]*: task_[a-z]*' "$WORK/lib-ids.folded" | sort -u |
+    sed 's/^task \([0-9]*\): task_\(.*\)/spawn \1 \2/' > "$WORK/lib-ids"
+check "library, launch: task ids ($(wc -l < "$WORK/lib-ids"))" test "$(wc -l < "$WORK/lib-ids")" -gt 10
+check "library, launch: every id and kind is one the executor spawned" \
+    sh -c "! grep -vxFf '$WORK/tlslib.stdout' '$WORK/lib-ids'"
+start_fixture executor_tlslib 30
+"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 499 -o "$WORK/lib.folded" 2> "$WORK/lib.err"
+stop_fixture
+check "library, by PID: the library's marker, no probe" sh -c \
+    "grep -q '^taskspy: tasks: from the TLS marker taskspy_current_task in .*/libtaskmarker.so' '$WORK/lib.err' &&
+     grep -q '^taskspy: markers: no poll probes' '$WORK/lib.err'"
+check_shares "library, by PID" "$WORK/lib.folded"
+check "library, by PID: no task code under a thread root" no_stack "$WORK/lib.folded" '^exec-worker' "$TASK_CODE"
+start_fixture executor_tlsdl 30
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 -o "$WORK/libdl.folded" 2> "$WORK/libdl.err"
+stop_fixture
+check "library dlopen()ed: one line naming the dynamic block, then poll probes" sh -c \
+    "test \$(grep -c 'libtaskmarker.so, loaded after start (dlopen): its TLS block is dynamic); tasks come from poll probes' '$WORK/libdl.err') -eq 1 &&
+     grep -q '^taskspy: tasks: from poll probes' '$WORK/libdl.err'"
+check "library dlopen()ed: task roots from the probes" grep -q '^task: task_compress;' "$WORK/libdl.folded"
 
 # no marker in the program: --markers tls falls back to the poll probes, with a warning
 "$TASKSPY" record -d 2 -F 199 --markers tls -o "$WORK/nomarker.folded" -- "$FIXTURES/shares_fp" 5 \
