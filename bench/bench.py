@@ -18,7 +18,10 @@ beside them as the floor any reader of per-hit samples starts from. Environment 
   BENCH_LONG [60]   long memory run, seconds   BENCH_SHORT [10] short memory run, seconds
   BENCH_PP [11]     post-processing run, s     BENCH_PP_HZ [5000] its frequency
   BENCH_PP_RUNS [2] post-processing runs       BENCH_STACKS [1000,10000,100000] rendering sizes
-  BENCH_ONLY        comma list of rows to run (1 to 7; 1 and 2 run together)
+  BENCH_HTTP [4]    seconds of wrk per run   BENCH_HTTP_PAIRS [3] its pairs (>= 3)
+  BENCH_ONLY        comma list of rows to run (1 to 8; 1 and 2 run together)
+Row 8 is a saturated HTTP server (the hyper fixture driven by wrk on loopback) recorded by taskspy and by
+perf record --call-graph dwarf,65528: lost samples, requests/s lost, processing CPU per sample, RSS.
 Rows 6 (Chromium zooming a 100,000-stack SVG) and 7 (output latency of a 100,000-symbol target) are the
 timings that used to be assertions of make check; the tests there check the behaviour only.
 """
@@ -41,6 +44,8 @@ PP = float(os.environ.get("BENCH_PP", "11"))
 PP_HZ = int(os.environ.get("BENCH_PP_HZ", "5000"))
 PP_RUNS = int(os.environ.get("BENCH_PP_RUNS", "2"))
 STACKS = [int(x) for x in os.environ.get("BENCH_STACKS", "1000,10000,100000").split(",")]
+HTTP = float(os.environ.get("BENCH_HTTP", "4"))
+HTTP_PAIRS = max(3, int(os.environ.get("BENCH_HTTP_PAIRS", "3")))
 ATTACH_DELAY = 0.3          # fixture threads are up; the attach falls in the discarded first second
 FLAMEGRAPH_PL = next((p for p in ("/usr/bin/flamegraph.pl", "/usr/share/perl5/Devel/NYTProf/flamegraph.pl")
                       if os.path.exists(p)), None)
@@ -636,13 +641,141 @@ def bench_many_symbols():
     details.append("7. exit->done %s s" % "/".join("%.2f" % x for x in lats))
 
 
+# ---- 8. a saturated HTTP server ------------------------------------------------------------------------
+WRK_CONNECTIONS = 32
+HTTP_SETTLE = 1.0       # profiler attached (perf's dwarf setup, taskspy's first objects) before wrk starts
+
+
+def perf_counts(data):
+    """(samples, samples lost) of a perf.data: SAMPLE records and the sum of its LOST records' counts
+    (perf's own LOST_SAMPLES records count the same losses again, read from the event at the end)."""
+    out = subprocess.run(["perf", "script", "-i", data, "--show-lost-events", "-F", "pid"], capture_output=True,
+                         text=True).stdout
+    lost = sum(int(n) for n in re.findall(r"PERF_RECORD_LOST lost (\d+)", out))
+    samples = sum(1 for l in out.splitlines() if l.strip() and "PERF_RECORD" not in l)
+    return samples, lost
+
+
+def http_run(kind, hz):
+    """One run of the hyper fixture saturated by wrk on 127.0.0.1 for HTTP seconds; kind "U" (unprofiled),
+    "taskspy" or "perf", attached HTTP_SETTLE s before wrk starts and recording until it ends. Returns a
+    dict: rps (wrk's requests/s), served (the server's own count), and for a profiled run samples, lost,
+    cpu (profiler CPU-s, rusage), rss (KB), proc (taskspy's processing CPU-s, in-process)."""
+    server = subprocess.Popen([os.path.join(FIX, "hyper_server"), "--seconds", "%.0f" % (HTTP + HTTP_SETTLE + 10)],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    first = server.stdout.readline()
+    m = re.match(r"hyper_fixture pid (\d+) port (\d+)", first)
+    if not m:
+        server.kill()
+        server.wait()
+        raise RuntimeError("hyper_server did not start: %r" % first)
+    pid, port = m.group(1), m.group(2)
+    res = {}
+    prof = None
+    length = "%.1f" % (HTTP + HTTP_SETTLE + 0.3)
+    data = os.path.join(TMP, "http-perf.data")
+    if kind == "taskspy":
+        prof = subprocess.Popen([TASKSPY, "record", "-p", pid, "-d", length, "-F", str(hz), "--call-graph", "dwarf",
+                                 "-o", os.path.join(TMP, "http.folded")], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+    elif kind == "perf":
+        prof = subprocess.Popen(["perf", "record", "-q", "-F", str(hz), "--call-graph", "dwarf,65528", "-p", pid,
+                                 "-o", data, "--", "sleep", length], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+    if prof:
+        time.sleep(HTTP_SETTLE)
+    wrk = subprocess.run(["wrk", "-t1", "-c%d" % WRK_CONNECTIONS, "-d%.0fs" % HTTP, "http://127.0.0.1:%s/" % port],
+                         capture_output=True, text=True).stdout
+    m = re.search(r"Requests/sec:\s+([0-9.]+)", wrk)
+    res["rps"] = float(m.group(1)) if m else None
+    if prof:
+        err = prof.stderr.read()
+        _, status, ru = os.wait4(prof.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            log("%s exited %d: %s" % (kind, os.waitstatus_to_exitcode(status), err.strip()[-300:]))
+        res["cpu"], res["rss"] = ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+        if kind == "taskspy":
+            res["samples"], res["lost"] = summary_line(err) or (None, None)
+            m = re.search(r"processing: \d+ samples and \d+ marker records in ([0-9.]+) CPU-s", err)
+            res["proc"] = float(m.group(1)) if m else None
+        else:
+            res["samples"], res["lost"] = perf_counts(data)
+            os.unlink(data)
+    server.terminate()
+    out = server.communicate()[0]
+    m = re.search(r"^requests / (\d+)", out, re.M)
+    res["served"] = int(m.group(1)) if m else None
+    if os.environ.get("BENCH_VERBOSE"):
+        log("   http %s %s: %s" % (kind, hz, res))
+    return res
+
+
+def bench_http():
+    """hyper_server (2 workers, no markers) saturated by wrk on loopback, recorded by taskspy and by perf
+    record --call-graph dwarf,65528 at 99 and 999 Hz, interleaved with unprofiled runs like row 1."""
+    log("8. saturated HTTP: hyper_server under wrk -c%d, %d pairs, %.0f s per run, 99 and 999 Hz dwarf"
+        % (WRK_CONNECTIONS, HTTP_PAIRS, HTTP))
+    seq, runs = [], {}
+    for r in range(HTTP_PAIRS):
+        for i, hz in enumerate((99, 999) if r % 2 == 0 else (999, 99)):
+            seq.append(("U", http_run("U", 0)["rps"]))
+            for kind in (("taskspy", "perf") if (r + i) % 2 == 0 else ("perf", "taskspy")):
+                res = http_run(kind, hz)
+                runs.setdefault((kind, hz), []).append(res)
+                seq.append(((kind, hz), res["rps"]))
+    seq.append(("U", http_run("U", 0)["rps"]))
+    pairs = bracketed(seq, HTTP_PAIRS)
+    base = [v for k, v in seq if k == "U" and v]
+    noise = med([abs(a - b) / ((a + b) / 2) for a, b in zip(base, base[1:])])
+    pct = lambda x: fmt(None if x is None else 100 * x, "%.1f%%")
+    for hz in (99, 999):
+        lost, loss = {}, {}
+        for kind in ("taskspy", "perf"):
+            rs = runs.get((kind, hz), [])
+            counted = [r for r in rs if r.get("samples") is not None]     # all runs' losses over all their samples
+            total = sum(r["samples"] + r["lost"] for r in counted)
+            lost[kind] = sum(r["lost"] for r in counted) / total if total else None
+            loss[kind] = med([1 - x / b for x, b in pairs.get((kind, hz), []) if x and b])
+        tl, pl = lost["taskspy"], lost["perf"]
+        rows.append(("8", "saturated HTTP, %d Hz dwarf: lost samples, taskspy vs perf" % hz,
+                     "%s vs %s" % (pct(tl), pct(pl)), "<= perf + 0.5 points"))
+        tx, px = loss["taskspy"], loss["perf"]
+        ratio = tx / px if tx is not None and px and px > 0.005 else None
+        text = fmt(ratio) if ratio is not None else "n/a (perf loss %s)" % pct(px)
+        if tx is not None and px is not None and noise is not None:
+            text += " (%+.1f points, %s noise %.1f)" % (100 * (tx - px), "within" if abs(tx - px) <= noise
+                                                       else "beyond", 100 * noise)
+        rows.append(("8", "saturated HTTP, %d Hz dwarf: requests/s loss, taskspy / perf" % hz, text, "<= 1.0"))
+        ts = runs.get(("taskspy", hz), [])
+        per_sample = med([1e6 * r["proc"] / r["samples"] for r in ts if r.get("proc") and r.get("samples")])
+        whole = med([1e6 * r["cpu"] / r["samples"] for r in ts if r.get("samples")])
+        rss = med([r["rss"] / 1024 for r in ts])
+        rows.append(("8", "saturated HTTP, %d Hz dwarf: taskspy processing CPU-us per sample; peak RSS MB" % hz,
+                     "%s; %s" % (fmt(per_sample, "%.0f"), fmt(rss, "%.1f")), "-"))
+        ps = runs.get(("perf", hz), [])
+        details.append("8. %3d Hz: lost taskspy %s, perf %s (of all runs' samples; per run lost/samples: %s | %s); requests/s loss taskspy %s, perf %s "
+                       "(median of %d/%d pairs); taskspy: samples %s, processing %s CPU-s, whole process %s CPU-us "
+                       "per sample, RSS %s KB; perf record: CPU %s s, RSS %s KB (medians)"
+                       % (hz, pct(tl), pct(pl), " ".join("%s/%s" % (r.get("lost"), r.get("samples")) for r in ts),
+                          " ".join("%s/%s" % (r.get("lost"), r.get("samples")) for r in ps), pct(tx), pct(px),
+                          len(pairs.get(("taskspy", hz), [])), len(pairs.get(("perf", hz), [])),
+                          fmt(med([r.get("samples") for r in ts]), "%.0f"),
+                          fmt(med([r.get("proc") for r in ts]), "%.3f"), fmt(whole, "%.0f"),
+                          fmt(med([r["rss"] for r in ts]), "%.0f"), fmt(med([r["cpu"] for r in ps]), "%.3f"),
+                          fmt(med([r["rss"] for r in ps]), "%.0f")))
+    details.append("8. unprofiled requests/s: median %.0f, min %.0f, max %.0f (%d runs, wrk -t1 -c%d on 127.0.0.1, "
+                   "%.0f s); noise = median difference of consecutive unprofiled runs, %s"
+                   % (med(base) or 0, min(base or [0]), max(base or [0]), len(base), WRK_CONNECTIONS, HTTP,
+                      pct(noise)))
+
+
 def main():
-    steps = [bench_slowdown_and_markers, bench_postprocessing, bench_rendering, bench_memory, bench_browser_zoom,
-             bench_many_symbols]
+    steps = [("1,2", bench_slowdown_and_markers), ("3", bench_postprocessing), ("4", bench_rendering),
+             ("5", bench_memory), ("6", bench_browser_zoom), ("7", bench_many_symbols), ("8", bench_http)]
     only = os.environ.get("BENCH_ONLY")
     try:
-        for i, step in enumerate(steps, 1):
-            if only and not set(only.split(",")) & set(["1", "2"] if i == 1 else [str(i + 1)]):
+        for step_rows, step in steps:
+            if only and not set(only.split(",")) & set(step_rows.split(",")):
                 continue
             step()
     finally:
@@ -653,9 +786,10 @@ def main():
                            capture_output=True, text=True).stdout.strip()
     lines = ["## %s" % time.strftime("%Y-%m-%d %H:%M %Z"), "",
              "machine: nproc %s, kernel %s, clock event %s; commit %s%s; pairs %d, %.0f s per throughput run, "
-             "memory runs %.0f s / %.0f s; total %.0f s" % (os.cpu_count(), os.uname().release, clock_event,
-                                                            commit, " (+local changes)" if dirty else "", PAIRS,
-                                                            RUN, SHORT, LONG, time.monotonic() - T0), "",
+             "memory runs %.0f s / %.0f s; total %.0f s%s" % (os.cpu_count(), os.uname().release, clock_event,
+                                                              commit, " (+local changes)" if dirty else "", PAIRS,
+                                                              RUN, SHORT, LONG, time.monotonic() - T0,
+                                                              "; rows %s only" % only if only else ""), "",
              "| # | benchmark | ratio | contract |", "|---|---|---|---|"]
     lines += ["| %s | %s | %s | %s |" % r for r in rows]
     lines += ["", "```"] + details + ["```", ""]
