@@ -9,7 +9,7 @@
 # frame pointers, a stripped binary with a separate debug file (both routes), boundary frames alone (no
 # probes), --poll-times (probes for the poll events, tasks still from CONTEXT).
 source "$(dirname "$0")/lib/tap.sh"
-plan 50
+plan 48
 
 KINDS='^task: tokio_fixture::(parse|render|compress)_task'
 RUNTIME_FRAMES='tokio::runtime::task::harness|tokio::runtime::scheduler|BlockingTask|Launch|start_thread|clone3'

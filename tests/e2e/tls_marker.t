@@ -13,7 +13,7 @@
 # marker at all: --markers tls reads tokio's own CONTEXT.current_task_id (placed through DWARF), no probe,
 # the same task shares as the probe route, tokio's own small ids, no task code under a thread root.
 source "$(dirname "$0")/lib/tap.sh"
-plan 43
+plan 42
 
 TASK_CODE='task_(parse|render|compress)|parse_|render_|compress_|burn'
 RUNTIME_FRAMES='worker_main|start_thread|clone|poll_task|rq_pop|rq_push'
@@ -129,9 +129,10 @@ tokio_shares() { # FOLDED -> "parse render compress" percentages
     local k; for k in parse render compress; do echo -n "$(share "$1" "^task[^:]*: tokio_fixture::${k}_task" "$TOKIO_KINDS") "; done
 }
 start_fixture tokio_plain 60
-"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 --markers tls -o "$WORK/tokio-tls.folded" 2> "$WORK/tokio-tls.err"
+# (8 s each: ~3,000 samples, so that sampling noise in either share stays well inside the 5 points)
+"$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 --markers tls -o "$WORK/tokio-tls.folded" 2> "$WORK/tokio-tls.err"
 check "tokio --markers tls: exit 0" test $? -eq 0
-"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 --markers probes -o "$WORK/tokio-probes.folded" 2> /dev/null
+"$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 --markers probes -o "$WORK/tokio-probes.folded" 2> /dev/null
 "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --markers tls --group-by task -o "$WORK/tokio-ids.folded" 2> /dev/null
 stop_fixture
 grep '^taskspy: \(tasks\|markers\):' "$WORK/tokio-tls.err" | diag
