@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* tls_join.c: the TLS marker route (see tls_join.h): finding the marker, the kernel offsets from BTF, the
+/* tls_join.c: the TLS marker route (see tls_join.h): the marker found (tls_locate.h), the kernel offsets from BTF, the
  * ring and the program, and the join of ring records with samples. Records wait in a table keyed by
  * (tid, time); a sample whose record is not there yet reads the ring first (the program writes its record
  * before the kernel writes the sample, so a record is in the ring before its sample can be read). Records
@@ -17,16 +17,13 @@
 
 #include "base/u64_map.h"
 #include "base/vec.h"
-#include "elf/elf_file.h"
 #include "sampler/bpf/bpf_ring.h"
 #include "sampler/bpf/bpf_sys.h"
 #include "sampler/bpf/btf_offsets.h"
 #include "sampler/bpf/sample_program.h"
 #include "sampler/markers/sample_time_check.h"
+#include "sampler/markers/tls_locate.h"
 #include "sampler/probes/tls_library.h"
-#include "sampler/probes/tls_marker.h"
-#include "sampler/probes/tokio_task_field.h"
-#include "sampler/probes/usdt_notes.h"
 
 #define RING_BYTES ((size_t)4 << 20)
 #define STALE_NS 2000000000ull           /* a record this much older than the newest one lost its sample */
@@ -138,118 +135,13 @@ static int load_program(struct tls_join *j, struct bpf_sample_program_spec *spec
     return 0;
 }
 
-/* The file to read the executable's symbols and DWARF from: exe itself, or where it is stripped (no
- * .symtab), its separate debug file (the one verified lookup of elf/: same build-id or CRC). Returns a
- * malloc'd path, or NULL with no debug file (exe then). */
-static char *debug_file_of(const char *exe, const char *root, const char *target_path)
-{
-    struct elf_file ef;
-    if (!target_path || elf_file_open(&ef, exe) != 0)
-        return NULL;
-    char *found = elf_file_section(&ef, ".symtab") ? NULL : elf_debug_file_find(&ef, root, target_path);
-    elf_file_close(&ef);
-    return found;
-}
-
-/* Where the task id is: the TLS marker, else (tokio) CONTEXT.current_task_id through DWARF, in exe (or in
- * its debug file, which has the same TLS segment). Fills the program's marker fields and the stats' name
- * and offset. Returns 1, 0 (neither), -1 with err. */
-static int find_marker(const char *exe, struct bpf_sample_program_spec *spec, struct tls_join_stats *st,
-                       bool *tokio, char *err, size_t errlen)
-{
-    struct tls_marker marker;
-    struct tokio_task_field field = { 0 };
-    int64_t offset, tag_offset = 0;
-    if (tls_marker_find(exe, &marker) == 1) {
-        snprintf(st->symbol, sizeof(st->symbol), "%s", marker.symbol);
-        offset = marker.tp_offset;
-    } else if (tls_marker_find_tokio_context(exe, &marker) == 1 &&
-               tokio_task_field_find(exe, marker.symbol, &field) == 1) {
-        snprintf(st->symbol, sizeof(st->symbol), "tokio CONTEXT.current_task_id");
-        *tokio = true;
-        offset = marker.tp_offset + field.id_offset;
-        tag_offset = marker.tp_offset + field.tag_offset;
-    } else {
-        return 0;              /* no marker (or no ELF to find one in: the probes' side says why) */
-    }
-    if (offset < INT32_MIN || offset > INT32_MAX || tag_offset < INT32_MIN || tag_offset > INT32_MAX ||
-        field.some_value > INT32_MAX) {
-        snprintf(err, errlen, "TLS marker %s is out of a BPF program's reach", st->symbol);
-        return -1;
-    }
-    st->tp_offset = offset;
-    spec->tp_offset = (int32_t)offset;
-    spec->has_tag = field.has_tag;
-    spec->tag_tp_offset = (int32_t)tag_offset;
-    spec->tag_size = field.tag_size;
-    spec->some_value = (uint32_t)field.some_value;
-    return 1;
-}
-
-/* The executable's poll-start USDT markers: how many locations, and the file offset of the last. */
-static size_t poll_marker_locations(const char *exe, uint64_t *offset)
-{
-    struct elf_file ef;
-    size_t locations = 0;
-    if (elf_file_open(&ef, exe) != 0)
-        return 0;
-    struct usdt_note_list notes;
-    if (usdt_notes_read(&ef, &notes) == 0) {
-        for (size_t i = 0; i < notes.n; i++)
-            if (notes.v[i].marker == USDT_MARKER_POLL_START) {
-                *offset = notes.v[i].pc_offset;
-                locations++;
-            }
-        usdt_notes_free(&notes);
-    }
-    elf_file_close(&ef);
-    return locations;
-}
-
-/* The marker in a shared library loaded at start (sampler/probes/tls_library.h): placed now in a running
- * target; in one about to start (a DT_NEEDED library defines it), placed once the dynamic linker has loaded
- * it (*later). Returns 1, 0 (none), -1 with err (a dynamic TLS block). */
-static int find_library_marker(const struct tls_join_target *t, struct bpf_sample_program_spec *spec,
-                               struct tls_join_stats *st, bool *later, char *err, size_t errlen)
-{
-    struct tls_library_place place;
-    char why[400] = "";
-    int rc = t->launched ? tls_library_find_needed(t->exe, &place)
-                         : tls_library_place(t->tgid, t->root, &place, why, sizeof(why));
-    if (rc < 0)
-        snprintf(err, errlen, "%s", why);
-    if (rc != 1)
-        return rc;
-    *later = t->launched;     /* a prediction: confirmed (or corrected) once the library is loaded */
-    if (place.tp_offset < INT32_MIN || place.tp_offset > INT32_MAX) {
-        snprintf(err, errlen, "TLS marker in %s is out of a BPF program's reach", place.library);
-        return -1;
-    }
-    snprintf(st->symbol, sizeof(st->symbol), "%s in %.400s", TLS_MARKER_SYMBOL, place.library);
-    st->tp_offset = place.tp_offset;
-    spec->tp_offset = (int32_t)place.tp_offset;
-    return 1;
-}
-
 int tls_join_open(struct tls_join **out, const struct tls_join_target *t, char *err, size_t errlen)
 {
     *out = NULL;
-    const char *exe = t->exe;
     struct bpf_sample_program_spec spec = { .tgid = (uint32_t)t->tgid, .place_map_fd = -1 };
     struct tls_join_stats found = { 0 };
-    bool tokio = false, place_later = false;
-    int rc = find_marker(exe, &spec, &found, &tokio, err, errlen);
-    if (rc == 0) {
-        char *debug = debug_file_of(exe, t->root, t->target_path);
-        if (debug) {
-            rc = find_marker(debug, &spec, &found, &tokio, err, errlen);
-            if (rc == 1)
-                snprintf(found.debug_file, sizeof(found.debug_file), "%s", debug);
-        }
-        free(debug);
-    }
-    if (rc == 0)
-        rc = find_library_marker(t, &spec, &found, &place_later, err, errlen);
+    struct tls_location loc;
+    int rc = tls_locate(t, &spec, &found, &loc, err, errlen);
     if (rc <= 0)
         return rc;
     struct tls_join *j = calloc(1, sizeof(*j));
@@ -266,15 +158,13 @@ int tls_join_open(struct tls_join **out, const struct tls_join_target *t, char *
     j->stats = found;
     j->tgid = t->tgid;
     snprintf(j->root, sizeof(j->root), "%s", t->root);
-    j->probe_ids_comparable = !tokio;     /* tokio's probes give header addresses, the marker tokio's ids */
+    j->probe_ids_comparable = !loc.tokio;    /* tokio's probes give header addresses, the marker tokio's ids */
     /* One poll wrapper with a poll-start marker: its place cuts task stacks without a probe. Several (one per
      * future type, as in a tokio program's own instrumentation): only their probes tell which one polls. */
     struct stat st;
-    uint64_t offset = 0;
-    size_t wrappers = poll_marker_locations(exe, &offset);
-    j->needs_poll_probes = wrappers > 1;
-    if (wrappers == 1 && stat(exe, &st) == 0) {
-        j->poll_marker_offset = offset;
+    j->needs_poll_probes = loc.poll_wrappers > 1;
+    if (loc.poll_wrappers == 1 && stat(t->exe, &st) == 0) {
+        j->poll_marker_offset = loc.poll_marker_offset;
         j->exe_dev = st.st_dev;
         j->exe_ino = st.st_ino;
     }
@@ -284,7 +174,7 @@ int tls_join_open(struct tls_join **out, const struct tls_join_target *t, char *
         return -1;
     }
     spec.ring_fd = j->ring.map_fd;
-    if (place_later) {
+    if (loc.place_later) {
         uint32_t key = 0;
         int64_t predicted = spec.tp_offset;
         j->place_map_fd = spec.place_map_fd = bpf_sys_map_create(BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0);

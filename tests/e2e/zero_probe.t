@@ -27,25 +27,45 @@ compare_roots() {
                for (k in p) if (p[k] >= 3 && !(k in z)) { printf "# only with probes: %s\n", substr(k, 1, 120); bad++ }
                exit bad > 0 }' "$WORK/$1.zero.roots" "$WORK/$1.probes.roots"
 }
-# uprobe_pages PID: the target's [uprobes] mappings (the kernel maps one once a uprobe in it was hit)
-uprobe_pages() { grep -c '\[uprobes\]' "/proc/$1/maps" 2>/dev/null || true; }
+# probed_entries PID EXE: how many of EXE's Harness<T,S>::poll copies hold an int3 at their entry in PID (the
+# probe route's uprobes; PIE: runtime address = start of the offset-0 mapping + symbol value)
+probed_entries() {
+    local base
+    base=$(awk -v exe="$2" '$6 == exe && $3 == "00000000" { split($1, a, "-"); print a[1]; exit }' "/proc/$1/maps")
+    [ -n "$base" ] || { echo "no-mapping"; return; }
+    nm --defined-only "$2" | awk '$3 ~ /Harness.*4poll/ { print $1 }' | while read -r at; do
+        dd if="/proc/$1/mem" bs=1 count=1 skip=$(( 0x$base + 0x$at )) status=none 2>/dev/null | od -An -tx1 | tr -d ' \n'
+        echo
+    done | grep -c cc
+}
+# record_zero LABEL EXE: 8 s of the default route on the fixture, its probed Harness::poll entries counted
+# meanwhile; checks the exit status, that count and the summary's route
+record_zero() {
+    "$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 -o "$WORK/$1-zero.folded" 2> "$WORK/$1-zero.err" &
+    local rec=$! during
+    wait_for 10 attached "$rec"
+    during=$(probed_entries "$FIXTURE_PID" "$2")
+    wait $rec
+    check "$1, zero-probe: exit 0" test $? -eq 0
+    check "$1, zero-probe: no uprobe in the target while recording ($during Harness::poll entries probed)" \
+        test "$during" = 0
+    grep '^taskspy: \(tasks\|markers\)' "$WORK/$1-zero.err" | diag
+    check "$1, zero-probe: the summary names the route (tokio's CONTEXT, no probe)" sh -c \
+        "grep -q '^taskspy: tasks: from the TLS marker tokio CONTEXT.current_task_id' '$WORK/$1-zero.err' &&
+         grep -q '^taskspy: markers: no poll probes' '$WORK/$1-zero.err'"
+}
 
 # ---- the plain tokio fixture ---------------------------------------------------------------------------------
 start_fixture tokio_plain 60
-"$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 -o "$WORK/tokio-zero.folded" 2> "$WORK/tokio-zero.err" &
+record_zero tokio "$FIXTURES/tokio_plain"
+"$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 --markers probes -o "$WORK/tokio-probes.folded" 2> "$WORK/tokio-probes.err" &
 rec=$!
-sleep 2
-during=$(uprobe_pages "$FIXTURE_PID")
+wait_for 10 attached "$rec"
+sleep 1
+probed=$(probed_entries "$FIXTURE_PID" "$FIXTURES/tokio_plain")
 wait $rec
-check "tokio, zero-probe: exit 0" test $? -eq 0
-check "tokio, zero-probe: no uprobe in the target while recording ($during [uprobes] mappings)" test "${during:-0}" -eq 0
-check "tokio, zero-probe: the summary names the route (tokio's CONTEXT, no probe)" sh -c \
-    "grep -q '^taskspy: tasks: from the TLS marker tokio CONTEXT.current_task_id' '$WORK/tokio-zero.err' &&
-     grep -q '^taskspy: markers: no poll probes' '$WORK/tokio-zero.err'"
-"$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 --markers probes -o "$WORK/tokio-probes.folded" 2> "$WORK/tokio-probes.err"
 check "tokio, probe route: Harness::poll probed" grep -q "tokio:poll (function entry) x" "$WORK/tokio-probes.err"
-after=$(uprobe_pages "$FIXTURE_PID")
-check "tokio, probe route: the uprobe check sees them ($after [uprobes] mappings once probes were hit)" test "${after:-0}" -gt 0
+check "tokio, probe route: the uprobe check sees them ($probed entries probed)" test "${probed:-0}" -gt 0
 check "tokio: the same task roots with the same shares (within 5 points)" \
     compare_roots tokio "$WORK/tokio-zero.folded" "$WORK/tokio-probes.folded"
 "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task -o "$WORK/tokio-ids.folded" 2> /dev/null
@@ -58,43 +78,33 @@ HANDLER=';hyper_fixture::render_index(;|$)'
 start_fixture hyper_server --seconds 90
 wait_for 20 lines_at_least "$WORK/hyper_server.stdout" '^hyper_fixture pid' 1
 port=$(sed -n 's/^hyper_fixture pid [0-9]* port \([0-9]*\).*/\1/p' "$WORK/hyper_server.stdout")
-check "hyper: the server listens (port ${port:-none})" test -n "$port"
+check "http: the server listens (port ${port:-none})" test -n "$port"
 wrk -t2 -c16 -d60s "http://127.0.0.1:${port:-1}/" > "$WORK/wrk.out" 2>&1 &
 WRK=$!
 BACKGROUND_PIDS+=("$WRK")
 sleep 1
-"$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 -o "$WORK/http-zero.folded" 2> "$WORK/http-zero.err" &
-rec=$!
-sleep 2
-during=$(uprobe_pages "$FIXTURE_PID")
-wait $rec
-check "hyper, zero-probe: exit 0" test $? -eq 0
-check "hyper, zero-probe: no uprobe in the target while recording ($during [uprobes] mappings)" test "${during:-0}" -eq 0
-grep '^taskspy: \(tasks\|markers\)' "$WORK/http-zero.err" | diag
-check "hyper, zero-probe: the summary names the route" sh -c \
-    "grep -q '^taskspy: tasks: from the TLS marker tokio CONTEXT.current_task_id' '$WORK/http-zero.err' &&
-     grep -q '^taskspy: markers: no poll probes' '$WORK/http-zero.err'"
+record_zero http "$FIXTURES/hyper_server"
 missing=$(sed -n 's/.* samples, \([0-9]*\) without a record and \([0-9]*\) unreadable.*/\1 \2/p' "$WORK/http-zero.err")
-check "hyper, zero-probe: every sample found its record ($missing)" test "$missing" = "0 0"
+check "http, zero-probe: every sample found its record ($missing)" test "$missing" = "0 0"
 "$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 --markers probes -o "$WORK/http-probes.folded" 2> "$WORK/http-probes.err"
-check "hyper, probe route: Harness::poll probed" grep -q "tokio:poll (function entry) x" "$WORK/http-probes.err"
-check "hyper: task roots" grep -q '^task: ' "$WORK/http-zero.folded"
-check "hyper: the same task roots with the same shares (within 5 points)" \
+check "http, probe route: Harness::poll probed" grep -q "tokio:poll (function entry) x" "$WORK/http-probes.err"
+check "http: task roots" grep -q '^task: ' "$WORK/http-zero.folded"
+check "http: the same task roots with the same shares (within 5 points)" \
     compare_roots http "$WORK/http-zero.folded" "$WORK/http-probes.folded"
 "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task -o "$WORK/http-ids.folded" 2> /dev/null
-check "hyper: ids are tokio's own (small integers, no address)" \
+check "http: ids are tokio's own (small integers, no address)" \
     sh -c "grep -Eq '^task [0-9]{1,7}: ' '$WORK/http-ids.folded' && ! grep -q '^task 0x' '$WORK/http-ids.folded'"
 # 999 Hz on the saturated server: the handler's code is only ever in a task
 "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 999 -o "$WORK/http-999.folded" 2> "$WORK/http-999.err"
-check "hyper, 999 Hz: exit 0" test $? -eq 0
+check "http, 999 Hz: exit 0" test $? -eq 0
 grep -E 'samples, |lost' "$WORK/http-999.err" | diag
 handler=$(samples "$WORK/http-999.folded" "$HANDLER")
 misfiled=$(grep -E "$HANDLER" "$WORK/http-999.folded" | grep -v '^task' | grep -v '^\[unknown task\]' | awk '{ n += $NF } END { print n + 0 }')
-check "hyper, 999 Hz: samples of the handler ($handler)" test "${handler:-0}" -gt 0
-check "hyper, 999 Hz: none of them under a thread root ($misfiled)" test "$misfiled" -eq 0
+check "http, 999 Hz: samples of the handler ($handler)" test "${handler:-0}" -gt 0
+check "http, 999 Hz: none of them under a thread root ($misfiled)" test "$misfiled" -eq 0
 kill "$WRK" 2> /dev/null
 wait "$WRK" 2> /dev/null
 stop_fixture
 requests=$(sed -n 's/^total: requests \([0-9]*\) .*/\1/p' "$WORK/hyper_server.stdout")
-check "hyper: the server answered requests throughout (${requests:-none})" test "${requests:-0}" -gt 1000
+check "http: the server answered requests throughout (${requests:-none})" test "${requests:-0}" -gt 1000
 finish
