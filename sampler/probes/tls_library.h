@@ -36,8 +36,8 @@ int tls_library_find_needed(const char *exe, struct tls_library_place *out);
 
 /* In the running process pid (files opened under root, "/proc/PID/root"). Returns 1 with *out filled (a
  * library loaded at start), 0 when the link map is not ready yet (the dynamic
- * linker is still loading) or no loaded library defines the marker (out->library ""), or -1 with a reason in
- * err (the library's TLS block is dynamic: dlopen()ed; the target's memory cannot be read). */
+ * linker is still loading), no loaded library defines the marker or the target's memory cannot be read
+ * (out->library ""), or -1 with a reason in err (the library's TLS block is dynamic: dlopen()ed). */
 int tls_library_place(pid_t pid, const char *root, struct tls_library_place *out, char *err, size_t errlen);
 
 #endif

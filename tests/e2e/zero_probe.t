@@ -7,7 +7,7 @@
 # summary naming the route, tokio's own small task ids, and at 999 Hz on the saturated server no sample of
 # the request handler's code under a thread root. Recordings of each pair run back to back on one process.
 source "$(dirname "$0")/lib/tap.sh"
-plan 21
+plan 20
 
 # roots FOLDED: "share root" per root (its first frame), largest first, shares in percent of all samples
 roots() {
