@@ -112,7 +112,9 @@ struct sampler_progress {
     uint64_t samples;                /* samples delivered so far */
     uint64_t lost;                   /* sample records the kernel dropped so far */
     uint64_t polls;                  /* task polls seen so far (poll markers) */
-    uint64_t tasks_seen;             /* distinct tasks seen so far */
+    bool counts_polls;               /* poll probes are attached, so polls are seen (zero-probe attribution
+                                        alone sees tasks, not polls) */
+    uint64_t tasks_seen;             /* distinct tasks seen so far (by the TLS marker where it attributes) */
 };
 
 /* How often sampler_run calls on_progress. */

@@ -167,7 +167,8 @@ void sampler_queue_poll(void *ctx, const struct sampler_poll *p)
 void sampler_queue_progress(struct sampler *s, uint64_t t)
 {
     struct queued_entry e = { .kind = QUEUED_PROGRESS, .time_ns = t, .polls = s->tasks.polls,
-                              .tasks_seen = s->tasks.tasks.n, .lost = s->stats.lost };
+                              .tasks_seen = s->tls ? tls_join_tasks_seen(s->tls) : s->tasks.tasks.n,
+                              .lost = s->stats.lost };
     add_entry(s, &e, NULL);
     sampler_hand_over(s);
 }

@@ -44,6 +44,8 @@ struct tls_join {
     bool probe_ids_comparable;                   /* the probes' task ids are the marker's (not tokio's) */
     struct u64_map probe_ids;                    /* else: a probe's task id -> the marker's, learnt from the
                                                     samples both placed in a task */
+    struct u64_map seen;                         /* task ids the samples were in (for the status line) */
+    uint64_t tasks_seen;
     /* The executable's poll-start USDT marker, not attached: where the poll wrapper is, to cut task stacks at
      * when no probe says it (its address once the executable is mapped). */
     uint64_t poll_marker_offset;                 /* file offset, 0: none */
@@ -145,9 +147,12 @@ int tls_join_open(struct tls_join **out, const struct tls_join_target *t, char *
     if (rc <= 0)
         return rc;
     struct tls_join *j = calloc(1, sizeof(*j));
-    if (!j || u64_map_init(&j->index, 1024) != 0 || u64_map_init(&j->probe_ids, 256) != 0) {
-        if (j)
+    if (!j || u64_map_init(&j->index, 1024) != 0 || u64_map_init(&j->probe_ids, 256) != 0 ||
+        u64_map_init(&j->seen, 256) != 0) {
+        if (j) {
             u64_map_free(&j->index);
+            u64_map_free(&j->probe_ids);
+        }
         free(j);
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -347,12 +352,20 @@ void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool pr
     }
     *state = task ? SAMPLER_IN_TASK : SAMPLER_NOT_IN_TASK;
     *task_id = task;
+    uint32_t one;
+    if (task && !u64_map_get(&j->seen, task, &one) && u64_map_put(&j->seen, task, 1) == 0)
+        j->tasks_seen++;
     /* the probe's poll frame where it says the same poll (ids of another kind: where it says a poll) */
     bool same_poll = probe_state == SAMPLER_IN_TASK && (probe_task == task || !j->probe_ids_comparable);
     if (task && !same_poll)
         *probe_addr = j->last_probe_addr;
     else if (!task)
         *probe_addr = 0;
+}
+
+uint64_t tls_join_tasks_seen(const struct tls_join *j)
+{
+    return j->tasks_seen;
 }
 
 uint64_t tls_join_task_of_probe_id(const struct tls_join *j, uint64_t probe_id)
@@ -380,5 +393,6 @@ void tls_join_close(struct tls_join *j)
     vec_free(&j->pending);
     u64_map_free(&j->index);
     u64_map_free(&j->probe_ids);
+    u64_map_free(&j->seen);
     free(j);
 }

@@ -71,6 +71,8 @@ void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool pr
  * itself when the ids are the same kind or the task was not sampled yet. For poll events, so that they name
  * the tasks the samples do. */
 uint64_t tls_join_task_of_probe_id(const struct tls_join *j, uint64_t probe_id);
+/* Distinct non-zero task ids the samples were in so far. */
+uint64_t tls_join_tasks_seen(const struct tls_join *j);
 const struct tls_join_stats *tls_join_stats(const struct tls_join *j);
 void tls_join_close(struct tls_join *j);
 
