@@ -165,9 +165,10 @@ int tls_join_open(struct tls_join **out, const struct tls_join_target *t, char *
     snprintf(j->root, sizeof(j->root), "%s", t->root);
     j->probe_ids_comparable = !loc.tokio;    /* tokio's probes give header addresses, the marker tokio's ids */
     /* One poll wrapper with a poll-start marker: its place cuts task stacks without a probe. Several (one per
-     * future type, as in a tokio program's own instrumentation): only their probes tell which one polls. */
+     * future type, as in a tokio program's own instrumentation): only their probes tell which one polls. None
+     * and no runtime rule (tokio's) to cut at: poll markers elsewhere (a library's) may tell, through probes. */
     struct stat st;
-    j->needs_poll_probes = loc.poll_wrappers > 1;
+    j->needs_poll_probes = loc.poll_wrappers > 1 || (loc.poll_wrappers == 0 && !loc.tokio);
     if (loc.poll_wrappers == 1 && stat(t->exe, &st) == 0) {
         j->poll_marker_offset = loc.poll_marker_offset;
         j->exe_dev = st.st_dev;

@@ -52,7 +52,8 @@ int tls_join_open(struct tls_join **out, const struct tls_join_target *t, char *
  * follows). Returns 0, or -1 with a reason in err. */
 int tls_join_attach(struct tls_join *j, int event_fd, char *err, size_t errlen);
 /* Whether task stacks need the poll probes to be cut right: the executable has poll-start USDT markers in
- * several poll wrappers, and only a probe's hit tells which one a sample is in. */
+ * several poll wrappers (only a probe's hit tells which one a sample is in), or none and no runtime rule
+ * cuts its stacks (poll markers in a library may). */
 bool tls_join_needs_poll_probes(const struct tls_join *j);
 /* Sampling events the program runs on. */
 size_t tls_join_attached(const struct tls_join *j);
