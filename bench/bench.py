@@ -765,6 +765,16 @@ def bench_http():
                           fmt(med([r.get("proc") for r in ts]), "%.3f"), fmt(whole, "%.0f"),
                           fmt(med([r["rss"] for r in ts]), "%.0f"), fmt(med([r["cpu"] for r in ps]), "%.3f"),
                           fmt(med([r["rss"] for r in ps]), "%.0f")))
+    # the stage's CPU has a fixed part (loading the 18 MB binary's symbols and unwind tables on first use):
+    # the cost of one more sample is the difference between the two frequencies' medians
+    proc = {hz: (med([r.get("proc") for r in runs.get(("taskspy", hz), [])]),
+                 med([r.get("samples") for r in runs.get(("taskspy", hz), [])])) for hz in (99, 999)}
+    (p99, n99), (p999, n999) = proc[99], proc[999]
+    if None not in (p99, n99, p999, n999) and n999 > n99:
+        details.append("8. taskspy processing: %.3f CPU-s for %.0f samples at 99 Hz, %.3f for %.0f at 999 Hz: %.1f "
+                       "CPU-us per additional sample, %.3f CPU-s fixed" % (p99, n99, p999, n999,
+                                                                          1e6 * (p999 - p99) / (n999 - n99),
+                                                                          p99 - n99 * (p999 - p99) / (n999 - n99)))
     details.append("8. unprofiled requests/s: median %.0f, min %.0f, max %.0f (%d runs, wrk -t1 -c%d on 127.0.0.1, "
                    "%.0f s); noise = median difference of consecutive unprofiled runs, %s"
                    % (med(base) or 0, min(base or [0]), max(base or [0]), len(base), WRK_CONNECTIONS, HTTP,

@@ -87,7 +87,9 @@ int output_write(enum output_format format, const struct output_content *content
     case FORMAT_FOLDED: return profile_write_folded(content->profile, out);
     case FORMAT_FLAMEGRAPH: return profile_write_svg(content->profile, out, content->svg);
     case FORMAT_SPEEDSCOPE: return profile_write_speedscope(content->profile, out, content->info);
-    case FORMAT_PPROF: return profile_write_pprof(content->profile, out, content->info);
+    case FORMAT_PPROF:
+        return content->addresses ? profile_write_pprof_addresses(content->addresses, content->profile, out, content->info)
+                                  : profile_write_pprof(content->profile, out, content->info);
     case FORMAT_TRACE:
         if (content->trace)
             return profile_write_trace(content->profile, content->trace, content->info, out, content->trace_report);

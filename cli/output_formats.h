@@ -41,6 +41,8 @@ struct output_content {
     const struct export_info *info;      /* for FORMAT_SPEEDSCOPE, FORMAT_PPROF and FORMAT_TRACE */
     const struct trace_events *trace;    /* for FORMAT_TRACE: polls and samples with their times (record only) */
     struct trace_report *trace_report;   /* FORMAT_TRACE tells what it did with the polls there; may be NULL */
+    const struct address_profile *addresses;   /* for FORMAT_PPROF: the stacks as addresses (record only);
+                                                  NULL: pprof from the names */
 };
 /* Write content in format to out. Returns 0 or -1 (errno; EINVAL: a trace without content->trace). */
 int output_write(enum output_format format, const struct output_content *content, FILE *out);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/address_stacks.h"
 #include "cli/commands.h"
 #include "cli/output_formats.h"
 #include "cli/version.h"
@@ -19,6 +20,7 @@
 #include "cli/record_summary.h"
 #include "cli/status_line.h"
 #include "cli/trace_collect.h"
+#include "cli/wait_collect.h"
 #include "flamegraph/flamegraph.h"
 #include "sampler/sampler.h"
 #include "base/vec.h"
@@ -51,6 +53,10 @@ struct record_sink {
     struct status_line status;     /* on a terminal: how the recording goes */
     bool want_trace;               /* an -o is a Chrome trace: keep polls and samples with their times */
     struct trace_collect trace;
+    struct address_stacks *addresses;  /* an -o is pprof: the stacks as addresses too, or NULL */
+    bool want_wait;                /* --wait-output: task events and wait stacks into the wait profile */
+    bool keep_doubtful_waits;      /* the runtime says when tasks complete (wait_profile_finish's rule) */
+    struct wait_collect wait;
     uint32_t expanded_at[MAX_EXPANDED_FRAMES];            /* one sample's frames: indices into frame_pool */
     const struct stack_frame *expanded[MAX_EXPANDED_FRAMES];   /* the same as pointers, once resolved */
 };
@@ -75,13 +81,8 @@ static const struct cached_address *frames_of(struct record_sink *k, uint64_t ad
     for (uint32_t i = 0; i < n; i++) {
         /* sym_result is innermost first; the cache keeps outermost first */
         const struct sym_frame *f = r->n ? &r->frames[r->n - 1 - i] : NULL;
-        const char *name = f ? f->name : "[unknown]";
         char object_name[300];
-        if ((!name || strcmp(name, "[unknown]") == 0) && r->object) {
-            /* no symbol: name the object ("[libfoo.so]"; pseudo objects such as "[vdso]" as they are) */
-            snprintf(object_name, sizeof(object_name), r->object[0] == '[' ? "%s" : "[%s]", r->object);
-            name = object_name;
-        }
+        const char *name = address_frame_name(r, f, object_name, sizeof(object_name));
         if (task_stacks_prepare(k->stacks, name, f ? f->file : NULL, f ? f->line : 0, kernel,
                                 &k->frame_pool.v[k->frame_pool.n + i]) != 0)
             return NULL;
@@ -180,8 +181,72 @@ static void sink_sample(void *ctx, const struct sampler_sample *s)
                                                                           : STACK_NO_TASK;
     if (task_stacks_add(k->stacks, root, state, s->task_id, marker_function, k->expanded, n, 1) != 0)
         k->failed = true;
+    else if (k->addresses && address_stacks_add(k->addresses, s, root, task_stacks_last_node(k->stacks)) != 0)
+        k->failed = true;
     else if (k->want_trace && trace_collect_sample(&k->trace, (uint32_t)s->tid, s->time_ns,
                                                    task_stacks_last_node(k->stacks), s->task_id) != 0)
+        k->failed = true;
+}
+
+/* ---- the wait profile (--wait-output): task events, wait stacks, rounds -------------------------------- */
+
+static void sink_task_event(void *ctx, const struct sampler_task_event *e)
+{
+    struct record_sink *k = ctx;
+    if (wait_collect_event(&k->wait, e) != 0)
+        k->failed = true;
+}
+
+/* A waker-registration stack, symbolized like a sample's (the same address cache and frame pool), without its
+ * innermost address: the registering function itself (the waker machinery). With a pprof output its return
+ * addresses above the waker machinery are kept too, as the key of the stack in the wait profile. */
+static void sink_wait_stack(void *ctx, const struct sampler_wait_stack *w)
+{
+    struct record_sink *k = ctx;
+    size_t n = 0, first_kept = w->n_user;   /* user_ips index of the innermost address kept for pprof */
+    size_t starts[SAMPLER_MAX_FRAMES];      /* each address's first frame, by user_ips index */
+    for (size_t i = w->n_user; i-- > 1;) {
+        const struct cached_address *c = frames_of(k, w->user_ips[i], true, false);
+        if (!c) {
+            k->failed = true;
+            return;
+        }
+        if (i < SAMPLER_MAX_FRAMES)
+            starts[i] = n;
+        for (uint32_t j = 0; j < c->n && n < MAX_EXPANDED_FRAMES; j++)
+            k->expanded_at[n++] = c->first + j;
+    }
+    for (size_t i = 0; i < n; i++)
+        k->expanded[i] = &k->frame_pool.v[k->expanded_at[i]];
+    uint32_t root = w->thread < k->thread_roots.n ? k->thread_roots.v[w->thread] : PROFILE_NO_FRAME;
+    if (root == PROFILE_NO_FRAME)
+        root = thread_root(k, NULL);
+    uint32_t key = WAIT_NO_KEY;
+    if (k->addresses && w->n_user > 1) {
+        size_t kept = wait_profile_kept_frames(k->expanded, n);
+        for (size_t i = w->n_user; i-- > 1 && i < SAMPLER_MAX_FRAMES && starts[i] < kept;)
+            first_kept = i;
+        if ((key = address_stacks_wait_key(k->addresses, w, first_kept)) == WAIT_NO_KEY) {
+            k->failed = true;
+            return;
+        }
+    }
+    if (root == PROFILE_NO_FRAME || wait_collect_stack(&k->wait, w, root, k->expanded, n, key) != 0)
+        k->failed = true;
+}
+
+/* A wait settled: onto the trace's task tracks. */
+static void sink_wait_interval(void *ctx, const struct wait_interval *iv)
+{
+    struct record_sink *k = ctx;
+    if (trace_collect_wait(&k->trace, iv) != 0)
+        k->failed = true;
+}
+
+static void sink_wait_round(void *ctx, uint64_t until_ns)
+{
+    struct record_sink *k = ctx;
+    if (wait_collect_round(&k->wait, until_ns) != 0)
         k->failed = true;
 }
 
@@ -243,11 +308,14 @@ static int write_output(const struct record_options *o, struct record_sink *k, s
     uint64_t duration_ns = (uint64_t)(st->duration_s * 1e9);
     uint64_t now_ns = clock_gettime(CLOCK_REALTIME, &now) == 0 ? (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec : 0;
     struct export_info info = { .name = cmdline, .exporter = "taskspy " TASKSPY_VERSION, .period_ns = 1000000000u / o->frequency,
-                                .duration_ns = duration_ns, .start_time_ns = now_ns > duration_ns ? now_ns - duration_ns : 0 };
-    struct output_content content = { .profile = k->profile, .svg = &so, .info = &info };
+                                .duration_ns = duration_ns, .start_time_ns = now_ns > duration_ns ? now_ns - duration_ns : 0,
+                                .wait = k->want_wait };
+    struct output_content content = { .profile = k->profile, .svg = &so, .info = &info,
+                                      .addresses = k->addresses ? k->addresses->profile : NULL };
     struct trace_events trace;
     if (k->want_trace) {
-        if (trace_collect_finish(&k->trace, k->stacks, k->profile, (uint32_t)pid, start_ns, &trace) != 0) {
+        if (trace_collect_finish(&k->trace, k->stacks, k->profile, (uint32_t)pid, start_ns, k->keep_doubtful_waits,
+                                 &trace) != 0) {
             snprintf(err, errlen, "out of memory while preparing the trace; nothing written");
             output_set_abort(outs);
             return -1;
@@ -261,11 +329,13 @@ static int write_output(const struct record_options *o, struct record_sink *k, s
 static void print_trace_written(const char *path, const struct trace_collect *c, const struct trace_report *r)
 {
     fprintf(stderr, "taskspy: wrote %s (%" PRIu64 " polls, %zu samples", path, r->polls, c->samples.n);
+    if (r->wait_spans)
+        fprintf(stderr, ", %" PRIu64 " wait spans", r->wait_spans);
     if (r->clipped || r->dropped)
         fprintf(stderr, "; %" PRIu64 " polls overlapping an earlier one on their thread clipped, %" PRIu64
                         " inside one left out", r->clipped, r->dropped);
     if (c->left_out)
-        fprintf(stderr, "; the cap of %u events was reached: %" PRIu64 " later polls and samples left out",
+        fprintf(stderr, "; the cap of %u events was reached: %" PRIu64 " later polls, samples and waits left out",
                 TRACE_MAX_EVENTS, c->left_out);
     fprintf(stderr, ")\n");
 }
@@ -279,6 +349,10 @@ static void sink_free(struct record_sink *k)
     vec_free(&k->thread_roots);
     vec_free(&k->by_result);
     trace_collect_free(&k->trace);
+    if (k->addresses)
+        address_stacks_free(k->addresses);
+    free(k->addresses);
+    wait_collect_free(&k->wait);
     vec_free(&k->frame_pool);
     free(k);
 }
@@ -327,6 +401,25 @@ static int open_outputs(struct recording *r)
     return CARRY_ON;
 }
 
+/* A pprof output shows addresses: keep the stacks as addresses too (cli/address_stacks.h). */
+static int keep_addresses_for_pprof(struct recording *r)
+{
+    bool want = false;
+    for (size_t i = 0; i < r->o.outputs.n; i++)
+        want |= r->o.outputs.items[i].format == FORMAT_PPROF;
+    if (!want)
+        return CARRY_ON;
+    struct record_sink *k = r->k;
+    if (!(k->addresses = malloc(sizeof(*k->addresses))) ||
+        address_stacks_init(k->addresses, k->symbolizer, k->profile) != 0) {
+        free(k->addresses);
+        k->addresses = NULL;
+        fprintf(stderr, "taskspy: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    return CARRY_ON;
+}
+
 static int make_sink(struct recording *r)
 {
     struct record_sink *k = r->k = calloc(1, sizeof(*k));
@@ -341,7 +434,9 @@ static int make_sink(struct recording *r)
         k->want_trace |= r->o.outputs.items[i].format == FORMAT_TRACE;
     k->stacks = task_stacks_new(k->profile, r->o.group_by, r->o.await_points, r->o.task_boundary, r->err,
                                 sizeof(r->err));
-    return k->stacks ? CARRY_ON : fail(r, EXIT_USAGE);
+    if (!k->stacks)
+        return fail(r, EXIT_USAGE);
+    return keep_addresses_for_pprof(r);
 }
 
 /* Ctrl-C, SIGTERM and SIGHUP end the recording and still write the output. */
@@ -370,6 +465,7 @@ static int open_sampler(struct recording *r)
         .stop = &stop_requested,
         .search_path = getenv("PATH"), .marker_records = o->marker_records, .uprobe_events = o->uprobe_events,
         .on_warning = print_warning, .warning_ctx = &r->k->status,
+        .wait_profile = r->k->want_wait, .waker_symbol = o->waker_symbol,
     };
     if (sampler_open(&r->s, &cfg, r->err, sizeof(r->err)) != 0)
         return fail(r, EXIT_RUNTIME);
@@ -385,6 +481,9 @@ static int run_sampler(struct recording *r)
     struct sampler_sink sink = {
         .ctx = r->k, .on_mapping = sink_mapping, .on_thread_name = sink_thread_name, .on_sample = sink_sample,
         .on_progress = sink_progress, .on_poll = r->k->want_trace ? sink_poll : NULL,
+        .on_task_event = r->k->want_wait ? sink_task_event : NULL,
+        .on_wait_stack = r->k->want_wait ? sink_wait_stack : NULL,
+        .on_wait_round = r->k->want_wait ? sink_wait_round : NULL,
     };
     struct timespec start;     /* the clock of sample and poll times; the events are enabled just after */
     r->start_ns = clock_gettime(CLOCK_MONOTONIC, &start) == 0
@@ -393,7 +492,8 @@ static int run_sampler(struct recording *r)
     status_line_clear(&r->k->status);
     if (rc != 0)
         return fail(r, EXIT_RUNTIME);
-    if (r->k->failed || task_stacks_finish(r->k->stacks) != 0) {
+    if (r->k->failed || task_stacks_finish(r->k->stacks) != 0 ||
+        (r->k->addresses && address_profile_finish(r->k->addresses->profile, r->k->stacks) != 0)) {
         fprintf(stderr, "taskspy: out of memory while recording; nothing written\n");
         return EXIT_RUNTIME;
     }
@@ -422,6 +522,116 @@ static int report_and_write(struct recording *r)
         else
             fprintf(stderr, "taskspy: wrote %s (%zu stacks)\n", out->path, profile_distinct_stacks(r->k->profile));
     }
+    return CARRY_ON;
+}
+
+/* ---- the wait profile's steps (--wait-output) ------------------------------------------------------------ */
+
+/* Its file is created before any work, as the -o outputs are. */
+static int open_wait_output(struct recording *r)
+{
+    if (!r->o.wait_output)
+        return CARRY_ON;
+    r->k->want_wait = true;
+    if (wait_collect_open(&r->k->wait, r->o.wait_output, r->o.wait_format, r->err, sizeof(r->err)) != 0)
+        return fail(r, EXIT_RUNTIME);
+    return CARRY_ON;
+}
+
+/* Is probe name a task-terminate marker ('-', '_' and "__" alike)? */
+static bool is_terminate_probe(const char *name)
+{
+    char plain[64];
+    size_t n = 0;
+    for (const char *c = name; *c && n + 1 < sizeof(plain); c++)
+        if (*c != '-' && *c != '_')
+            plain[n++] = *c;
+    plain[n] = '\0';
+    return strcmp(plain, "taskterminate") == 0;
+}
+
+/* A runtime that reports waker registrations (tokio's clone_waker, --waker-symbol) but has no task-terminate
+ * marker (tokio without markers) does not say when a task completed: the wait profile then takes a poll that
+ * registered no waker and was not woken again as the task's last. The probes attached tell. */
+static bool completion_unknown(const struct sampler_stats *st)
+{
+    bool registrations = false, terminates = false;
+    for (size_t i = 0; i < st->n_probes; i++) {
+        registrations |= strcmp(st->probes[i].name, "waker clone (registration)") == 0 ||
+                         strcmp(st->probes[i].provider, "waker-symbol") == 0;
+        terminates |= is_terminate_probe(st->probes[i].name);
+    }
+    return registrations && !terminates;
+}
+
+static int start_wait_profile(struct recording *r)
+{
+    if (!r->k->want_wait)
+        return CARRY_ON;
+    struct wait_options wo = { .start_ns = 0, .on_interval = r->k->want_trace ? sink_wait_interval : NULL,
+                               .interval_ctx = r->k };
+    if (wait_collect_start(&r->k->wait, r->k->stacks, r->k->profile, &wo) != 0) {
+        fprintf(stderr, "taskspy: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    return CARRY_ON;
+}
+
+static int add_wait_site(void *ctx, const struct wait_site_time *t)
+{
+    return address_stacks_add_wait(ctx, t);
+}
+
+/* After the recording, before any output: the waits settled up to the recording's end (and added to the
+ * stacks as addresses, for the pprof output). */
+static int settle_waits(struct recording *r)
+{
+    struct record_sink *k = r->k;
+    if (!k->want_wait)
+        return CARRY_ON;
+    const struct sampler_stats *st = sampler_stats(r->s);
+    uint64_t stop_ns = r->start_ns + (uint64_t)(st->duration_s * 1e9);
+    k->keep_doubtful_waits = !completion_unknown(st);
+    if (wait_collect_finish(&k->wait, stop_ns, !k->keep_doubtful_waits) != 0 || k->failed ||
+        (k->addresses && wait_profile_each_site(k->wait.profile, add_wait_site, k->addresses) != 0)) {
+        fprintf(stderr, "taskspy: out of memory while settling the waits; nothing written\n");
+        return EXIT_RUNTIME;
+    }
+    return CARRY_ON;
+}
+
+/* After the CPU profile: the waits' summary and their file, or one line saying why there is none (the CPU
+ * profile stands either way). */
+static int write_wait_output(struct recording *r)
+{
+    struct record_sink *k = r->k;
+    if (!k->want_wait)
+        return 0;
+    const struct sampler_stats *st = sampler_stats(r->s);
+    const char *nothing = wait_collect_nothing(&k->wait, st->wait_note);
+    if (nothing) {
+        fprintf(stderr, "taskspy: no wait profile: %s; %s not written\n", nothing, r->o.wait_output);
+        return 0;
+    }
+    record_summary_print_waits(stderr, wait_profile_summary(k->wait.profile), k->profile, st);
+    char cmdline[1024], header[1300];
+    command_line_of(&r->o, sampler_target_pid(r->s), cmdline, sizeof(cmdline));
+    const struct wait_summary *ws = wait_profile_summary(k->wait.profile);
+    snprintf(header, sizeof(header), "%s (pid %d), %.1f s, %zu tasks waited %.1f s suspended, %.1f s runnable",
+             cmdline, (int)sampler_target_pid(r->s), st->duration_s, ws->n_tasks, ws->suspended_ns / 1e9,
+             ws->runnable_ns / 1e9);
+    struct svg_options so;
+    svg_options_init(&so);
+    so.title = "Wait time";
+    so.subtitle = r->o.title ? r->o.title : NULL;
+    so.header = header;
+    so.colors = "wait";
+    so.count_name = "ms";
+    so.count_divisor = 1000;       /* counts are microseconds */
+    if (wait_collect_write(&k->wait, &so, r->err, sizeof(r->err)) != 0)
+        return fail(r, EXIT_RUNTIME);
+    fprintf(stderr, "taskspy: wrote %s (%zu stacks, wall time in microseconds)\n", r->o.wait_output,
+            profile_distinct_stacks(k->wait.result));
     return 0;
 }
 
@@ -438,7 +648,8 @@ static void finish(struct recording *r)
 int record_command(int argc, char **argv)
 {
     static int (*const steps[])(struct recording *) = {
-        parse_options, open_outputs, make_sink, catch_stop_signals, open_sampler, run_sampler, report_and_write,
+        parse_options, open_outputs, make_sink, open_wait_output, catch_stop_signals, open_sampler,
+        start_wait_profile, run_sampler, settle_waits, report_and_write, write_wait_output,
     };
     struct recording r = { .argc = argc, .argv = argv };
     int status = CARRY_ON;

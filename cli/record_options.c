@@ -54,6 +54,23 @@ static int set_mmap_pages(void *field, const char *arg, char *err, size_t errlen
     return 0;
 }
 
+/* --wait-output: .folded or .svg, from the extension (no -f: the CPU profile's -f does not apply). */
+static int set_wait_output(void *field, const char *path, char *err, size_t errlen)
+{
+    struct record_options *o = (struct record_options *)((char *)field - offsetof(struct record_options, wait_output));
+    size_t len = strlen(path);
+    if (len > 7 && strcmp(path + len - 7, ".folded") == 0)
+        o->wait_format = FORMAT_FOLDED;
+    else if (len > 4 && strcmp(path + len - 4, ".svg") == 0)
+        o->wait_format = FORMAT_FLAMEGRAPH;
+    else {
+        snprintf(err, errlen, "invalid --wait-output '%s' (a .folded or .svg file)", path);
+        return -1;
+    }
+    o->wait_output = path;
+    return 0;
+}
+
 #define AT(field) offsetof(struct record_options, field)
 
 static const struct option_spec record_specs[] = {
@@ -71,6 +88,14 @@ static const struct option_spec record_specs[] = {
       .help = ".svg flame graph, .folded/.txt folded stacks, .speedscope.json,\n"
               ".pb.gz/.pprof pprof, .trace.json Chrome trace (polls and samples in\n"
               "time); repeatable: every file from the same recording" },
+    { .name = "wait-output", .arg = "FILE", .kind = OPTION_CALL, .offset = AT(wait_output),
+      .call = set_wait_output,
+      .help = "also record where tasks wait (wall time from a poll to the next,\n"
+              "[suspended] until woken, [runnable] until polled): .folded or .svg" },
+    { .name = "waker-symbol", .arg = "NAME", .kind = OPTION_STRING, .offset = AT(waker_symbol), .non_empty = true,
+      .bad_value = "invalid --waker-symbol '%s' (a function name)",
+      .help = "with --wait-output and markers: the program's function that a task\n"
+              "calls to register its waker (task id in its first argument)" },
     { .name = "format", .short_name = 'f', .arg = "FMT", .kind = OPTION_STRING, .offset = AT(format_name),
       .help = "flamegraph, folded, speedscope, pprof or chrometrace: for an -o whose\nextension says nothing" },
     { .name = "call-graph", .arg = "MODE", .kind = OPTION_CHOICE, .offset = AT(call_graph),
@@ -143,6 +168,8 @@ static int check_target(const struct record_options *o, char *err, size_t errlen
         snprintf(err, errlen, "give either -p PID or a command after --, not both");
     else if (!o->pid && !o->argv)
         snprintf(err, errlen, "nothing to record: give -p PID or a command after --");
+    else if (o->waker_symbol && !o->wait_output)
+        snprintf(err, errlen, "--waker-symbol is for the wait profile: give --wait-output FILE too");
     else
         return 0;
     return -1;

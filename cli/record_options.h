@@ -29,6 +29,9 @@ struct record_options {
     bool kernel;
     const char *title;
     const char *task_boundary;
+    const char *wait_output;     /* --wait-output: the wait-time profile (.folded or .svg), or NULL */
+    enum output_format wait_format;
+    const char *waker_symbol;    /* --waker-symbol */
     enum sampler_marker_records marker_records;   /* hidden --debug-marker-records */
     enum sampler_uprobe_events uprobe_events;     /* hidden --debug-uprobes */
 };

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* record_summary.c: the summary `taskspy record` prints at the end (SPEC section 1): samples and lost samples,
- * threads, processing cost, marker probes attached, polls and tasks, the busiest tasks and the long polls. */
+ * threads, processing cost, marker probes attached, polls and tasks, the busiest tasks and the long polls; with
+ * --wait-output the tasks that waited longest and the longest [runnable] delay. */
 #include "cli/record_summary.h"
 
 #include <inttypes.h>
@@ -169,4 +170,28 @@ void record_summary_print(FILE *out, const struct record_options *o, const struc
         return;
     print_busiest_tasks(out, st);
     print_long_polls(out, st);
+}
+
+void record_summary_print_waits(FILE *out, const struct wait_summary *w, const struct profile *names,
+                                const struct sampler_stats *st)
+{
+    char id[32];
+    if (st->wait_note)
+        fprintf(out, "taskspy: waits: %s\n", st->wait_note);
+    fprintf(out, "taskspy: waits: %" PRIu64 " waits of %zu tasks, %.2f s suspended, %.2f s runnable; %" PRIu64
+                 " registration stacks (%" PRIu64 " skipped by the budget, %" PRIu64 " lost), %" PRIu64
+                 " waker locations probed\n",
+            w->intervals, w->n_tasks, w->suspended_ns / 1e9, w->runnable_ns / 1e9, w->stacks,
+            st->wait_stacks_skipped, st->wait_stacks_lost, (uint64_t)st->waker_locations);
+    if (w->n_tasks)
+        fprintf(out, "taskspy: waited longest:\n");
+    for (size_t i = 0; i < w->n_listed && i < 5; i++)
+        fprintf(out, "taskspy:   task %s (%s): %.1f ms suspended, %.1f ms runnable\n",
+                task_id_text(w->tasks[i].task_id, id, sizeof(id)), profile_frame_name(names, w->tasks[i].root),
+                w->tasks[i].suspended_ns / 1e6, w->tasks[i].runnable_ns / 1e6);
+    if (w->longest_runnable_ns)
+        fprintf(out, "taskspy: longest [runnable] delay: %.2f ms, task %s (%s)\n", w->longest_runnable_ns / 1e6,
+                task_id_text(w->longest_runnable_task, id, sizeof(id)),
+                w->longest_runnable_root != PROFILE_NO_FRAME ? profile_frame_name(names, w->longest_runnable_root)
+                                                             : "?");
 }

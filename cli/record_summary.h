@@ -8,11 +8,16 @@
 #include <sys/types.h>
 
 #include "cli/record_options.h"
+#include "flamegraph/wait_profile.h"
 #include "sampler/sampler.h"
 
 /* Print the summary lines ("taskspy: ...") of a recording of pid to out. boundary_samples: samples put in
  * tasks by runtime boundary frames (no markers). */
 void record_summary_print(FILE *out, const struct record_options *o, const struct sampler_stats *st, pid_t pid,
                           uint64_t boundary_samples);
+/* The wait profile's lines: waits counted, the tasks that waited longest, the longest [runnable] delay, and the
+ * sampler's note on what it could not record. names: the profile the task roots are frames of. */
+void record_summary_print_waits(FILE *out, const struct wait_summary *w, const struct profile *names,
+                                const struct sampler_stats *st);
 
 #endif

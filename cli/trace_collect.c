@@ -16,6 +16,8 @@ void trace_collect_free(struct trace_collect *c)
 {
     vec_free(&c->polls);
     vec_free(&c->samples);
+    vec_free(&c->waits);
+    vec_free(&c->wait_doubtful);
     vec_free(&c->pending);
     vec_free(&c->threads);
 }
@@ -33,7 +35,7 @@ int trace_collect_thread(struct trace_collect *c, uint32_t thread, uint32_t tid,
 /* Room for one more event under the cap? Counts the ones left out. */
 static bool under_cap(struct trace_collect *c)
 {
-    if (c->polls.n + c->samples.n < c->cap)
+    if (c->polls.n + c->samples.n + c->waits.n < c->cap)
         return true;
     c->left_out++;
     return false;
@@ -68,21 +70,52 @@ int trace_collect_sample(struct trace_collect *c, uint32_t tid, uint64_t time_ns
     return 0;
 }
 
-/* Each poll's task root, looked up once per task. */
-static int name_polls(struct trace_collect *c, struct task_stacks *stacks)
+int trace_collect_wait(struct trace_collect *c, const struct wait_interval *iv)
+{
+    if (!under_cap(c))
+        return 0;
+    struct trace_wait *w = vec_push(&c->waits);
+    bool *doubtful = w ? vec_push(&c->wait_doubtful) : NULL;
+    if (!doubtful)
+        return -1;
+    *w = (struct trace_wait){ .start_ns = iv->start_ns, .woken_ns = iv->woken_ns, .end_ns = iv->end_ns,
+                              .task_id = iv->task_id, .root = PROFILE_NO_FRAME, .site = iv->site };
+    *doubtful = iv->doubtful;
+    return 0;
+}
+
+/* The root of task_id, looked up once per task (roots: task id -> root frame). PROFILE_NO_FRAME: no memory. */
+static uint32_t root_of(struct u64_map *roots, struct task_stacks *stacks, uint64_t task_id)
+{
+    uint32_t root;
+    if (u64_map_get(roots, task_id, &root))
+        return root;
+    root = task_stacks_task_root(stacks, task_id);
+    if (root == PROFILE_NO_FRAME || u64_map_put(roots, task_id, root) != 0)
+        return PROFILE_NO_FRAME;
+    return root;
+}
+
+/* Each poll's and wait's task root; the doubtful waits left out unless kept. */
+static int name_polls_and_waits(struct trace_collect *c, struct task_stacks *stacks, bool keep_doubtful_waits)
 {
     struct u64_map roots;
     if (u64_map_init(&roots, 1024) != 0)
         return -1;
     int rc = 0;
-    for (size_t i = 0; i < c->polls.n && rc == 0; i++) {
-        struct trace_poll *poll = &c->polls.v[i];
-        if (u64_map_get(&roots, poll->task_id, &poll->root))
+    for (size_t i = 0; i < c->polls.n && rc == 0; i++)
+        if ((c->polls.v[i].root = root_of(&roots, stacks, c->polls.v[i].task_id)) == PROFILE_NO_FRAME)
+            rc = -1;
+    size_t kept = 0;
+    for (size_t i = 0; i < c->waits.n && rc == 0; i++) {
+        if (c->wait_doubtful.v[i] && !keep_doubtful_waits)
             continue;
-        poll->root = task_stacks_task_root(stacks, poll->task_id);
-        if (poll->root == PROFILE_NO_FRAME || u64_map_put(&roots, poll->task_id, poll->root) != 0)
+        c->waits.v[kept] = c->waits.v[i];
+        if ((c->waits.v[kept++].root = root_of(&roots, stacks, c->waits.v[i].task_id)) == PROFILE_NO_FRAME)
             rc = -1;
     }
+    c->waits.n = kept;
+    c->wait_doubtful.n = 0;      /* (kept waits are certain or kept: the flags are done with) */
     u64_map_free(&roots);
     return rc;
 }
@@ -113,13 +146,14 @@ static int root_pending_samples(struct trace_collect *c, struct task_stacks *sta
 }
 
 int trace_collect_finish(struct trace_collect *c, struct task_stacks *stacks, const struct profile *p, uint32_t pid,
-                         uint64_t start_ns, struct trace_events *ev)
+                         uint64_t start_ns, bool keep_doubtful_waits, struct trace_events *ev)
 {
-    if (name_polls(c, stacks) != 0 || root_pending_samples(c, stacks, p) != 0)
+    if (name_polls_and_waits(c, stacks, keep_doubtful_waits) != 0 || root_pending_samples(c, stacks, p) != 0)
         return -1;
     *ev = (struct trace_events){
         .pid = pid, .start_ns = start_ns, .threads = c->threads.v, .n_threads = c->threads.n,
         .polls = c->polls.v, .n_polls = c->polls.n, .samples = c->samples.v, .n_samples = c->samples.n,
+        .waits = c->waits.v, .n_waits = c->waits.n,
         .left_out = c->left_out,
     };
     return 0;

@@ -3,9 +3,15 @@
  * process_name and a thread_name per thread, each poll a complete event on its thread's track, each sample an
  * instant event whose "sf" names its stack in a stackFrames table made of the profile nodes the samples end
  * at and their ancestors. Polls are written sorted per thread; one that starts before the previous poll of
- * its thread ended is clipped (or left out when nothing of it remains), so no track shows two overlapping. */
+ * its thread ended is clipped (or left out when nothing of it remains), so no track shows two overlapping.
+ * Each task that waited (the wait profile's intervals) has a track of its own above the recording's, its
+ * [suspended] and [runnable] spans complete events on it (a task's waits never overlap: each lies between
+ * two of its polls). */
 #include "flamegraph/export_internal.h"
 #include "flamegraph/json_string.h"
+
+#include "base/u64_map.h"
+#include "base/vec.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -29,6 +35,7 @@ struct trace_writer {
     uint8_t *marks;              /* enum node_mark per node */
     uint32_t *order;             /* polls by (tid, start) */
     struct trace_report report;
+    VEC_OF(char) name;           /* scratch: a wait span's name */
 };
 
 static int put_string(FILE *out, const char *s)
@@ -90,6 +97,13 @@ static int put_task_id(FILE *out, uint64_t id)
     return fprintf(out, id > UINT32_MAX ? "\"0x%" PRIx64 "\"" : "\"%" PRIu64 "\"", id) < 0 ? -1 : 0;
 }
 
+/* The name of a poll's or wait's task root. */
+static const char *root_name(const struct trace_writer *w, uint32_t root)
+{
+    return root != PROFILE_NO_FRAME && root < profile_frame_count(w->profile) ? profile_frame_name(w->profile, root)
+                                                                               : "[task entry unknown]";
+}
+
 static int write_polls(struct trace_writer *w)
 {
     const struct trace_events *ev = w->ev;
@@ -114,10 +128,7 @@ static int write_polls(struct trace_writer *w)
             w->report.clipped++;
         }
         busy_until = end;
-        uint32_t root = poll->root;
-        const char *name = root != PROFILE_NO_FRAME && root < profile_frame_count(w->profile)
-                               ? profile_frame_name(w->profile, root) : "[task entry unknown]";
-        if (fputs(",\n{\"name\":", w->out) == EOF || put_string(w->out, name) != 0 ||
+        if (fputs(",\n{\"name\":", w->out) == EOF || put_string(w->out, root_name(w, poll->root)) != 0 ||
             fprintf(w->out, ",\"cat\":\"poll\",\"ph\":\"X\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, ev->pid,
                     poll->tid) < 0 ||
             put_time(w, "ts", start) != 0 || put_duration(w->out, end - start) != 0 ||
@@ -127,6 +138,65 @@ static int write_polls(struct trace_writer *w)
         w->report.polls++;
     }
     return 0;
+}
+
+/* One span of a wait on its task's track: "ROOT [state]", the await point and task id in args. */
+static int write_wait_span(struct trace_writer *w, const struct trace_wait *wait, uint32_t tid, const char *state,
+                           uint64_t start, uint64_t end)
+{
+    FILE *out = w->out;
+    const char *root = root_name(w, wait->root);
+    size_t root_len = strlen(root), state_len = strlen(state);
+    if (vec_reserve(&w->name, root_len + state_len) != 0)
+        return -1;
+    memcpy(w->name.v, root, root_len);
+    memcpy(w->name.v + root_len, state, state_len);
+    if (fputs(",\n{\"name\":", out) == EOF || json_write_string(out, w->name.v, root_len + state_len) != 0 ||
+        fprintf(out, ",\"cat\":\"wait\",\"ph\":\"X\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, w->ev->pid, tid) < 0 ||
+        put_time(w, "ts", start) != 0 || put_duration(out, end - start) != 0 ||
+        fputs(",\"args\":{\"state\":", out) == EOF || put_string(out, state + 1) != 0 ||
+        fputs(",\"task_id\":", out) == EOF || put_task_id(out, wait->task_id) != 0 ||
+        (wait->site && (fputs(",\"await\":", out) == EOF || put_string(out, wait->site) != 0)) ||
+        fputs("}}", out) == EOF)
+        return -1;
+    w->report.wait_spans++;
+    return 0;
+}
+
+/* The waits, each task on a track of its own (tid above the recording's, named when first used). */
+static int write_waits(struct trace_writer *w)
+{
+    const struct trace_events *ev = w->ev;
+    struct u64_map track_of;     /* task id -> track number */
+    if (u64_map_init(&track_of, 256) != 0)
+        return -1;
+    uint32_t tracks = 0;
+    int rc = 0;
+    for (size_t i = 0; i < ev->n_waits && rc == 0; i++) {
+        const struct trace_wait *wait = &ev->waits[i];
+        uint32_t track;
+        if (!u64_map_get(&track_of, wait->task_id, &track)) {
+            char name[600];
+            track = tracks++;
+            snprintf(name, sizeof(name), wait->task_id > UINT32_MAX ? "waits of task 0x%" PRIx64 ": %s"
+                                                                    : "waits of task %" PRIu64 ": %s",
+                     wait->task_id, root_name(w, wait->root));
+            if (track >= UINT32_MAX - RECORDING_TID - 1 || u64_map_put(&track_of, wait->task_id, track) != 0 ||
+                write_metadata(w, "thread_name", RECORDING_TID + 1 + track, name) != 0) {
+                rc = -1;
+                break;
+            }
+        }
+        uint32_t tid = RECORDING_TID + 1 + track;
+        uint64_t woken = wait->woken_ns < wait->start_ns ? wait->start_ns
+                         : wait->woken_ns > wait->end_ns ? wait->end_ns : wait->woken_ns;
+        if (woken > wait->start_ns)
+            rc = write_wait_span(w, wait, tid, " [suspended]", wait->start_ns, woken);
+        if (rc == 0 && wait->end_ns > woken)
+            rc = write_wait_span(w, wait, tid, " [runnable]", woken, wait->end_ns);
+    }
+    u64_map_free(&track_of);
+    return rc;
 }
 
 static bool node_known(const struct trace_writer *w, uint32_t node)
@@ -200,9 +270,9 @@ static int write_other_data(struct trace_writer *w, const struct export_info *in
     uint64_t period = info ? info->period_ns : 0, duration = info ? info->duration_ns : 0;
     return fprintf(out, ",\"pid\":%" PRIu32 ",\"sample_period_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
                         ",\"samples\":%zu,\"polls\":%" PRIu64 ",\"polls_clipped\":%" PRIu64
-                        ",\"polls_dropped\":%" PRIu64 ",\"events_left_out\":%" PRIu64 "}",
+                        ",\"polls_dropped\":%" PRIu64 ",\"wait_spans\":%" PRIu64 ",\"events_left_out\":%" PRIu64 "}",
                    w->ev->pid, period, duration, w->ev->n_samples, w->report.polls, w->report.clipped,
-                   w->report.dropped, w->ev->left_out) < 0 ? -1 : 0;
+                   w->report.dropped, w->report.wait_spans, w->ev->left_out) < 0 ? -1 : 0;
 }
 
 static int write_document(struct trace_writer *w, const struct export_info *info)
@@ -228,7 +298,7 @@ static int write_document(struct trace_writer *w, const struct export_info *info
         put_time(w, "ts", ev->start_ns ? ev->start_ns : w->origin_ns) != 0 ||
         put_duration(out, info ? info->duration_ns : 0) != 0 || putc('}', out) == EOF)
         return -1;
-    if (write_polls(w) != 0 || write_samples(w) != 0 || fputs("\n],\"stackFrames\":{", out) == EOF)
+    if (write_polls(w) != 0 || write_waits(w) != 0 || write_samples(w) != 0 || fputs("\n],\"stackFrames\":{", out) == EOF)
         return -1;
     mark_stacks(w);
     if (write_stack_frames(w) != 0 || fputs("\n},", out) == EOF || write_other_data(w, info) != 0 ||
@@ -259,6 +329,7 @@ int profile_write_trace(const struct profile *p, const struct trace_events *ev, 
     }
     free(w.marks);
     free(w.order);
+    vec_free(&w.name);
     if (report)
         *report = w.report;
     return rc;

@@ -85,6 +85,12 @@ int task_stacks_prepare(struct task_stacks *t, const char *name, const char *fil
  * whole stack under thread_root. Returns 0 or -1 (no memory). */
 int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task_state state, uint64_t task_id,
                     uint32_t marker_function, const struct stack_frame *const *frames, size_t n, uint64_t count);
+/* The stack task_stacks_add would add for a stack of task task_id (in a task; cut below the poll-marker frame the
+ * samples showed last when it is on this stack, else at the runtime boundaries), without adding it: frame ids root first in *ids (valid until the next call on t), their
+ * number in *n_ids; 0 when only the task's root can be told (a stack inside the poll wrapper of a task whose
+ * entry is not known yet: task_stacks_task_root at the end names it). Returns 0 or -1 (no memory). */
+int task_stacks_cut(struct task_stacks *t, uint32_t thread_root, uint64_t task_id,
+                    const struct stack_frame *const *frames, size_t n, const uint32_t **ids, size_t *n_ids);
 /* The profile node of the stack the last task_stacks_add put in the profile, or PROFILE_NO_NODE when it
  * held that sample back (its task's entry not known yet; settled by task_stacks_finish). */
 uint32_t task_stacks_last_node(const struct task_stacks *t);
@@ -131,10 +137,11 @@ struct svg_options {
     unsigned width;          /* image width in px, default 1200 */
     unsigned frame_height;   /* px per frame, default 16 */
     double min_width;        /* frames narrower than this (px) are left out, default 0.1 */
-    const char *colors;      /* palette name: "taskspy" (default), "hot", "mem", "io", ... */
+    const char *colors;      /* palette name: "taskspy" (default), "hot", "mem", "io", ..., "wait" */
     bool inverted;           /* icicle graph: root at the top */
     bool reverse;            /* merge stacks reversed (leaf first) */
     const char *count_name;  /* "samples" */
+    unsigned count_divisor;  /* > 1: tooltips show counts divided by it, 3 decimals (microseconds as "ms") */
 };
 void svg_options_init(struct svg_options *o);
 /* True if palette names a known palette ("taskspy", "hot", "mem", "io", "red", ...). */
@@ -153,6 +160,7 @@ struct export_info {
     uint64_t period_ns;          /* CPU time one sample stands for: 1e9 / frequency */
     uint64_t duration_ns;        /* wall time recorded */
     uint64_t start_time_ns;      /* when the recording started, ns since the Unix epoch */
+    bool wait;                   /* pprof: a third sample type, wait/nanoseconds (the wait profile's) */
 };
 
 /* speedscope's own JSON file format (https://www.speedscope.app/file-format-schema.json): one sampled
@@ -167,6 +175,72 @@ int profile_write_speedscope(const struct profile *p, FILE *out, const struct ex
  * joining the location of the frame they are inlined into as its inline chain; Functions with names and
  * file names. Returns 0 or -1 (errno). */
 int profile_write_pprof(const struct profile *p, FILE *out, const struct export_info *info);
+
+/* ---- address stacks: a recording as pprof shows it --------------------------------------------------- */
+
+/* The distinct stacks of a recording as instruction addresses, with counts and labels, beside the profile
+ * of names (kept only when a pprof output is asked for). Each distinct address is a Location with its
+ * mapping and its inline chain; memory grows with distinct stacks and addresses, not with samples. */
+struct address_profile;
+
+struct address_profile *address_profile_new(void);
+void address_profile_free(struct address_profile *a);
+
+/* A mapped object of the target. */
+struct address_mapping {
+    uint64_t start, limit, offset;     /* address range, file offset at start */
+    const char *file;                  /* path as the target maps it */
+    const char *build_id;              /* hex, or NULL */
+};
+/* The id (from 1) of the mapping known by key (the caller's: the same key is the same mapping), added as m
+ * when new; 0 when out of memory. */
+uint32_t address_profile_mapping(struct address_profile *a, uint64_t key, const struct address_mapping *m);
+
+/* One source frame of a location. */
+struct address_line {
+    const char *function;              /* shown name */
+    const char *system_name;           /* linker name (mangled), or NULL: the same */
+    const char *file;                  /* source file, or NULL */
+    unsigned line, start_line;         /* 0: unknown */
+};
+/* A new location (id from 1, 0 when out of memory): address in mapping (an id from address_profile_mapping, or
+ * 0 for none, as kernel addresses), its inline chain innermost first (the last line is the function the
+ * others are inlined into). Each call makes a new location: the caller keeps one per distinct address. */
+uint32_t address_profile_location(struct address_profile *a, uint64_t address, uint32_t mapping,
+                                  const struct address_line *lines, size_t n);
+
+/* What a stack's samples are labelled with: the frame ids of the thread's name and of the stack's root in
+ * the profile of names (a task root or the thread's name; PROFILE_NO_FRAME: the task's root was not known
+ * yet, address_profile_finish settles it from task_id, given only then, with has_task_id). */
+struct address_labels {
+    uint32_t thread;
+    uint32_t root;
+    uint64_t task_id;
+    bool has_task_id;
+};
+/* Add count samples of a stack of location ids, leaf first. Returns 0 or -1 (no memory). */
+int address_profile_add(struct address_profile *a, const uint32_t *locations, size_t n,
+                        const struct address_labels *labels, uint64_t count);
+/* Add wait_ns nanoseconds of wall time waited (sample type wait/nanoseconds) to a stack of location ids,
+ * leaf first (its labels settled). Returns 0 or -1 (no memory). */
+int address_profile_add_wait(struct address_profile *a, const uint32_t *locations, size_t n,
+                             const struct address_labels *labels, uint64_t wait_ns);
+/* A part of stacks to come (a waker-registration stack, leaf first), kept once: its id, UINT32_MAX when out of
+ * memory. address_profile_part_locations gives its locations back (n in *n). */
+uint32_t address_profile_part(struct address_profile *a, const uint32_t *locations, size_t n);
+const uint32_t *address_profile_part_locations(const struct address_profile *a, uint32_t part, size_t *n);
+/* Settle the roots not known when their samples came (task_stacks_task_root). Call once, after
+ * task_stacks_finish. Returns 0 or -1 (no memory). */
+int address_profile_finish(struct address_profile *a, struct task_stacks *t);
+/* Distinct stacks so far. */
+size_t address_profile_stacks(const struct address_profile *a);
+
+/* pprof from addresses: as profile_write_pprof, but one Location per distinct address with its mapping
+ * (file, offset, build id) and inline chain as Lines, Functions with name, system name, file and start line,
+ * and labels thread (always), task and task_id (as the stack's root names them: "task: ENTRY", "task ID:
+ * ENTRY"). names: the profile the labels' frame ids are in. Returns 0 or -1 (errno). */
+int profile_write_pprof_addresses(const struct address_profile *a, const struct profile *names, FILE *out,
+                                  const struct export_info *info);
 
 /* ---- Chrome trace: task polls and CPU samples on a time line ---------------------------------------- */
 
@@ -188,6 +262,14 @@ struct trace_sample {
     uint32_t tid;
     uint32_t node;
 };
+/* One wait of a task between two polls (the wait profile's): [suspended] from start_ns to woken_ns, then
+ * [runnable] to end_ns; root as in trace_poll; site: the await point (NULL: not known). */
+struct trace_wait {
+    uint64_t start_ns, woken_ns, end_ns;
+    uint64_t task_id;
+    uint32_t root;
+    const char *site;
+};
 /* What the trace shows; times in ns on one clock (any: only differences are written). */
 struct trace_events {
     uint32_t pid;
@@ -198,6 +280,8 @@ struct trace_events {
     size_t n_polls;
     const struct trace_sample *samples;
     size_t n_samples;
+    const struct trace_wait *waits;      /* in time order per task */
+    size_t n_waits;
     uint64_t left_out;                   /* polls and samples the recording did not keep (a cap) */
 };
 /* What the writer did with the polls. */
@@ -206,13 +290,16 @@ struct trace_report {
     uint64_t clipped;                    /* started before the previous poll of their thread ended: their
                                             start moved to that end (written, shorter) */
     uint64_t dropped;                    /* wholly inside an earlier poll of their thread: left out */
+    uint64_t wait_spans;                 /* [suspended] and [runnable] spans written */
 };
 /* Trace Event JSON ({"traceEvents":[...]}, as Perfetto UI, chrome://tracing and speedscope open it), times in
  * microseconds from the recording's start: process_name and thread_name metadata; each poll a complete event
  * ("ph":"X") named by its task root with the task id in args, one track per thread, a thread's polls never
  * overlapping (sorted; overlaps clipped); each sample an instant event ("ph":"i") named by its leaf frame
  * whose "sf" points into a stackFrames table of the profile's nodes (name, parent); one "recording" complete
- * event on a track of its own (tid 4194304, above any real tid) spanning info->duration_ns. report may be NULL. Returns 0 or -1 (errno). */
+ * event on a track of its own (tid 4194304, above any real tid) spanning info->duration_ns; each task that waited
+ * a track of its own above that (thread_name "waits of task ID: ROOT"), its waits as complete events named
+ * "ROOT [suspended]" / "ROOT [runnable]" (category "wait"), the await point and task id in args. report may be NULL. Returns 0 or -1 (errno). */
 int profile_write_trace(const struct profile *p, const struct trace_events *ev, const struct export_info *info,
                         FILE *out, struct trace_report *report);
 

@@ -18,6 +18,7 @@ struct runtime_rule {
     const char *worker_loop;
     const char *entry_after;   /* or NULL: then the task starts at the first frame that is not glue */
     const char *after_future;  /* or NULL: what entry_after frames call after the future (not the task's) */
+    const char *waker;         /* or NULL: the waker machinery a leaf future calls to register its waker */
 };
 
 static const struct runtime_rule rules[] = {
@@ -41,6 +42,12 @@ static const struct runtime_rule rules[] = {
          * CONTEXT.current_task_id tells it: zero-probe attribution sees these samples in the task) */
         .after_future = "^(<?tokio::runtime::task::core::Core<.*>>?::(drop_future_or_output|set_stage|store_output)"
                         "|core::ptr::drop_in_place<tokio::runtime::task::core::TaskIdGuard>)",
+        /* what a leaf future calls to register its waker, down to the waker vtable (clone_waker); yield_now
+         * hands its waker to the worker's defer list */
+        .waker = "^<?(tokio::runtime::task::(waker::|raw::RawTask>?::ref_inc|state::State>?::ref_inc)"
+                 "|tokio::runtime::(context::(with_defer|defer)|defer::)"
+                 "|tokio::sync::task::atomic_waker::(AtomicWaker>?::(register|do_register)|.*WakerRef)"
+                 "|core::task::wake::(Waker|RawWaker)|&?core::task::wake::Waker as )",
     },
 };
 #define N_RULES (sizeof(rules) / sizeof(rules[0]))
@@ -49,11 +56,11 @@ int runtime_rules_compile(struct runtime_rules *r, const char *user_boundary, ch
 {
     memset(r, 0, sizeof(*r));
     for (size_t i = 0; i < N_RULES; i++) {
-        const char *patterns[5] = { rules[i].boundary, rules[i].glue, rules[i].worker_loop, rules[i].entry_after,
-                                    rules[i].after_future };
-        const uint8_t kinds[5] = { RUNTIME_BOUNDARY, RUNTIME_GLUE, RUNTIME_WORKER_LOOP, RUNTIME_ENTRY_AFTER,
-                                   RUNTIME_AFTER_FUTURE };
-        for (int k = 0; k < 5; k++) {
+        const char *patterns[6] = { rules[i].boundary, rules[i].glue, rules[i].worker_loop, rules[i].entry_after,
+                                    rules[i].after_future, rules[i].waker };
+        const uint8_t kinds[6] = { RUNTIME_BOUNDARY, RUNTIME_GLUE, RUNTIME_WORKER_LOOP, RUNTIME_ENTRY_AFTER,
+                                   RUNTIME_AFTER_FUTURE, RUNTIME_WAKER };
+        for (int k = 0; k < 6; k++) {
             if (!patterns[k])
                 continue;
             if (r->n >= RUNTIME_RULES_MAX) {

@@ -15,6 +15,7 @@ enum runtime_frame_kind {
     RUNTIME_ENTRY_AFTER = 8,   /* the task's own future starts right after (the innermost of) these */
     RUNTIME_ENTRY_RULE = 16,   /* on a boundary: its rule names an ENTRY_AFTER frame */
     RUNTIME_AFTER_FUTURE = 32, /* called by an ENTRY_AFTER frame once the future is done (dropping it) */
+    RUNTIME_WAKER = 64,        /* waker machinery: cloning or registering a task's waker (cut from wait stacks) */
 };
 
 #define RUNTIME_RULES_MAX 32

@@ -37,6 +37,8 @@ enum svg_frame_kind {
     SVG_FRAME_JIT,           /* "NAME_[j]" (flamegraph.pl's annotation of JIT-compiled code) */
     SVG_FRAME_INLINE,        /* "NAME_[i]" (an inlined frame) */
     SVG_FRAME_WAKER,         /* "NAME_[w]" (a waker's stack in an off-wake graph) */
+    SVG_FRAME_SUSPENDED,     /* "[suspended]": a wait-time graph's time until the task was woken */
+    SVG_FRAME_RUNNABLE,      /* "[runnable]": ... and from the wake until a worker polled it */
     SVG_FRAME_ALL,           /* the drawn root "all" */
 };
 

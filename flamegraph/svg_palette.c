@@ -2,13 +2,14 @@
 /* svg_palette.c: frame colours. A frame's colour comes from a hash of its name, so a function keeps its
  * colour in every graph; the "taskspy" palette gives task roots, await points, thread/runtime roots and
  * annotated frames (kernel _[k], JIT _[j], inlined _[i], waker _[w]) hues of their own, the classic
- * flamegraph.pl palettes colour every frame alike. Annotations are not shown (svg_shown_length). */
+ * flamegraph.pl palettes colour every frame alike; the "wait" palette (wait-time graphs) is flamegraph.pl's
+ * io colours with "[suspended]" and "[runnable]" leaves in hues of their own. Annotations are not shown (svg_shown_length). */
 #include "flamegraph/svg_internal.h"
 
 #include <string.h>
 
 enum svg_hue { HUE_HOT, HUE_MEM, HUE_IO, HUE_RED, HUE_GREEN, HUE_BLUE, HUE_AQUA, HUE_YELLOW, HUE_PURPLE,
-               HUE_ORANGE, HUE_GREY, HUE_TASK, HUE_KERNEL };
+               HUE_ORANGE, HUE_GREY, HUE_TASK, HUE_KERNEL, HUE_WAIT };
 
 struct palette_entry {
     const char *name;
@@ -18,7 +19,7 @@ struct palette_entry {
 static const struct palette_entry palettes[] = {
     { "taskspy", HUE_HOT }, { "hot", HUE_HOT },       { "mem", HUE_MEM },       { "io", HUE_IO },
     { "red", HUE_RED },     { "green", HUE_GREEN },   { "blue", HUE_BLUE },     { "aqua", HUE_AQUA },
-    { "yellow", HUE_YELLOW }, { "purple", HUE_PURPLE }, { "orange", HUE_ORANGE },
+    { "yellow", HUE_YELLOW }, { "purple", HUE_PURPLE }, { "orange", HUE_ORANGE }, { "wait", HUE_WAIT },
 };
 
 static const struct palette_entry *find_palette(const char *name)
@@ -36,7 +37,7 @@ bool svg_palette_known(const char *palette)
 
 const char *svg_palette_names(void)
 {
-    return "taskspy, hot, mem, io, red, green, blue, aqua, yellow, purple, orange";
+    return "taskspy, hot, mem, io, red, green, blue, aqua, yellow, purple, orange, wait";
 }
 
 static bool starts_with(const char *s, size_t len, const char *prefix)
@@ -114,6 +115,10 @@ enum svg_frame_kind svg_classify(const char *name, size_t len, unsigned depth)
     case 'w': return SVG_FRAME_WAKER;
     default: break;
     }
+    if (len == 11 && memcmp(name, "[suspended]", 11) == 0)
+        return SVG_FRAME_SUSPENDED;
+    if (len == 10 && memcmp(name, "[runnable]", 10) == 0)
+        return SVG_FRAME_RUNNABLE;
     if (is_await_point_name(name, len))
         return SVG_FRAME_AWAIT;
     return SVG_FRAME_ORDINARY;
@@ -159,6 +164,7 @@ static uint32_t hue_color(enum svg_hue hue, uint64_t h)
     case HUE_GREY:   return rgb(scale(170, 40, v1), scale(170, 40, v1), scale(175, 40, v1));
     case HUE_TASK:   return rgb(scale(120, 50, v1), scale(110, 40, v2), scale(215, 40, v3));
     case HUE_KERNEL: return rgb(scale(230, 25, v1), scale(125, 40, v2), scale(160, 40, v2));
+    case HUE_WAIT:   return hue_color(HUE_IO, h);
     }
     return rgb(200, 200, 200);
 }
@@ -169,6 +175,13 @@ uint32_t svg_frame_color(const char *palette, enum svg_frame_kind kind, const ch
     uint64_t h = name_hash(name, len);
     if (kind == SVG_FRAME_ALL)
         return rgb(200, 200, 205);
+    if (pe && pe->hue == HUE_WAIT) {
+        if (kind == SVG_FRAME_RUNNABLE)
+            return hue_color(HUE_RED, h);        /* scheduling delay: woken, waiting for a worker */
+        if (kind == SVG_FRAME_SUSPENDED)
+            return hue_color(HUE_GREY, h);       /* waiting for its event */
+        return hue_color(HUE_IO, h);
+    }
     if (!pe || strcmp(pe->name, "taskspy") != 0)
         return hue_color(pe ? pe->hue : HUE_HOT, h);
     switch (kind) {

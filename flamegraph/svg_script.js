@@ -20,6 +20,7 @@
     if (f.name === null) {
       var title = f.title.textContent;
       var at = title.lastIndexOf(" (" + f.nText + " ");
+      if (at < 0) at = title.lastIndexOf(" (");   /* counts shown scaled (wait time in ms) */
       f.name = at >= 0 ? title.substring(0, at) : title;
     }
     return f.name;

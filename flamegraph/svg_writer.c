@@ -144,6 +144,19 @@ static void put_fixed(char **at, double v, unsigned decimals)
     put_u64(at, fraction);
 }
 
+/* A count, or count / divisor with three decimals when divisor > 1 (microseconds shown as ms). */
+static void put_count(char **at, uint64_t count, unsigned divisor)
+{
+    put_u64(at, divisor > 1 ? count / divisor : count);
+    if (divisor <= 1)
+        return;
+    uint64_t thousandths = count % divisor * 1000 / divisor;
+    *(*at)++ = '.';
+    *(*at)++ = (char)('0' + thousandths / 100);
+    *(*at)++ = (char)('0' + thousandths / 10 % 10);
+    *(*at)++ = (char)('0' + thousandths % 10);
+}
+
 static void put_hex6(char **at, uint32_t color)
 {
     static const char hex[] = "0123456789abcdef";
@@ -195,7 +208,7 @@ static size_t format_frame(char *dst, const struct svg_out *o, const struct svg_
     at += svg_escape_into(at, name, len);
     size_t escaped_len = (size_t)(at - escaped_name);
     put_str(&at, " (");
-    put_u64(&at, f->total);
+    put_count(&at, f->total, opts->count_divisor);
     *at++ = ' ';
     memcpy(at, o->count_name, o->count_name_len);
     at += o->count_name_len;

@@ -45,6 +45,7 @@ struct task_stacks {
     /* samples inside a poll wrapper of a task whose entry was not known yet: settled by task_stacks_finish */
     VEC_OF(struct pending_samples) pending;
     uint32_t last_node;                  /* the stack node of the sample added last, PROFILE_NO_NODE: held back */
+    uint32_t seen_marker;                /* the poll-marker frame's function of the last sample that had one */
     uint32_t ids[MAX_STACK + 2];
 };
 
@@ -57,6 +58,7 @@ struct task_stacks *task_stacks_new(struct profile *p, enum task_grouping group_
         return NULL;
     }
     t->profile = p;
+    t->seen_marker = PROFILE_NO_FRAME;
     t->group_by = group_by;
     t->await_points = await_points;
     if (runtime_rules_compile(&t->rules, boundary_regex, err, errlen) != 0) {
@@ -360,10 +362,13 @@ static bool runs_worker_loop(const struct stack_frame *const *frames, size_t n, 
     return false;
 }
 
-int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task_state state, uint64_t task_id,
-                    uint32_t marker_function, const struct stack_frame *const *frames, size_t n, uint64_t count)
+/* The stack a sample gets, root first, into t->ids (*out frames). Returns 0, 1 when it is held back (inside the
+ * poll wrapper of a task whose entry is not known yet), -1 when out of memory. count only feeds the count of
+ * samples found in tasks by boundary frames. */
+static int build_stack(struct task_stacks *t, uint32_t thread_root, enum stack_task_state state, uint64_t task_id,
+                       uint32_t marker_function, const struct stack_frame *const *frames, size_t n, uint64_t count,
+                       size_t *out_n)
 {
-    t->last_node = PROFILE_NO_NODE;
     if (n > MAX_STACK)
         n = MAX_STACK;          /* keep the outermost; the unwinder already bounds depth far below this */
     size_t first = 0;           /* first frame kept */
@@ -407,7 +412,7 @@ int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task
             if (t->group_by == GROUP_BY_NONE)
                 first = n - 1;      /* no task root to carry the sample: keep the wrapper frame */
             else if (entry == PROFILE_NO_FRAME)
-                return add_pending(t, task_id, count);
+                return 1;
         } else {
             /* A truncated stack that does not reach the boundary: keep its innermost frames, under the task's
              * entry if its other samples told it (never guessed from these frames). */
@@ -438,9 +443,35 @@ int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task
     }
     for (size_t i = first; i < n; i++)
         t->ids[out++] = frames[i]->display;
-    if (profile_add_ids(t->profile, t->ids, out, count) != 0)
+    *out_n = out;
+    return 0;
+}
+
+int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task_state state, uint64_t task_id,
+                    uint32_t marker_function, const struct stack_frame *const *frames, size_t n, uint64_t count)
+{
+    t->last_node = PROFILE_NO_NODE;
+    if (marker_function != PROFILE_NO_FRAME)
+        t->seen_marker = marker_function;
+    size_t out = 0;
+    int rc = build_stack(t, thread_root, state, task_id, marker_function, frames, n, count, &out);
+    if (rc == 1)
+        return add_pending(t, task_id, count);
+    if (rc != 0 || profile_add_ids(t->profile, t->ids, out, count) != 0)
         return -1;
     t->last_node = profile_last_leaf(t->profile);
+    return 0;
+}
+
+int task_stacks_cut(struct task_stacks *t, uint32_t thread_root, uint64_t task_id,
+                    const struct stack_frame *const *frames, size_t n, const uint32_t **ids, size_t *n_ids)
+{
+    size_t out = 0;
+    int rc = build_stack(t, thread_root, STACK_IN_TASK, task_id, t->seen_marker, frames, n, 0, &out);
+    if (rc < 0)
+        return -1;
+    *ids = t->ids;
+    *n_ids = rc == 1 ? 0 : out;
     return 0;
 }
 

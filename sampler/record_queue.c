@@ -26,25 +26,38 @@ void record_queue_free(struct record_queue *q)
 {
     for (size_t i = q->head; i < q->batches.n; i++)
         record_batch_free(&q->batches.v[i]);
+    for (size_t i = 0; i < q->n_spares; i++)
+        record_batch_free(&q->spares[i]);
     vec_free(&q->batches);
     pthread_cond_destroy(&q->changed);
     pthread_mutex_destroy(&q->lock);
 }
 
-int record_batch_add(struct record_batch *b, const struct queued_entry *e, const void *data)
+int record_batch_add_pieces(struct record_batch *b, const struct queued_entry *e, const struct batch_piece *pieces,
+                            size_t n)
 {
-    size_t at = b->bytes.n, total = sizeof(*e) + ALIGN8((size_t)e->size);
+    size_t at = b->bytes.n, total = sizeof(*e) + ALIGN8((size_t)e->size), put = 0;
     if (vec_reserve(&b->bytes, at + total) != 0)
         return -1;
-    memcpy(b->bytes.v + at, e, sizeof(*e));
-    if (e->size)
-        memcpy(b->bytes.v + at + sizeof(*e), data, e->size);
-    memset(b->bytes.v + at + sizeof(*e) + e->size, 0, total - sizeof(*e) - e->size);
+    uint8_t *to = b->bytes.v + at;
+    memcpy(to, e, sizeof(*e));
+    for (size_t i = 0; i < n && put + pieces[i].size <= e->size; i++) {
+        if (pieces[i].size)
+            memcpy(to + sizeof(*e) + put, pieces[i].data, pieces[i].size);
+        put += pieces[i].size;
+    }
+    memset(to + sizeof(*e) + put, 0, total - sizeof(*e) - put);
     b->bytes.n = at + total;
     if (e->kind == QUEUED_RECORD && e->size >= sizeof(struct perf_event_header) &&
-        ((const struct perf_event_header *)data)->type == PERF_RECORD_SAMPLE)
+        ((const struct perf_event_header *)(to + sizeof(*e)))->type == PERF_RECORD_SAMPLE)
         b->samples++;
     return 0;
+}
+
+int record_batch_add(struct record_batch *b, const struct queued_entry *e, const void *data)
+{
+    struct batch_piece whole = { data, e->size };
+    return record_batch_add_pieces(b, e, &whole, 1);
 }
 
 void record_batch_free(struct record_batch *b)
@@ -97,6 +110,8 @@ int record_queue_push(struct record_queue *q, struct record_batch *b)
         rc = -1;
     }
     memset(b, 0, sizeof(*b));
+    if (q->n_spares > 0)
+        *b = q->spares[--q->n_spares];
     pthread_cond_signal(&q->changed);
     pthread_mutex_unlock(&q->lock);
     return rc;
@@ -114,6 +129,19 @@ bool record_queue_pop(struct record_queue *q, struct record_batch *b)
     }
     pthread_mutex_unlock(&q->lock);
     return got;
+}
+
+void record_queue_recycle(struct record_queue *q, struct record_batch *b)
+{
+    b->bytes.n = 0;
+    b->samples = 0;
+    pthread_mutex_lock(&q->lock);
+    if (q->n_spares < RECORD_QUEUE_SPARES && b->bytes.v && b->bytes.cap <= RECORD_QUEUE_SPARE_MAX_BYTES) {
+        q->spares[q->n_spares++] = *b;
+        memset(b, 0, sizeof(*b));
+    }
+    pthread_mutex_unlock(&q->lock);
+    record_batch_free(b);
 }
 
 void record_queue_close(struct record_queue *q)

@@ -23,6 +23,10 @@ enum queued_kind {
     QUEUED_WARNING,                  /* a warning for the configured callback: the bytes (NUL-terminated) */
     QUEUED_THREAD_NAME,              /* a thread attached while recording: task_id is its tid, the bytes its
                                         name (NUL-terminated) */
+    QUEUED_TASK_EVENT,               /* the wait profile's task event (no bytes): task_state its enum
+                                        sampler_task_event_kind, unused its tid, task_id, time_ns */
+    QUEUED_WAIT_STACK,               /* a waker-registration stack: the perf record (sampler_wait.c) */
+    QUEUED_WAIT_ROUND,               /* every task event and wait stack up to time_ns is in the batches */
 };
 
 /* The header of one entry in a batch; size bytes of the record follow, padded to 8. */
@@ -34,6 +38,11 @@ struct queued_entry {
     uint64_t task_id, probe_addr;    /* of a sample in a task */
     uint64_t polls, tasks_seen, lost;  /* of a progress entry */
     uint64_t time_ns;                /* of a progress entry: when it was taken */
+    uint64_t ret_slot, ret_addr;     /* of a sample or wait stack in a poll whose function has a return probe:
+                                        where its return address is on the stack, and that address (which
+                                        the probe's trampoline replaced); 0: none */
+    uint64_t last_hit_addr;          /* of a sample: its thread's last probe hit's address before it (for a
+                                        sample in a probed instruction's out-of-line single step); 0: none */
 };
 
 struct record_batch {
@@ -41,11 +50,24 @@ struct record_batch {
     size_t samples;                  /* of them, PERF_RECORD_SAMPLE records */
 };
 
+/* One piece of an entry's bytes (an entry may be put together from several). */
+struct batch_piece {
+    const void *data;
+    size_t size;
+};
+
+/* Processed batches kept for reuse, at most, each of at most RECORD_QUEUE_SPARE_MAX_BYTES: their memory is
+ * already faulted in, so a round's copy neither grows the heap nor touches new pages. */
+#define RECORD_QUEUE_SPARES 4
+#define RECORD_QUEUE_SPARE_MAX_BYTES (16u << 20)
+
 struct record_queue {
     pthread_mutex_t lock;
     pthread_cond_t changed;
     VEC_OF(struct record_batch) batches;   /* waiting: v[head .. n) */
     size_t head;
+    struct record_batch spares[RECORD_QUEUE_SPARES];   /* processed, emptied, memory kept: v[0 .. n_spares) */
+    size_t n_spares;
     size_t bytes, max_bytes;
     uint64_t dropped_samples;        /* samples left out because the queue was full */
     bool closed;                     /* no batch will come any more */
@@ -55,12 +77,19 @@ int record_queue_init(struct record_queue *q, size_t max_bytes);
 void record_queue_free(struct record_queue *q);
 /* Append an entry to a batch (header, then size bytes from data). Returns 0, or -1 out of memory. */
 int record_batch_add(struct record_batch *b, const struct queued_entry *e, const void *data);
+/* The same with the entry's bytes put together from n pieces whose sizes add up to e->size. */
+int record_batch_add_pieces(struct record_batch *b, const struct queued_entry *e, const struct batch_piece *pieces,
+                            size_t n);
 void record_batch_free(struct record_batch *b);
-/* Hand a batch over (taking its memory; *b is empty afterwards). Returns 0, or -1 out of memory (the batch's
- * samples are then counted as dropped). */
+/* Hand a batch over (taking its memory; *b is then empty, or a processed batch's emptied memory to fill
+ * again). Returns 0, or -1 out of memory (the batch's samples are then counted as dropped). */
 int record_queue_push(struct record_queue *q, struct record_batch *b);
-/* Wait for the next batch into *b (the caller frees it). Returns false when the queue is closed and empty. */
+/* Wait for the next batch into *b (the caller hands it back with record_queue_recycle). Returns false when
+ * the queue is closed and empty. */
 bool record_queue_pop(struct record_queue *q, struct record_batch *b);
+/* A processed batch back: its memory is kept for the reading thread's next round, or freed when enough
+ * are kept. *b is empty afterwards. */
+void record_queue_recycle(struct record_queue *q, struct record_batch *b);
 void record_queue_close(struct record_queue *q);
 /* Samples left out so far because the queue was full. */
 uint64_t record_queue_dropped(struct record_queue *q);

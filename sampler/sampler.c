@@ -125,10 +125,11 @@ static int open_markers(struct sampler *s, char *err, size_t errlen)
 {
     int cpu_ids[1024];
     struct markers_config mc = {
-        .spec = s->probe_spec, .poll_times = s->cfg.poll_times, .pid = s->target.pid, .root = s->root,
+        .spec = s->probe_spec, .poll_times = s->cfg.poll_times || s->cfg.wait_profile, .pid = s->target.pid, .root = s->root,
         .cpus = cpu_ids, .n_cpus = cpu_buffers_mapped(&s->cpus, NULL, cpu_ids, 1024), .buffer_pages = s->cpus.pages,
         .records = s->cfg.marker_records, .uprobes = s->cfg.uprobe_events, .on_warning = sampler_relay_warning,
-        .warning_ctx = s,
+        .warning_ctx = s, .wait_profile = s->cfg.wait_profile, .waker_symbol = s->cfg.waker_symbol,
+        .on_waker_site = s->cfg.wait_profile ? sampler_wait_site : NULL,
     };
     if (markers_open(&s->markers, &mc, err, errlen) != 0)
         return -1;
@@ -167,6 +168,11 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
         return -1;
     }
     sampler_tls_open(s);       /* before the events: each gets the TLS program as it opens */
+    if (sampler_wait_open(s) != 0) {
+        snprintf(err, errlen, "out of memory");
+        sampler_close(s);
+        return -1;
+    }
     if (open_events(s, err, errlen) != 0 || open_markers(s, err, errlen) != 0) {
         sampler_close(s);
         return -1;
@@ -296,6 +302,7 @@ static void finish_recording(struct sampler *s)
     s->stats.tasks = s->tasks.tasks.v;
     s->stats.n_tasks = s->tasks.tasks.n;
     sampler_tls_stats(s);
+    sampler_wait_finish(s);
     s->stats.tasks_seen = s->tasks.tasks.n;
     if (s->markers) {
         markers_stats(s->markers, &s->stats.probes, &s->stats.n_probes);
@@ -308,6 +315,7 @@ int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, s
     s->sink = sink;
     s->tasks.on_poll = sink->on_poll ? sampler_queue_poll : NULL;
     s->tasks.poll_ctx = s;
+    s->tasks.on_task_event = s->wait && (sink->on_task_event || sink->on_wait_stack) ? sampler_wait_queue_event : NULL;
     announce_known(s);
     if (start_recording(s, err, errlen) != 0)
         return -1;
@@ -343,6 +351,7 @@ void sampler_close(struct sampler *s)
     if (s->markers)
         markers_close(s->markers);
     tls_join_close(s->tls);
+    sampler_wait_close(s);
     cpu_buffers_free(&s->cpus);
     event_fds_close(&s->events);
     if (s->target.launched && !s->target.exited && s->target.go_fd < 0)

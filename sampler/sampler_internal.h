@@ -49,6 +49,7 @@ struct sampler {
     struct task_tracker tasks;
     struct markers *markers;
     struct tls_join *tls;                /* tasks from a TLS marker read at each sample, or NULL */
+    struct wait_stacks *wait;            /* the wait profile's stacks and events (sampler_wait.c), or NULL */
     char probe_spec[256];                /* the --markers spec the probes get (sampler_tls.c) */
     struct sample_layout layout;
     struct perf_event_attr attr;         /* of the sampling events */
@@ -95,6 +96,11 @@ static inline uint64_t now_ns(void)
 void sampler_name_thread(struct sampler *s, pid_t tid, const char *name);
 void sampler_emit_mapping(struct sampler *s, const struct proc_map *m);
 void sampler_process_batch(struct sampler *s, const struct record_batch *b);
+/* A sample's user frames into out (user_ips, n_user, truncated): unwound from its copied stack (dwarf) or its
+ * callchain's user part (fp, n_chain_user entries already in s->chain_user); e: its entry (ret_slot, ret_addr,
+ * last_hit_addr: what a return probe's trampoline or an out-of-line single step hides). */
+void sampler_user_frames(struct sampler *s, const struct decoded_sample *d, size_t n_chain_user,
+                         const struct queued_entry *e, struct sampler_sample *out);
 int sampler_start_processing(struct sampler *s);
 void sampler_stop_processing(struct sampler *s);
 
@@ -130,5 +136,19 @@ void sampler_tls_sample(struct sampler *s, uint32_t tid, uint64_t time_ns, enum 
 void sampler_tls_stats(struct sampler *s);
 /* On the reading thread: the target maps [start, end) of path (as it sees it) from pgoff. */
 void sampler_tls_mapping(struct sampler *s, const char *path, uint64_t start, uint64_t end, uint64_t pgoff);
+
+/* sampler_wait.c: the wait profile (cfg->wait_profile; each a no-op without it). Open its state (0, or -1 out
+ * of memory); a waker-registration site the markers attached (ctx: the sampler): stack events there; on the
+ * reading thread, set a waker-registration stack record apart (true when rec was one), queue a task event
+ * (the task tracker's callback, ctx: the sampler), and end a round (its stacks, then QUEUED_WAIT_ROUND); on
+ * the processing thread, deliver a wait entry (true when e was one); fill the statistics; close. */
+int sampler_wait_open(struct sampler *s);
+void sampler_wait_site(void *ctx, const char *path, uint64_t offset);
+bool sampler_wait_copy(struct sampler *s, const struct perf_event_header *rec);
+void sampler_wait_queue_event(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns);
+void sampler_wait_round_end(struct sampler *s, uint64_t until_ns);
+bool sampler_wait_process(struct sampler *s, const struct queued_entry *e, const void *data);
+void sampler_wait_finish(struct sampler *s);
+void sampler_wait_close(struct sampler *s);
 
 #endif

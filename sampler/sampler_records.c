@@ -51,23 +51,61 @@ static void reload_maps(struct sampler *s)
 
 /* The user frames of a sample: unwound from its copied stack (dwarf), or its callchain's user part (fp).
  * An address outside every known mapping means code mapped since the last mmap record: reload the maps. */
-static void user_frames(struct sampler *s, const struct decoded_sample *d, size_t n_chain_user,
-                        struct sampler_sample *out)
+/* The "[uprobes]" mapping holding addr (return probes' trampoline, out-of-line single steps), or NULL; the maps
+ * are read again when addr is in no known mapping. */
+static const struct proc_map *uprobes_page(struct sampler *s, uint64_t addr)
+{
+    const struct proc_map *m = proc_maps_find(&s->maps, addr);
+    if (!m) {
+        reload_maps(s);
+        m = proc_maps_find(&s->maps, addr);
+    }
+    return m && strcmp(m->path, "[uprobes]") == 0 ? m : NULL;
+}
+
+/* The kernel's slots in that page are 128 bytes; the first is the return probes' trampoline. */
+#define UPROBES_SLOT_BYTES 128u
+
+/* The instruction a sampled ip stands for: in the trampoline, the poll function has returned to ret_addr;
+ * in another slot, a probed instruction (the thread's last hit, at last_hit_addr) is being single-stepped
+ * out of line, ip's place in the slot telling how far; elsewhere, itself. */
+static uint64_t real_ip(struct sampler *s, uint64_t ip, const struct queued_entry *e)
+{
+    const struct proc_map *page = uprobes_page(s, ip);
+    if (!page)
+        return ip;
+    uint64_t in_slot = (ip - page->start) % UPROBES_SLOT_BYTES;
+    if (ip - page->start < UPROBES_SLOT_BYTES)
+        return e->ret_addr ? e->ret_addr : ip;
+    return e->last_hit_addr ? e->last_hit_addr + in_slot : ip;
+}
+
+void sampler_user_frames(struct sampler *s, const struct decoded_sample *d, size_t n_chain_user,
+                         const struct queued_entry *e, struct sampler_sample *out)
 {
     if (s->cfg.call_graph == SAMPLER_CALL_GRAPH_FP) {
         out->user_ips = s->chain_user;
         out->n_user = n_chain_user;
         out->truncated = n_chain_user >= SAMPLER_MAX_FRAMES - 2;
-        if (n_chain_user > 0 && !proc_maps_find(&s->maps, s->chain_user[0]))
-            reload_maps(s);
+        /* the sampled instruction; further up, the trampoline stands where the poll's caller's return was */
+        for (size_t i = 0; i < n_chain_user; i++)
+            if (i == 0 || (e->ret_addr && uprobes_page(s, s->chain_user[i])))
+                s->chain_user[i] = i == 0 ? real_ip(s, s->chain_user[0], e) : e->ret_addr;
         return;
     }
     out->user_ips = s->user_ips;
     if (d->regs_abi == PERF_SAMPLE_REGS_ABI_NONE || !d->regs)
         return;
     perf_unpack_regs(d, s->layout.regs_user_mask, s->regs, PERF_REG_X86_64_MAX);
-    if (!proc_maps_find(&s->maps, s->regs[PERF_REG_X86_IP]))
-        reload_maps(s);
+    s->regs[PERF_REG_X86_IP] = real_ip(s, s->regs[PERF_REG_X86_IP], e);
+    /* Inside the poll, its return probe's trampoline replaced the caller's return address on the stack: put
+     * it back in the copy (the batch's memory, the processing thread's own by now) so the unwind goes on. */
+    uint64_t sp = s->regs[PERF_REG_X86_SP], word;
+    if (e->ret_addr && d->stack && d->stack_size >= 8 && e->ret_slot >= sp && e->ret_slot - sp <= d->stack_size - 8) {
+        memcpy(&word, d->stack + (e->ret_slot - sp), 8);
+        if (uprobes_page(s, word))
+            memcpy((uint8_t *)d->stack + (e->ret_slot - sp), &e->ret_addr, 8);
+    }
     bool truncated = false;
     out->n_user = unwinder_unwind(s->unwinder, s->regs, d->stack, d->stack ? d->stack_size : 0, s->user_ips,
                                   SAMPLER_MAX_FRAMES, &truncated);
@@ -94,7 +132,7 @@ static void handle_sample(struct sampler *s, const struct decoded_sample *d, con
         out.kernel_ips = s->kernel_ips;
         out.n_kernel = n_kernel;
     }
-    user_frames(s, d, n_chain_user, &out);
+    sampler_user_frames(s, d, n_chain_user, e, &out);
     if (out.n_user == 0 && out.n_kernel == 0)
         return;     /* a kernel thread, or kernel-only time with kernel frames not asked for */
     if (out.truncated)
@@ -213,6 +251,8 @@ void sampler_process_batch(struct sampler *s, const struct record_batch *b)
             s->cfg.on_warning(s->cfg.warning_ctx, data);
         else if (e->kind == QUEUED_THREAD_NAME && e->size > 0)
             sampler_name_thread(s, (pid_t)e->task_id, data);
+        else
+            sampler_wait_process(s, e, data);
         at += sizeof(*e) + ((e->size + 7u) & ~(size_t)7u);
     }
 }
@@ -223,7 +263,7 @@ static void *process_batches(void *arg)
     struct record_batch b = { 0 };
     while (record_queue_pop(&s->queue, &b)) {
         sampler_process_batch(s, &b);
-        record_batch_free(&b);
+        record_queue_recycle(&s->queue, &b);
     }
     s->processor_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     return NULL;

@@ -47,15 +47,47 @@ static uint64_t sampled_user_ip(const struct sampler *s, const struct decoded_sa
 }
 
 /* A sample's entry: the task its thread polled at its time (or the TLS marker read with the sample). */
-static void attribute_sample(struct sampler *s, const struct perf_event_header *rec, struct queued_entry *e)
+static void attribute_sample(struct sampler *s, const struct decoded_sample *d, struct queued_entry *e)
+{
+    enum sampler_task_state state;
+    task_tracker_at(&s->tasks, d->tid, d->time, sampled_user_ip(s, d), &state, &e->task_id, &e->probe_addr);
+    task_tracker_poll_return(&s->tasks, d->tid, d->time, &e->ret_slot, &e->ret_addr);
+    e->last_hit_addr = task_tracker_hit_before(&s->tasks, d->tid, d->time);
+    sampler_tls_sample(s, d->tid, d->time, &state, &e->task_id, &e->probe_addr);   /* the TLS marker decides */
+    e->task_state = state;
+}
+
+/* Queue a sample, attributed. Its user stack copy (dwarf, the record's last field) holds only dyn_size valid
+ * bytes of the size the event reserves (the kernel stops copying at the first unreadable page, often the
+ * top of a thread's stack): the queued record is the same sample with the stack cut to those bytes, so
+ * neither the copy nor the queue carries the rest. */
+static void add_sample(struct sampler *s, const struct perf_event_header *rec, struct queued_entry *e)
 {
     struct decoded_sample d;
-    if (perf_decode_sample(rec, &s->layout, &d) != 0)
+    if (perf_decode_sample(rec, &s->layout, &d) != 0) {
+        add_entry(s, e, rec);
         return;
-    enum sampler_task_state state;
-    task_tracker_at(&s->tasks, d.tid, d.time, sampled_user_ip(s, &d), &state, &e->task_id, &e->probe_addr);
-    sampler_tls_sample(s, d.tid, d.time, &state, &e->task_id, &e->probe_addr);   /* the TLS marker decides */
-    e->task_state = state;
+    }
+    attribute_sample(s, &d, e);
+    const uint8_t *start = (const uint8_t *)rec, *end = start + rec->size;
+    uint64_t reserved = 0, kept = (d.stack_size + 7u) & ~(uint64_t)7u;
+    if (d.stack)
+        memcpy(&reserved, d.stack - 8, 8);
+    if (!d.stack || kept >= reserved || d.stack + reserved + 8 != end) {
+        add_entry(s, e, rec);
+        return;
+    }
+    struct perf_event_header header = *rec;
+    uint64_t dyn_size = d.stack_size;
+    size_t before = (size_t)(d.stack - 8 - start) - sizeof(header);   /* the fields between header and size */
+    header.size = (uint16_t)(sizeof(header) + before + 8 + kept + 8);
+    e->size = header.size;
+    struct batch_piece pieces[] = {
+        { &header, sizeof(header) }, { start + sizeof(header), before }, { &kept, 8 }, { d.stack, kept },
+        { &dyn_size, 8 },
+    };
+    if (record_batch_add_pieces(&s->batch, e, pieces, sizeof(pieces) / sizeof(pieces[0])) != 0)
+        s->copy_failures++;
 }
 
 /* Markers in an object the target maps from now on (the processing thread learns the mapping itself). */
@@ -91,8 +123,10 @@ static enum ring_buffer_next copy_record(void *ctx, const struct perf_event_head
     uint64_t lost;
     switch (rec->type) {
     case PERF_RECORD_SAMPLE:
-        attribute_sample(s, rec, &e);
-        break;
+        if (sampler_wait_copy(s, rec))
+            return RING_BUFFER_CONTINUE;     /* a waker-registration stack: queued after the round's events */
+        add_sample(s, rec, &e);
+        return RING_BUFFER_CONTINUE;
     case PERF_RECORD_MMAP2:
         scan_mapping(s, rec);
         break;
@@ -214,6 +248,7 @@ void sampler_read_round(struct sampler *s, bool final)
         task_tracker_round_end(&s->tasks, s->round_end_ns);
         cpu4 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     }
+    sampler_wait_round_end(s, s->round_end_ns);
     sampler_hand_over(s);
     s->stats.marker_cpu_ns += (cpu2 - cpu1) + (cpu4 - cpu3);
     s->stats.processing_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;

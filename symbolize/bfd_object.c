@@ -14,7 +14,9 @@ struct func_symbol {
     uint64_t vaddr;
     uint64_t end;       /* next symbol's start or the end of its section, whichever comes first */
     const char *name;   /* owned by the bfd (or by synthetic) */
+    asymbol *sym;       /* the symbol itself, for its declaration line */
     int rank;           /* higher wins among symbols at the same address */
+    int decl_line;      /* DW_AT_decl_line of the function, 0 if none, -1 not looked up yet */
 };
 
 struct symbol_table {
@@ -98,7 +100,7 @@ typedef VEC_OF(struct func_symbol) func_symbol_vec;
 static int append_funcs(func_symbol_vec *funcs, asymbol *const *syms, long count)
 {
     for (long i = 0; i < count; i++) {
-        const asymbol *sym = syms[i];
+        asymbol *sym = syms[i];
         if (!is_function_symbol(sym))
             continue;
         struct func_symbol *f = vec_push(funcs);
@@ -110,7 +112,9 @@ static int append_funcs(func_symbol_vec *funcs, asymbol *const *syms, long count
             .vaddr = vaddr,
             .end = bfd_section_vma(sec) + bfd_section_size(sec),
             .name = bfd_asymbol_name(sym),
+            .sym = sym,
             .rank = symbol_rank(sym),
+            .decl_line = -1,
         };
     }
     return 0;
@@ -242,7 +246,7 @@ bool bfd_object_offset_to_vaddr(const struct bfd_object *o, uint64_t offset, uin
     return elf_file_offset_to_vaddr(&o->elf, offset, vaddr);
 }
 
-static const struct func_symbol *find_function(const struct bfd_object *o, uint64_t vaddr)
+static struct func_symbol *find_function(const struct bfd_object *o, uint64_t vaddr)
 {
     size_t lo = 0, hi = o->n_funcs;
     while (lo < hi) {   /* first entry with start > vaddr */
@@ -254,7 +258,7 @@ static const struct func_symbol *find_function(const struct bfd_object *o, uint6
     }
     if (lo == 0)
         return NULL;
-    const struct func_symbol *f = &o->funcs[lo - 1];
+    struct func_symbol *f = &o->funcs[lo - 1];
     return vaddr < f->end ? f : NULL;
 }
 
@@ -275,10 +279,22 @@ static bool is_mangled(const char *name)
     return name && (strncmp(name, "_Z", 2) == 0 || strncmp(name, "_R", 2) == 0);
 }
 
+/* The line where fn is declared (DWARF's DW_AT_decl_line, through libbfd's bfd_find_line), looked up on
+ * the function's first use only; 0 when DWARF does not say. */
+static unsigned decl_line_of(struct bfd_object *o, struct func_symbol *fn)
+{
+    if (fn->decl_line < 0) {
+        const char *file = NULL;
+        unsigned line = 0;
+        fn->decl_line = o->line_bfd && bfd_find_line(o->line_bfd, o->line_syms, fn->sym, &file, &line) ? (int)line : 0;
+    }
+    return (unsigned)fn->decl_line;
+}
+
 void bfd_object_lookup(struct bfd_object *o, uint64_t vaddr, struct raw_lookup *out)
 {
     memset(out, 0, sizeof(*out));
-    const struct func_symbol *fn = find_function(o, vaddr);
+    struct func_symbol *fn = find_function(o, vaddr);
     if (fn) {
         out->function_vaddr = fn->vaddr;
         out->have_function = true;
@@ -301,4 +317,11 @@ void bfd_object_lookup(struct bfd_object *o, uint64_t vaddr, struct raw_lookup *
     struct raw_frame *outer = &out->frames[out->n - 1];
     if (fn && !(outer->name && (is_mangled(outer->name) || o->dynamic_only)))
         outer->name = fn->name;
+    if (fn && !o->dynamic_only)
+        out->function_line = decl_line_of(o, fn);
+}
+
+size_t bfd_object_build_id(const struct bfd_object *o, const uint8_t **id)
+{
+    return elf_file_build_id(&o->elf, id);
 }

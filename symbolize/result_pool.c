@@ -17,8 +17,10 @@ static uint64_t hash_result(const struct sym_result *r)
     for (size_t i = 0; i < r->n; i++) {
         const struct sym_frame *f = &r->frames[i];
         h = intern_hash_u64(h, (uintptr_t)f->name);
+        h = intern_hash_u64(h, (uintptr_t)f->system_name);
         h = intern_hash_u64(h, (uintptr_t)f->file);
-        h = intern_hash_u64(h, ((uint64_t)f->line << 1) | f->inlined);
+        h = intern_hash_u64(h, (uintptr_t)f->path);
+        h = intern_hash_u64(h, ((uint64_t)f->start_line << 33) | ((uint64_t)f->line << 1) | f->inlined);
     }
     return h;
 }
@@ -31,7 +33,8 @@ static bool same_result(const void *item, const void *key)
         return false;
     for (size_t i = 0; i < a->n; i++) {
         const struct sym_frame *x = &a->frames[i], *y = &b->frames[i];
-        if (x->name != y->name || x->file != y->file || x->line != y->line || x->inlined != y->inlined)
+        if (x->name != y->name || x->system_name != y->system_name || x->file != y->file || x->path != y->path ||
+            x->line != y->line || x->start_line != y->start_line || x->inlined != y->inlined)
             return false;
     }
     return true;

@@ -17,8 +17,12 @@ struct symbolizer;
 /* One source frame. */
 struct sym_frame {
     const char *name;        /* demangled, e.g. "demo::worker::{{closure}}"; "[unknown]" if not found */
+    const char *system_name; /* the name as the object has it (mangled symbol, DWARF name); never NULL */
     const char *file;        /* source file base name, or NULL if unknown */
+    const char *path;        /* the source file as DWARF names it (full path when it has one), or NULL */
     unsigned line;           /* 0 if unknown */
+    unsigned start_line;     /* the function's declaration line (DWARF DW_AT_decl_line), 0 if unknown:
+                                looked up for the out-of-line function only, once per function */
     bool inlined;            /* this frame was inlined into the frame after it in the chain */
 };
 
@@ -53,6 +57,17 @@ int symbolizer_add_mapping(struct symbolizer *s, uint64_t start, uint64_t end, u
 const struct sym_result *symbolize_user(struct symbolizer *s, uint64_t addr, bool return_address);
 /* Resolve a kernel address through /proc/kallsyms. Frame names get no suffix here. */
 const struct sym_result *symbolize_kernel(struct symbolizer *s, uint64_t addr);
+
+/* The mapping of the target that holds a user address, as pprof's Mapping wants it. */
+struct sym_mapping {
+    uint64_t start, end, pgoff;   /* the address range and the file offset mapped at start */
+    const char *path;             /* as the target maps it ("" for anonymous memory, "[vdso]"...) */
+    const char *build_id;         /* the object's GNU build id in lowercase hex, or NULL */
+    uint32_t generation;          /* the same for the same contents at the same place, new when replaced */
+};
+/* The mapping that holds addr (a return address: the call before it) now. Opens the object if no address
+ * of it was resolved yet. False when no known mapping holds it. */
+bool symbolize_user_mapping(struct symbolizer *s, uint64_t addr, bool return_address, struct sym_mapping *out);
 
 /* Demangle a symbol (Rust legacy/v0, C++); returns a malloc'd string, or NULL if it is not mangled. */
 char *symbolize_demangle(const char *mangled);

@@ -59,6 +59,7 @@ struct raw_lookup {
     struct raw_frame frames[RAW_FRAMES_MAX];   /* innermost first; the last is the out-of-line function */
     size_t n;
     uint64_t function_vaddr;                   /* link-time start of the containing symbol, or 0 */
+    unsigned function_line;                    /* that function's declaration line, 0 if unknown */
     bool have_function;
 };
 /* Opens root+path (root may be NULL or ""); returns NULL if it cannot be read as an object. */
@@ -68,6 +69,8 @@ void bfd_object_close(struct bfd_object *o);
 bool bfd_object_offset_to_vaddr(const struct bfd_object *o, uint64_t offset, uint64_t *vaddr);
 /* Function, file:line and inline chain at link-time address vaddr. Names stay owned by the object. */
 void bfd_object_lookup(struct bfd_object *o, uint64_t vaddr, struct raw_lookup *out);
+/* The object's GNU build id (from elf/): its length (0 if none), *id at its bytes. */
+size_t bfd_object_build_id(const struct bfd_object *o, const uint8_t **id);
 
 /* ---- mapping_table.c: [start,end) -> object path, kept sorted and non-overlapping ------------------ */
 struct mapping {

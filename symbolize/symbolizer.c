@@ -55,7 +55,7 @@ static void init_bfd_once(void)
 
 static const struct sym_result *make_unknown(struct symbolizer *s, const char *object, bool kernel)
 {
-    struct sym_frame frame = { .name = s->unknown_name };
+    struct sym_frame frame = { .name = s->unknown_name, .system_name = s->unknown_name };
     struct sym_result r = { .frames = &frame, .n = 1, .object = object, .kernel = kernel };
     return result_pool_intern(&s->results, &r);
 }
@@ -176,6 +176,16 @@ static const char *intern_base_name(struct symbolizer *s, const char *file)
     return string_pool_intern(&s->strings, slash ? slash + 1 : file);
 }
 
+static const char *intern_path(struct symbolizer *s, const char *file)
+{
+    return file && *file ? string_pool_intern(&s->strings, file) : NULL;
+}
+
+static const char *intern_system_name(struct symbolizer *s, const char *raw)
+{
+    return raw && *raw ? string_pool_intern(&s->strings, raw) : s->unknown_name;
+}
+
 static const char *intern_display_name(struct symbolizer *s, const char *raw)
 {
     if (!raw || !*raw)
@@ -201,14 +211,19 @@ static const struct sym_result *resolve_user(struct symbolizer *s, const struct 
     for (size_t i = 0; i < raw.n; i++) {
         frames[i] = (struct sym_frame){
             .name = intern_display_name(s, raw.frames[i].name),
+            .system_name = intern_system_name(s, raw.frames[i].name),
             .file = intern_base_name(s, raw.frames[i].file),
+            .path = intern_path(s, raw.frames[i].file),
             .line = raw.frames[i].line,
+            .start_line = i + 1 == raw.n ? raw.function_line : 0,
             .inlined = i + 1 < raw.n,
         };
-        if (!frames[i].name || (raw.frames[i].file && *raw.frames[i].file && !frames[i].file))
+        if (!frames[i].name || !frames[i].system_name ||
+            (raw.frames[i].file && *raw.frames[i].file && (!frames[i].file || !frames[i].path)))
             return NULL;
         if (!frames[i].file || !frames[i].line) {   /* line 0: compiler-generated code, no position */
             frames[i].file = NULL;
+            frames[i].path = NULL;
             frames[i].line = 0;
         }
     }
@@ -255,7 +270,7 @@ const struct sym_result *symbolize_kernel(struct symbolizer *s, uint64_t addr)
         r = s->fallback_kernel;
     } else {
         const char *object = e->module ? e->module : string_pool_intern(&s->strings, KERNEL_OBJECT);
-        struct sym_frame frame = { .name = e->name };
+        struct sym_frame frame = { .name = e->name, .system_name = e->name };
         struct sym_result res = { .frames = &frame, .n = 1, .object = object, .function_start = e->addr,
                                   .kernel = true };
         r = object ? result_pool_intern(&s->results, &res) : NULL;
@@ -264,4 +279,27 @@ const struct sym_result *symbolize_kernel(struct symbolizer *s, uint64_t addr)
     }
     (void)addr_cache_put(&s->cache, addr, ADDR_KERNEL, 0, r);
     return r;
+}
+
+/* The build id as lowercase hex, interned; NULL when the object has none (or memory ran out). */
+static const char *build_id_hex(struct symbolizer *s, const struct bfd_object *o)
+{
+    const uint8_t *id;
+    size_t len = o ? bfd_object_build_id(o, &id) : 0;
+    if (len == 0 || len > 64)
+        return NULL;
+    char hex[129];
+    for (size_t i = 0; i < len; i++)
+        snprintf(hex + 2 * i, 3, "%02x", id[i]);
+    return string_pool_intern(&s->strings, hex);
+}
+
+bool symbolize_user_mapping(struct symbolizer *s, uint64_t addr, bool return_address, struct sym_mapping *out)
+{
+    const struct mapping *m = mapping_table_find(&s->mappings, return_address && addr > 0 ? addr - 1 : addr);
+    if (!m)
+        return false;
+    *out = (struct sym_mapping){ .start = m->start, .end = m->end, .pgoff = m->pgoff, .path = m->path,
+                                 .build_id = build_id_hex(s, object_for(s, m)), .generation = m->generation };
+    return true;
 }

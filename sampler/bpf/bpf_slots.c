@@ -65,6 +65,8 @@ static void copy_slot(const struct bpf_slot *from, struct bpf_slot *to)
     to->time_ns = __atomic_load_n(&from->time_ns, __ATOMIC_RELAXED);
     to->arg0 = __atomic_load_n(&from->arg0, __ATOMIC_RELAXED);
     to->ip = __atomic_load_n(&from->ip, __ATOMIC_RELAXED);
+    to->ret_addr = __atomic_load_n(&from->ret_addr, __ATOMIC_RELAXED);
+    to->ret_slot = __atomic_load_n(&from->ret_slot, __ATOMIC_RELAXED);
 }
 
 size_t bpf_slots_read(struct bpf_slots *s, bpf_slots_fn fn, void *ctx, uint64_t *lost)

@@ -25,7 +25,10 @@ struct bpf_slot {
     uint64_t time_ns;                  /* CLOCK_MONOTONIC, as the sampling events' (use_clockid) */
     uint64_t arg0;                     /* 0 when the marker has no argument or it could not be read */
     uint64_t ip;                       /* the probe's address in the target */
-    uint8_t unused2[24];
+    uint64_t ret_addr;                 /* the return address at the probe's %rsp (a function entry's caller),
+                                          where the location's program reads it; else 0 */
+    uint64_t ret_slot;                 /* ... and where it is: that %rsp (0 when not read) */
+    uint8_t unused2[8];
 };
 
 #define BPF_SLOT_SHIFT 6               /* log2 sizeof(struct bpf_slot) */

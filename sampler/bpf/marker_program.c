@@ -1,53 +1,15 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* marker_program.c: builds the per-location marker program (see marker_program.h) as BPF
  * instructions. Registers: r6 the probe's pt_regs, r7 pid_tgid, r8 arg0, r9 the CPU's region, then the claimed
- * slot. Stack: fp-8 a memory operand's bytes, fp-16 the claimed slot number, fp-24 the CPU number. */
+ * slot. Stack: fp-8 a memory operand's bytes, fp-16 the claimed slot number, fp-24 the CPU number, fp-32 the
+ * return address. */
 #include "sampler/bpf/marker_program.h"
+#include "sampler/bpf/bpf_emit.h"
 
 #include <asm/perf_regs.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
-
-struct emitter {
-    struct bpf_insn *v;
-    size_t n, max;
-    bool full;
-};
-
-static size_t emit(struct emitter *e, uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
-{
-    if (e->n < e->max)
-        e->v[e->n] = (struct bpf_insn){ .code = code, .dst_reg = dst, .src_reg = src, .off = off, .imm = imm };
-    else
-        e->full = true;
-    return e->n++;
-}
-
-/* dst = 64-bit constant (two instructions); src marks a map fd (BPF_PSEUDO_MAP_FD) or a map value address
- * (BPF_PSEUDO_MAP_VALUE, second word the offset). */
-static void emit_ld64(struct emitter *e, uint8_t dst, uint8_t src, uint64_t value)
-{
-    emit(e, BPF_LD | BPF_DW | BPF_IMM, dst, src, 0, (int32_t)(uint32_t)value);
-    emit(e, 0, 0, 0, 0, (int32_t)(uint32_t)(value >> 32));
-}
-
-static void emit_call(struct emitter *e, int32_t helper)
-{
-    emit(e, BPF_JMP | BPF_CALL, 0, 0, 0, helper);
-}
-
-/* A forward jump whose target is set later with land(). */
-static size_t emit_jump(struct emitter *e, uint8_t op, uint8_t dst, int32_t imm)
-{
-    return emit(e, BPF_JMP | op | BPF_K, dst, 0, 0, imm);
-}
-
-static void land(struct emitter *e, size_t jump)
-{
-    if (jump < e->n && jump < e->max)
-        e->v[jump].off = (int16_t)(e->n - jump - 1);
-}
 
 /* r8 = r8 truncated to bytes and sign- or zero-extended to 64 bits. */
 static void emit_extend(struct emitter *e, unsigned bytes, bool is_signed)
@@ -145,10 +107,7 @@ int bpf_marker_program(const struct bpf_marker_program_spec *spec, struct bpf_in
     /* r9 = this CPU's region */
     emit_call(&e, BPF_FUNC_get_smp_processor_id);
     emit(&e, BPF_STX | BPF_MEM | BPF_W, BPF_REG_10, BPF_REG_0, -24, 0);
-    emit_ld64(&e, BPF_REG_1, BPF_PSEUDO_MAP_FD, (uint32_t)spec->slots_fd);
-    emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0);
-    emit(&e, BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -24);
-    emit_call(&e, BPF_FUNC_map_lookup_elem);
+    emit_map_lookup(&e, spec->slots_fd, -24);
     size_t no_region = emit_jump(&e, BPF_JEQ, BPF_REG_0, 0);
     emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_9, BPF_REG_0, 0, 0);
     /* claim: r1 = head++ (kept at fp-16 for the commit and the doorbell); r9 = the slot */
@@ -168,6 +127,17 @@ int bpf_marker_program(const struct bpf_marker_program_spec *spec, struct bpf_in
     emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_6, (int16_t)bpf_marker_pt_regs_offset(PERF_REG_X86_IP),
          0);
     emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_1, offsetof(struct bpf_slot, ip), 0);
+    if (spec->read_return_address) {
+        emit_read_user(&e, -32, 8, BPF_REG_6, (int16_t)bpf_marker_pt_regs_offset(PERF_REG_X86_SP));
+        emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_10, -32, 0);
+        emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_1, offsetof(struct bpf_slot, ret_addr), 0);
+        emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_6,
+             (int16_t)bpf_marker_pt_regs_offset(PERF_REG_X86_SP), 0);
+        emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_1, offsetof(struct bpf_slot, ret_slot), 0);
+    } else {
+        emit(&e, BPF_ST | BPF_MEM | BPF_DW, BPF_REG_9, 0, offsetof(struct bpf_slot, ret_addr), 0);
+        emit(&e, BPF_ST | BPF_MEM | BPF_DW, BPF_REG_9, 0, offsetof(struct bpf_slot, ret_slot), 0);
+    }
     emit_call(&e, BPF_FUNC_ktime_get_ns);
     emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_0, offsetof(struct bpf_slot, time_ns), 0);
     emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_10, -16, 0);

@@ -56,13 +56,13 @@ int marker_bpf_open(struct marker_bpf **out, pid_t tgid, char *err, size_t errle
 
 /* Build and load the location's program. Returns its fd (the caller closes it once it is attached: the link
  * or event then holds the program), or -1 with a reason in err. */
-static int load_program(struct marker_bpf *b, uint32_t location, const struct usdt_arg *arg0, bool uprobe_multi,
-                        char *err, size_t errlen)
+static int load_program(struct marker_bpf *b, uint32_t location, const struct usdt_arg *arg0, bool ret_addr,
+                        bool uprobe_multi, char *err, size_t errlen)
 {
     struct bpf_insn insns[BPF_MARKER_PROGRAM_MAX];
     struct bpf_marker_program_spec spec = {
         .arg0 = arg0, .location = location, .tgid = (uint32_t)b->tgid, .slots_fd = b->slots.map_fd,
-        .slot_bits = b->slots.bits, .doorbell_fd = b->doorbell.map_fd,
+        .slot_bits = b->slots.bits, .doorbell_fd = b->doorbell.map_fd, .read_return_address = ret_addr,
     };
     int n = bpf_marker_program(&spec, insns, BPF_MARKER_PROGRAM_MAX);
     if (n < 0) {
@@ -82,9 +82,10 @@ static int load_program(struct marker_bpf *b, uint32_t location, const struct us
 }
 
 int marker_bpf_attach_uprobe(struct marker_bpf *b, const char *path, uint64_t offset, uint64_t ref_ctr_offset,
-                             bool retprobe, uint32_t location, const struct usdt_arg *arg0, char *err, size_t errlen)
+                             bool retprobe, uint32_t location, const struct usdt_arg *arg0, bool ret_addr, char *err,
+                             size_t errlen)
 {
-    int prog = load_program(b, location, arg0, true, err, errlen);
+    int prog = load_program(b, location, arg0, ret_addr, true, err, errlen);
     if (prog < 0)
         return -1;
     int link = bpf_sys_uprobe_link(prog, path, offset, ref_ctr_offset, retprobe, b->tgid);
@@ -99,9 +100,9 @@ int marker_bpf_attach_uprobe(struct marker_bpf *b, const char *path, uint64_t of
 }
 
 int marker_bpf_attach_event(struct marker_bpf *b, int event_fd, uint32_t location, const struct usdt_arg *arg0,
-                            char *err, size_t errlen)
+                            bool ret_addr, char *err, size_t errlen)
 {
-    int prog = load_program(b, location, arg0, false, err, errlen);
+    int prog = load_program(b, location, arg0, ret_addr, false, err, errlen);
     if (prog < 0)
         return -1;
     int rc = ioctl(event_fd, PERF_EVENT_IOC_SET_BPF, prog);

@@ -115,7 +115,7 @@ static int attach_via_bpf_link(struct markers *m, const char *path, const struct
 {
     char err[512];
     int link = marker_bpf_attach_uprobe(m->bpf, path, n->offset, n->semaphore_offset, n->retprobe, location, arg0,
-                                        err, sizeof(err));
+                                        n->read_return_address, err, sizeof(err));
     if (link >= 0 && event_fds_add(&m->events, link) == 0)      /* closed with the events, concurrently */
         return 0;
     int saved = link >= 0 ? ENOMEM : errno;
@@ -139,7 +139,8 @@ static int attach_via_bpf(struct markers *m, struct marker_probe *p, const char 
     if (fd < 0)
         return -1;
     char err[512];
-    if (marker_bpf_attach_event(m->bpf, fd, location, p->has_arg ? &p->arg0 : NULL, err, sizeof(err)) != 0 ||
+    if (marker_bpf_attach_event(m->bpf, fd, location, p->has_arg ? &p->arg0 : NULL, n->read_return_address, err,
+                                sizeof(err)) != 0 ||
         event_fds_add(&m->events, fd) != 0) {
         int saved = errno;
         close(fd);

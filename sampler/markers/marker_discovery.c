@@ -23,13 +23,15 @@ static enum marker_kind kind_of(enum usdt_marker m)
     case USDT_MARKER_TERMINATE: return MARKER_TERMINATE;
     case USDT_MARKER_PARK: return MARKER_PARK;
     case USDT_MARKER_UNPARK: return MARKER_UNPARK;
+    case USDT_MARKER_WAKE: return MARKER_WAKE;
     default: return MARKER_KIND_COUNT;
     }
 }
 
 static bool needs_arg(enum marker_kind k)
 {
-    return k == MARKER_POLL_START || k == MARKER_POLL_END || k == MARKER_SPAWN || k == MARKER_TERMINATE;
+    return k == MARKER_POLL_START || k == MARKER_POLL_END || k == MARKER_SPAWN || k == MARKER_TERMINATE ||
+           k == MARKER_WAKE;
 }
 /* Whether path was scanned before (remembering it now when not). */
 static bool already_scanned(struct markers *m, const char *path)
@@ -52,17 +54,28 @@ static void attach_runtime_functions(struct markers *m, const struct elf_file *e
     struct runtime_probe_list found;
     if (runtime_probes_find_with_debug(ef, path, m->root, &found) != 0)
         return;
+    size_t polls = 0;
     for (size_t i = 0; i < found.n; i++) {
         const struct runtime_probe *r = &found.v[i];
+        if (r->role != RUNTIME_PROBE_POLL)
+            continue;
+        polls++;
         struct usdt_arg id = { .kind = USDT_ARG_REG, .size = 8, .reg = r->id_register, .reg_bytes = 8 };
-        struct probe_location entry = { r->runtime, "poll (function entry)", r->file_offset, 0, false };
-        attach_location(m, path, &entry, MARKER_POLL_START, &id);
+        /* Poll ends: return probes. Their trampoline replaces the caller's return address on the stack,
+         * which would cut every dwarf-unwound stack inside the poll: the entry's program records that
+         * address and where it is, and the unwinder puts it back (sampler_records.c). */
+        struct probe_location entry = { r->runtime, "poll (function entry)", r->file_offset, 0, false,
+                                        m->poll_times };
+        if (attach_location(m, path, &entry, MARKER_POLL_START, &id) != 0)
+            continue;
         if (m->poll_times) {
-            struct probe_location ret = { r->runtime, "poll (return)", r->file_offset, 0, true };
+            struct probe_location ret = { r->runtime, "poll (return)", r->file_offset, 0, true, false };
             attach_location(m, path, &ret, MARKER_POLL_RETURN, NULL);
         }
     }
-    m->runtime_functions += found.n;
+    m->runtime_functions += polls;
+    if (polls > 0 || m->waker_symbol)
+        attach_waker_functions(m, ef, path, polls > 0 ? &found : NULL);
     runtime_probes_free(&found);
 }
 
@@ -100,6 +113,10 @@ static void choose_optional_kinds(struct markers *m, const struct usdt_note_list
             sites[k]++;
     }
     for (int k = 0; k < MARKER_KIND_COUNT; k++) {
+        if (k == MARKER_WAKE) {        /* the wait profile's: all of them with it, none without */
+            skip[k] = !m->wait_profile;
+            continue;
+        }
         skip[k] = k != MARKER_POLL_START && k != MARKER_POLL_END && sites[k] > MAX_OPTIONAL_SITES;
         if (skip[k])
             markers_warn(m, "not attaching %zu %s markers in %s (optional; more than %d sites)", sites[k],
@@ -121,9 +138,11 @@ static size_t attach_markers(struct markers *m, const struct usdt_note_list *not
             continue;
         struct usdt_arg a;
         bool with_arg = needs_arg(k) && usdt_arg_parse(n->args, 0, &a) == USDT_ARG_OK;
-        struct probe_location loc = { n->provider, n->name, n->pc_offset, n->semaphore_offset, false };
-        if (attach_location(m, full, &loc, k, with_arg ? &a : NULL) == 0 && k == MARKER_POLL_START)
-            poll_markers++;
+        struct probe_location loc = { n->provider, n->name, n->pc_offset, n->semaphore_offset, false, false };
+        if (attach_location(m, full, &loc, k, with_arg ? &a : NULL) != 0)
+            continue;
+        poll_markers += k == MARKER_POLL_START;
+        m->waker_locations += k == MARKER_WAKE;
     }
     return poll_markers;
 }
@@ -150,6 +169,8 @@ void markers_scan_object(struct markers *m, const char *path)
      * Harness<T,S>::poll), the task's identity read from a register at entry. */
     if (usable && poll_markers == 0 && strcmp(m->spec, "auto") == 0)
         attach_runtime_functions(m, &ef, full);
+    else if (m->waker_symbol)
+        attach_waker_functions(m, &ef, full, NULL);     /* a marker runtime's --waker-symbol, in any object */
     usdt_notes_free(&notes);
     elf_file_close(&ef);
 }

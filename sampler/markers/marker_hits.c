@@ -85,7 +85,7 @@ static void queue_bpf_record(void *ctx, const struct bpf_slot *rec)
         return;
     struct marker_hit hit = {
         .tid = rec->tid, .kind = r->m->probes.v[rec->location].kind, .time_ns = rec->time_ns, .arg0 = rec->arg0,
-        .probe_addr = rec->ip,
+        .probe_addr = rec->ip, .ret_addr = rec->ret_addr, .ret_slot = rec->ret_slot,
     };
     task_tracker_queue(r->tasks, &hit);
     r->counts->records++;

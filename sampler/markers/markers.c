@@ -35,6 +35,9 @@ int markers_open(struct markers **out, const struct markers_config *cfg, char *e
     m->pid = cfg->pid;
     m->spec = cfg->spec ? cfg->spec : "auto";
     m->poll_times = cfg->poll_times;
+    m->wait_profile = cfg->wait_profile;
+    m->waker_symbol = cfg->waker_symbol;
+    m->on_waker_site = cfg->on_waker_site;
     snprintf(m->root, sizeof(m->root), "%s", cfg->root ? cfg->root : "");
     m->have_pmu = uprobe_pmu_info(&m->pmu) == 0;
     m->prefer_tracefs = cfg->uprobes != SAMPLER_UPROBES_PMU;
@@ -92,6 +95,11 @@ void markers_routes(const struct markers *m, size_t *via_bpf, size_t *via_perf)
 size_t markers_count(const struct markers *m)
 {
     return m ? m->probes.n : 0;
+}
+
+size_t markers_waker_locations(const struct markers *m)
+{
+    return m ? m->waker_locations : 0;
 }
 
 void markers_stats(struct markers *m, struct sampler_probe_stat **probes, size_t *n)

@@ -20,7 +20,12 @@ struct markers;
 
 struct markers_config {
     const char *spec;                  /* "auto", "none" or a comma list of providers */
-    bool poll_times;                   /* runtime functions: also probe their returns (poll durations) */
+    bool poll_times;                   /* runtime functions: also probe where they return (poll durations) */
+    bool wait_profile;                 /* also task-wake markers, runtime waker functions and waker_symbol */
+    const char *waker_symbol;          /* a function (rdi: a task id) called where a task registers its waker */
+    /* A function where tasks register their waker was attached (path as opened from here, file offset):
+     * the sampler takes stacks there. NULL: not told. ctx: warning_ctx. */
+    void (*on_waker_site)(void *ctx, const char *path, uint64_t offset);
     pid_t pid;                         /* the target */
     const char *root;                  /* "/proc/PID/root": where the target's files are seen from here */
     const int *cpus;                   /* the CPUs marker events go on, each with a marker buffer */
@@ -64,6 +69,8 @@ size_t markers_poll_starts(const struct markers *m);
 void markers_routes(const struct markers *m, size_t *via_bpf, size_t *via_perf);
 /* Number of probe locations attached. */
 size_t markers_count(const struct markers *m);
+/* Locations of the wait profile's probes attached: waker functions, task-wake markers, the waker symbol. */
+size_t markers_waker_locations(const struct markers *m);
 void markers_stats(struct markers *m, struct sampler_probe_stat **probes, size_t *n);
 void markers_close(struct markers *m);
 

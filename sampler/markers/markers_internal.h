@@ -14,6 +14,7 @@
 #include "sampler/markers/uprobe_pmu.h"
 #include "sampler/markers/uprobe_tracefs.h"
 #include "sampler/probes/usdt_args.h"
+#include "elf/elf_file.h"
 
 /* Where one probe goes. */
 struct probe_location {
@@ -21,6 +22,7 @@ struct probe_location {
     uint64_t offset;                   /* file offset */
     uint64_t semaphore_offset;         /* 0 = none */
     bool retprobe;
+    bool read_return_address;          /* a function's entry: its BPF program also reads the return address */
 };
 
 #define MAX_OPTIONAL_SITES 8
@@ -42,8 +44,12 @@ struct markers {
     char root[64];
     struct cpu_buffers buffers;        /* the marker buffer of each CPU, apart from the samples' */
     const char *spec;
-    bool poll_times;                   /* runtime functions: also probe their returns */
+    bool poll_times;                   /* runtime functions: also probe their returns (poll ends) */
     size_t runtime_functions;          /* runtime poll functions probed */
+    bool wait_profile;                 /* also probe wakes and waker registrations */
+    const char *waker_symbol;          /* NULL: none */
+    size_t waker_locations;            /* wake / waker-registration locations attached */
+    void (*on_waker_site)(void *ctx, const char *path, uint64_t offset);
     struct uprobe_pmu pmu;
     bool have_pmu;
     struct marker_bpf *bpf;            /* hits through BPF slots (NULL: not set up yet, or unavailable) */
@@ -69,5 +75,11 @@ void markers_warn(const struct markers *m, const char *fmt, ...) __attribute__((
  * works. Returns 0, or -1 (reported once). */
 int attach_location(struct markers *m, const char *path, const struct probe_location *n,
                     enum marker_kind kind, const struct usdt_arg *arg0);
+
+/* waker_sites.c: the wait profile's probes in an object: the runtime's waker functions found with its poll
+ * functions (found: every role), and the --waker-symbol function. */
+struct runtime_probe_list;
+void attach_waker_functions(struct markers *m, const struct elf_file *ef, const char *full,
+                            const struct runtime_probe_list *found);
 
 #endif

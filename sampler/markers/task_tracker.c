@@ -76,13 +76,26 @@ static void poll_state_after(struct thread_poll_state *st, uint64_t time_ns, enu
     }
 }
 
+static void tell_event(struct task_tracker *t, const struct thread_poll_state *th, enum marker_kind kind,
+                       uint64_t task_id, uint64_t time_ns)
+{
+    if (t->on_task_event)
+        t->on_task_event(t->poll_ctx, th->tid, kind, task_id, time_ns);
+}
+
 /* Apply one hit of the thread at threads[idx]. */
 static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enum marker_kind kind, uint64_t arg0,
                      uint64_t probe_addr)
 {
     struct thread_poll_state *th = &t->threads.v[idx];
     struct sampler_task_stat *task;
+    if (kind == MARKER_POLL_START || kind == MARKER_POLL_END || kind == MARKER_WAKE ||
+        kind == MARKER_WAKER_REGISTERED || kind == MARKER_TERMINATE)
+        tell_event(t, th, kind, arg0, time_ns);
     switch (kind) {
+    case MARKER_WAKE:
+    case MARKER_WAKER_REGISTERED:
+        return 0;
     case MARKER_POLL_START:
         if (!(task = task_stat(t, arg0)))
             return -1;
@@ -292,6 +305,20 @@ static bool at_probe(uint64_t user_ip, uint64_t probe_addr)
     return user_ip != 0 && probe_addr != 0 && (user_ip == probe_addr || user_ip == probe_addr + 1);
 }
 
+/* How many of a thread's queued hits (in time order) are at or before time_ns. */
+static size_t hits_until(const struct thread_hits *h, uint64_t time_ns)
+{
+    size_t lo = 0, hi = h->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->v[mid].time_ns <= time_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t user_ip,
                      enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr)
 {
@@ -303,15 +330,7 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uin
         return;
     }
     const struct thread_hits *h = &t->hits.v[idx];
-    /* the last hit at or before time_ns */
-    size_t lo = 0, hi = h->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (h->v[mid].time_ns <= time_ns)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = hits_until(h, time_ns);
     /* A sample taken in a poll marker's own trap (the kernel handling the probe, around the moment the hit was
      * stamped) is on the poll's side of it: before a poll-end's stamp or after a poll-start's. Its stack is the
      * task's (the marker sits in the poll wrapper, often with the task's future inlined around it). */
@@ -353,6 +372,39 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uin
     *probe_addr = st.probe_addr;
 }
 
+uint64_t task_tracker_hit_before(const struct task_tracker *t, uint32_t tid, uint64_t time_ns)
+{
+    uint32_t idx;
+    if (!u64_map_get(&t->thread_index, tid, &idx))
+        return 0;
+    size_t lo = hits_until(&t->hits.v[idx], time_ns);
+    return lo > 0 ? t->hits.v[idx].v[lo - 1].probe_addr : t->threads.v[idx].last_hit_addr;
+}
+
+void task_tracker_poll_return(const struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t *ret_slot,
+                              uint64_t *ret_addr)
+{
+    *ret_slot = *ret_addr = 0;
+    uint32_t idx;
+    if (!u64_map_get(&t->thread_index, tid, &idx))
+        return;
+    const struct thread_hits *h = &t->hits.v[idx];
+    size_t lo = hits_until(h, time_ns);
+    /* the last poll hit before it decides; none queued: the state the applied hits left */
+    for (size_t k = lo; k > 0; k--) {
+        const struct marker_hit *hit = &h->v[k - 1];
+        if (hit->kind == MARKER_POLL_START) {
+            *ret_slot = hit->ret_slot;
+            *ret_addr = hit->ret_addr;
+            return;
+        }
+        if (hit->kind == MARKER_POLL_END || hit->kind == MARKER_POLL_RETURN)
+            return;
+    }
+    *ret_slot = t->threads.v[idx].poll_ret_slot;
+    *ret_addr = t->threads.v[idx].poll_ret_addr;
+}
+
 void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)
 {
     size_t still = 0;
@@ -363,6 +415,14 @@ void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)
         for (; k < h->n && h->v[k].time_ns <= time_ns; k++) {
             const struct marker_hit *hit = &h->v[k];
             apply_hit(t, idx, hit->time_ns, hit->kind, hit->arg0, hit->probe_addr);
+            struct thread_poll_state *th = &t->threads.v[idx];
+            th->last_hit_addr = hit->probe_addr;
+            if (hit->kind == MARKER_POLL_START) {
+                th->poll_ret_addr = hit->ret_addr;
+                th->poll_ret_slot = hit->ret_slot;
+            } else if (hit->kind == MARKER_POLL_END || hit->kind == MARKER_POLL_RETURN) {
+                th->poll_ret_addr = th->poll_ret_slot = 0;
+            }
         }
         if (k < h->n) {
             memmove(h->v, h->v + k, (h->n - k) * sizeof(*h->v));

@@ -21,6 +21,8 @@ enum marker_kind {
     MARKER_PARK,
     MARKER_UNPARK,
     MARKER_POLL_RETURN,        /* a runtime poll function returned: ends whatever poll is open */
+    MARKER_WAKE,               /* arg0's task was woken (task-wake, tokio's wake_by_val / wake_by_ref) */
+    MARKER_WAKER_REGISTERED,   /* arg0's task registered its waker (tokio's clone_waker, --waker-symbol) */
     MARKER_KIND_COUNT,
 };
 
@@ -37,6 +39,9 @@ struct thread_poll_state {
     /* While UNKNOWN (a marker record was lost): poll-starts up to this time may have lost their ends and do
      * not make the task known again; UINT64_MAX while the loss's end is not known yet. */
     uint64_t unknown_until;
+    uint64_t poll_ret_addr, poll_ret_slot; /* the open poll's return address and its place on the stack, as its
+                                              entry's hit recorded them (0: not recorded) */
+    uint64_t last_hit_addr;                /* the probe address of the last hit applied */
 };
 
 /* A marker record waiting to be applied in time order. */
@@ -46,6 +51,8 @@ struct marker_hit {
     uint64_t time_ns;
     uint64_t arg0;
     uint64_t probe_addr;
+    uint64_t ret_addr, ret_slot;           /* a runtime poll function's entry: the caller's return address and
+                                              where it is on the stack (0: not recorded) */
 };
 
 /* One thread's queued hits, in time order once the round has begun. */
@@ -76,6 +83,10 @@ struct task_tracker {
      * UINT32_MAX); NULL: not told. Set after task_tracker_init. */
     void (*on_poll)(void *ctx, const struct sampler_poll *p);
     void *poll_ctx;
+    /* told of every task event as hits are applied (in time order per thread): kind MARKER_POLL_START,
+     * MARKER_POLL_END (also a runtime poll function's return, with the task it ends), MARKER_WAKE,
+     * MARKER_WAKER_REGISTERED or MARKER_TERMINATE; NULL: not told. ctx: poll_ctx. */
+    void (*on_task_event)(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns);
 };
 
 int task_tracker_init(struct task_tracker *t);
@@ -104,6 +115,14 @@ int task_tracker_round_begin(struct task_tracker *t);
  * lost unseen). */
 void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t user_ip,
                      enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr);
+/* The return address of the poll open on tid at time_ns and where it is on the stack, as the poll function's
+ * entry recorded them (both 0: none open, or not recorded). A return probe's trampoline replaces that word
+ * while the poll runs: a stack unwound inside the poll gets it back from here. */
+void task_tracker_poll_return(const struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t *ret_slot,
+                              uint64_t *ret_addr);
+/* The probe address of tid's last hit at or before time_ns (0: none known). A sample taken while the kernel
+ * single-steps a probed instruction out of line (in the "[uprobes]" page) stands for that probe's address. */
+uint64_t task_tracker_hit_before(const struct task_tracker *t, uint32_t tid, uint64_t time_ns);
 /* Apply every queued hit up to time_ns in time order (statistics, state); later ones wait for the next
  * round. */
 void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns);

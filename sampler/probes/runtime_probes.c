@@ -10,9 +10,12 @@
 
 /* Each rule matches a mangled name by its parts in order; the last must end the name (before a legacy
  * hash). tokio 1.x: `tokio::runtime::task::harness::Harness<T,S>::poll`, its first argument (%rdi) is the
- * task's header pointer, stable for the task's life. */
+ * task's header pointer, stable for the task's life; the waker vtable's `tokio::runtime::task::waker::
+ * clone_waker`, `wake_by_val` and `wake_by_ref` (out of line: called through WAKER_VTABLE) get the same
+ * pointer in %rdi. */
 struct runtime_probe_rule {
     const char *runtime;
+    enum runtime_probe_role role;
     const char *legacy;        /* Itanium-style Rust legacy mangling: a substring, followed by "17h<hash>E" */
     const char *v0_parts[4];   /* Rust v0 mangling: substrings in order */
     const char *v0_last;       /* the method's identifier: ends the name, or is followed by the instantiating
@@ -21,8 +24,14 @@ struct runtime_probe_rule {
 };
 
 static const struct runtime_probe_rule rules[] = {
-    { "tokio", "5tokio7runtime4task7harness20Harness$LT$T$C$S$GT$4poll17h",
+    { "tokio", RUNTIME_PROBE_POLL, "5tokio7runtime4task7harness20Harness$LT$T$C$S$GT$4poll17h",
       { "5tokio", "7runtime", "4task7harness", "7Harness" }, "4poll", PERF_REG_X86_DI },
+    { "tokio", RUNTIME_PROBE_WAKER_CLONE, "5tokio7runtime4task5waker11clone_waker17h",
+      { "5tokio", "7runtime", "4task", "5waker" }, "11clone_waker", PERF_REG_X86_DI },
+    { "tokio", RUNTIME_PROBE_WAKE, "5tokio7runtime4task5waker11wake_by_val17h",
+      { "5tokio", "7runtime", "4task", "5waker" }, "11wake_by_val", PERF_REG_X86_DI },
+    { "tokio", RUNTIME_PROBE_WAKE, "5tokio7runtime4task5waker11wake_by_ref17h",
+      { "5tokio", "7runtime", "4task", "5waker" }, "11wake_by_ref", PERF_REG_X86_DI },
 };
 #define N_RULES (sizeof(rules) / sizeof(rules[0]))
 
@@ -58,9 +67,11 @@ static const struct runtime_probe_rule *match_rule(const char *name)
     return NULL;
 }
 
-const char *runtime_probes_match(const char *mangled)
+const char *runtime_probes_match(const char *mangled, enum runtime_probe_role *role)
 {
     const struct runtime_probe_rule *r = match_rule(mangled);
+    if (r && role)
+        *role = r->role;
     return r ? r->runtime : NULL;
 }
 
@@ -72,7 +83,7 @@ static int add(struct runtime_probe_list *l, const struct runtime_probe_rule *r,
     struct runtime_probe *p = vec_push(l);
     if (!p)
         return -1;
-    *p = (struct runtime_probe){ r->runtime, offset, r->id_register };
+    *p = (struct runtime_probe){ r->runtime, r->role, offset, r->id_register };
     return 0;
 }
 

@@ -184,6 +184,7 @@ static const char *const marker_names[] = {
     [USDT_MARKER_TERMINATE] = "task-terminate",
     [USDT_MARKER_PARK] = "worker-thread-park",
     [USDT_MARKER_UNPARK] = "worker-thread-unpark",
+    [USDT_MARKER_WAKE] = "task-wake",
 };
 
 enum usdt_marker usdt_marker_from_name(const char *name)

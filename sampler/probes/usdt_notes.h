@@ -21,6 +21,7 @@ enum usdt_marker {
     USDT_MARKER_TERMINATE,          /* task-terminate(task id) */
     USDT_MARKER_PARK,               /* worker-thread-park() */
     USDT_MARKER_UNPARK,             /* worker-thread-unpark() */
+    USDT_MARKER_WAKE,               /* task-wake(task id): the task was woken (the wait profile) */
 };
 
 struct usdt_note {

@@ -9,47 +9,34 @@
 // profile per thread, named after the process; the page title then names the file as served. Exits
 // non-zero when any check fails (a broken file must fail); never skips: no Chromium is "not ok".
 //
-// usage: node speedscope_check.js FILE.speedscope.json [--total N] [--screenshot PNG]
-//        node speedscope_check.js --trace FILE.trace.json [--screenshot PNG]
+// usage: node speedscope_check.js FILE.speedscope.json [--total N] [--screenshot PNG] [--view VIEW]
+//        node speedscope_check.js --trace FILE.trace.json [--screenshot PNG] [--view VIEW]
+// VIEW is speedscope's view for the screenshot: time-ordered (its default), left-heavy or sandwich.
 'use strict';
 
 const fs = require('fs');
 const http = require('http');
-const os = require('os');
 const path = require('path');
 const Ajv = require('ajv');
-const { chromium } = require('playwright-core');
+const { ok, finish, launchChromium } = require('./chromium_tap');
 
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const RELEASE_DIR = path.join(path.dirname(require.resolve('speedscope/package.json')), 'dist', 'release');
 const PROFILE_ROUTE = '/profile.speedscope.json';
 const TRACE_ROUTE = '/profile.trace.json';
 
-let testNumber = 0;
-let failures = 0;
-function ok(pass, description, diagnostic) {
-  testNumber++;
-  if (!pass) failures++;
-  console.log(`${pass ? 'ok' : 'not ok'} ${testNumber} - ${description}`);
-  if (!pass && diagnostic !== undefined) console.log(`# ${String(diagnostic).split('\n').join('\n# ')}`);
-}
-function finish() {
-  console.log(`1..${testNumber}`);
-  process.exitCode = failures ? 1 : 0;
-}
-
 function parseArgs(argv) {
-  const args = { file: null, total: null, screenshot: null, trace: false };
+  const args = { file: null, total: null, screenshot: null, trace: false, view: null };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--total') args.total = Number(argv[++i]);
     else if (argv[i] === '--trace') args.trace = true;
     else if (argv[i] === '--screenshot') args.screenshot = argv[++i];
+    else if (argv[i] === '--view') args.view = argv[++i];
     else if (!args.file) args.file = argv[i];
     else throw new Error(`unexpected argument ${argv[i]}`);
   }
   if (!args.file) {
-    throw new Error('usage: node speedscope_check.js FILE.speedscope.json [--total N] [--screenshot PNG]\n' +
-      '       node speedscope_check.js --trace FILE.trace.json [--screenshot PNG]');
+    throw new Error('usage: node speedscope_check.js FILE.speedscope.json [--total N] [--screenshot PNG] [--view VIEW]\n' +
+      '       node speedscope_check.js --trace FILE.trace.json [--screenshot PNG] [--view VIEW]');
   }
   return args;
 }
@@ -131,32 +118,22 @@ async function checkApp(args, doc, fileText) {
   const route = args.trace ? TRACE_ROUTE : PROFILE_ROUTE;
   const server = await serve(fileText, route);
   const base = `http://127.0.0.1:${server.address().port}`;
-  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'taskspy-chromium-'));
-  let context;
+  let browser = null;
   try {
-    try {
-      context = await chromium.launchPersistentContext(userDataDir, {
-        executablePath: CHROMIUM,
-        headless: true,
-        viewport: { width: 1280, height: 800 },
-        timeout: 60000,
-        // speedscope draws with WebGL: SwiftShader gives it one without a GPU
-        args: ['--headless', '--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
-          '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update',
-          '--disable-sync'],
-      });
-      ok(true, `Chromium starts (${CHROMIUM})`);
-    } catch (e) {
-      ok(false, `Chromium starts (${CHROMIUM})`, e.message.split('\n').slice(0, 3).join('\n'));
-      return;
-    }
-    const page = await context.newPage();
+    browser = await launchChromium({
+      viewport: { width: 1280, height: 800 },
+      // speedscope draws with WebGL: SwiftShader gives it one without a GPU
+      args: ['--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
+    });
+    if (!browser) return;
+    const page = await browser.context.newPage();
     const alerts = [];
     const errors = [];
     page.on('dialog', (dialog) => { alerts.push(dialog.message()); dialog.dismiss().catch(() => {}); });
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
-    await page.goto(`${base}/index.html#profileURL=${encodeURIComponent(base + route)}`);
+    const view = args.view ? `&view=${encodeURIComponent(args.view)}` : '';
+    await page.goto(`${base}/index.html#profileURL=${encodeURIComponent(base + route)}${view}`);
 
     const profiles = doc && Array.isArray(doc.profiles) ? doc.profiles : [];
     const active = profiles[doc && Number.isInteger(doc.activeProfileIndex) ? doc.activeProfileIndex : 0];
@@ -186,9 +163,8 @@ async function checkApp(args, doc, fileText) {
     ok(want !== null && body.includes(want), `the active profile's name is shown ('${want}')`, body.slice(0, 300));
     if (args.screenshot) await page.screenshot({ path: args.screenshot });
   } finally {
-    if (context) await context.close();
+    if (browser) await browser.close();
     server.close();
-    fs.rmSync(userDataDir, { recursive: true, force: true });
   }
 }
 

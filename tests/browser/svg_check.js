@@ -11,26 +11,11 @@
 'use strict';
 
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
-const { chromium } = require('playwright-core');
+const { ok, finish, launchChromium } = require('./chromium_tap');
 
 const [svgPath, foldedPath, regexText, hostileSvg, hostileFolded, bigSvg, screenshotPath] = process.argv.slice(2);
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const HIGHLIGHT = 'rgb(230,0,230)';
-
-let testNumber = 0;
-let failures = 0;
-function ok(pass, description, diagnostic) {
-  testNumber++;
-  if (!pass) failures++;
-  console.log(`${pass ? 'ok' : 'not ok'} ${testNumber} - ${description}`);
-  if (!pass && diagnostic !== undefined) console.log(`# ${String(diagnostic).split('\n').join('\n# ')}`);
-}
-function finish() {
-  console.log(`1..${testNumber}`);
-  process.exitCode = failures ? 1 : 0;
-}
 
 // flamegraph.pl's rule: a trailing "_[k]", "_[j]", "_[i]" or "_[w]" colours a frame and is not shown.
 const shownName = (name) => name.replace(/_\[[kjiw]\]$/, '');
@@ -290,34 +275,23 @@ async function checkBig(context) {
 }
 
 async function main() {
-  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'taskspy-chromium-'));
-  let context;
-  try {
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 1000 },
-      timeout: 60000,
-      ignoreDefaultArgs: ['--hide-scrollbars'],   // scrollbars take room, as in a user's window
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    ok(true, `Chromium starts (${CHROMIUM})`);
-  } catch (e) {
-    ok(false, `Chromium starts (${CHROMIUM})`, e.message.split('\n').slice(0, 3).join('\n'));
+  const browser = await launchChromium({
+    viewport: { width: 1280, height: 1000 },
+    ignoreDefaultArgs: ['--hide-scrollbars'],   // scrollbars take room, as in a user's window
+    args: ['--disable-gpu'],
+  });
+  if (!browser) {
     finish();
-    fs.rmSync(userDataDir, { recursive: true, force: true });
     return;
   }
   for (const step of [checkGraph, checkHostile, checkNarrowWindow, checkBig]) {
     try {
-      await step(context);
+      await step(browser.context);
     } catch (e) {
       ok(false, `${step.name} ran to the end`, e.stack);
     }
   }
-  await context.close();
-  fs.rmSync(userDataDir, { recursive: true, force: true });
+  await browser.close();
   finish();
 }
 

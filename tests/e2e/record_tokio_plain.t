@@ -7,9 +7,10 @@
 # build of the same program and with each other, no runtime frames in task stacks, the blocking pool's worker
 # loop never a task, --group-by task (tokio's own ids, or header addresses with probes), Rust v0 mangling,
 # frame pointers, a stripped binary with a separate debug file (both routes), boundary frames alone (no
-# probes), --poll-times (probes for the poll events, tasks still from CONTEXT).
+# probes), --poll-times (probes for the poll events, tasks still from CONTEXT; return probes, whose
+# trampoline no longer cuts the stacks: the unwinder puts the return address back).
 source "$(dirname "$0")/lib/tap.sh"
-plan 48
+plan 50
 
 KINDS='^task: tokio_fixture::(parse|render|compress)_task'
 RUNTIME_FRAMES='tokio::runtime::task::harness|tokio::runtime::scheduler|BlockingTask|Launch|start_thread|clone3'
@@ -83,6 +84,13 @@ check "boundary frames only: the summary says how tasks were found" grep -q "put
 check "--poll-times: return probes attached" grep -q "tokio:poll (return) x" "$WORK/times.err"
 check "--poll-times: probes for the poll events only, tasks from CONTEXT" sh -c \
     "grep -q '^taskspy: tasks: from the TLS marker tokio CONTEXT' '$WORK/times.err' && grep -q '(poll events; tasks from the TLS marker)' '$WORK/times.err'"
+# A return probe's trampoline replaces the caller's return address: without its repair (the entry records the
+# address and its place, the unwinder puts it back) ~95% of these stacks were truncated.
+n_all=$(sed -nE 's/^taskspy: ([0-9]+) samples,.*/\1/p' "$WORK/times.err")
+n_cut=$(sed -nE 's/^taskspy: ([0-9]+) stacks were truncated.*/\1/p' "$WORK/times.err")
+check "--poll-times: stacks not truncated (${n_cut:-0} of $n_all samples, < 5%)" \
+    test $(( ${n_cut:-0} * 20 )) -lt "${n_all:-0}"
+check "--poll-times: task stacks reach the task's burn loop" grep -q "^task: tokio_fixture::compress_task;.*tokio_fixture::burn" "$WORK/times.folded"
 check "--poll-times: poll durations reported" grep -Eq "^taskspy:   task (0x[0-9a-f]+|[0-9]+): [0-9]+ polls, [0-9.]+ ms total" "$WORK/times.err"
 check "--poll-times: task roots still right" grep -q "^task: tokio_fixture::compress_task" "$WORK/times.folded"
 stop_fixture

@@ -6,14 +6,15 @@
 # samples' stacks from the stackFrames table are exactly the folded file's lines; polls named by a task
 # root name the kind the fixture logged for that id; the share of poll time per task kind agrees with the
 # share of CPU samples per task root within 10 points (CPU-bound tasks). Marker hits as perf samples (the
-# route without BPF) give polls too; -f chrometrace; the tokio fixture with markers; an idle recording still
+# route without BPF) give polls too; -f chrometrace; the tokio fixture with markers, and without (poll slices by
+# default, stacks whole); an idle recording still
 # gives a valid trace; `taskspy flamegraph` refuses a trace output; speedscope imports the trace through
 # #profileURL= in headless Chromium, and a truncated trace fails that check. Never skips.
 source "$(dirname "$0")/lib/tap.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BROWSER_DIR=$ROOT/tests/browser
 FACTS=$ROOT/tests/tools/trace_facts.py
-plan 38
+plan 53
 
 if [ ! -f "$BROWSER_DIR/node_modules/speedscope/package.json" ]; then
     (cd "$BROWSER_DIR" && npm ci --no-audit --no-fund --loglevel=error > "$WORK/npm.log" 2>&1) || diag < "$WORK/npm.log"
@@ -84,6 +85,47 @@ check "tokio: polls named by async entries" \
 sys.exit(not any(e.get("cat") == "poll" and e["name"].startswith("task: tokio_fixture::") for e in d["traceEvents"]))' \
     "$WORK/tokio.trace.json"
 
+# ---- tokio without markers: poll slices by default (return probes on Harness::poll), stacks still whole ------
+start_fixture tokio_plain 40
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 -o "$WORK/plain.folded" -o "$WORK/plain.trace.json" 2> "$WORK/plain.err"
+check "record tokio_plain to a trace (no --poll-times): exit 0" test $? -eq 0
+stop_fixture
+python3 "$FACTS" "$WORK/plain.trace.json" --folded "$WORK/plain.folded" > "$WORK/plain.facts" 2> /dev/null
+check "tokio_plain: polls ($(fact "$WORK/plain.facts" polls))" test "$(fact "$WORK/plain.facts" polls)" -gt 100
+check "tokio_plain: never overlapping on a thread" test "$(fact "$WORK/plain.facts" overlaps)" = 0
+n_all=$(sed -nE 's/^taskspy: ([0-9]+) samples,.*/\1/p' "$WORK/plain.err")
+n_cut=$(sed -nE 's/^taskspy: ([0-9]+) stacks were truncated.*/\1/p' "$WORK/plain.err")
+check "tokio_plain: stacks not cut by poll-end probes (${n_cut:-0} of $n_all truncated, < 5%)" \
+    test $(( ${n_cut:-0} * 20 )) -lt "${n_all:-0}"
+
+# ---- tokio without markers, --wait-output: each task's waits on a track of its own ------------------------------
+SLEEP_LINE=$(grep -n '// WAIT:sleep_waiter:1' "$ROOT/tests/fixtures/tokio/src/main.rs" | cut -d: -f1)
+start_fixture tokio_plain 40 --wait-tasks
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 -o "$WORK/waits.folded" -o "$WORK/waits.trace.json" \
+    --wait-output "$WORK/waits-wait.folded" 2> "$WORK/waits.err"
+check "record tokio_plain --wait-output to a trace: exit 0" test $? -eq 0
+stop_fixture
+python3 "$FACTS" "$WORK/waits.trace.json" --folded "$WORK/waits.folded" > "$WORK/waits.facts" 2> /dev/null
+check "waits: [suspended] and [runnable] spans as complete events ($(fact "$WORK/waits.facts" waits))" \
+    test "$(fact "$WORK/waits.facts" waits)" -gt 100
+check "waits: the 'wrote' line counts them" \
+    grep -Eq "^taskspy: wrote $WORK/waits.trace.json \([0-9]+ polls, [0-9]+ samples, $(fact "$WORK/waits.facts" waits) wait spans\)$" "$WORK/waits.err"
+check "waits: each named 'ROOT [state]' with ts, dur and task_id, none on a thread's track" test "$(fact "$WORK/waits.facts" bad_waits)" = 0
+check "waits: one track per task ($(fact "$WORK/waits.facts" wait_tasks) tasks)" \
+    test "$(fact "$WORK/waits.facts" wait_tracks)" = "$(fact "$WORK/waits.facts" wait_tasks)"
+check "waits: a task's spans never overlap each other" test "$(fact "$WORK/waits.facts" wait_overlaps)" = 0
+check "waits: nor any poll of their task" test "$(fact "$WORK/waits.facts" wait_poll_overlaps)" = 0
+check "waits: polls still never overlap on a thread" test "$(fact "$WORK/waits.facts" overlaps)" = 0
+trace_wait_us=$(fact "$WORK/waits.facts" wait_us)
+folded_wait_us=$(samples "$WORK/waits-wait.folded")
+check "waits: their total ${trace_wait_us:-?} us is the wait profile's $folded_wait_us us (less than 1 ms of rounding apart)" \
+    awk -v t="${trace_wait_us:-x}" -v f="$folded_wait_us" 'BEGIN { d = t - f; exit !(t ~ /^[0-9.]+$/ && d >= 0 && d < 1000) }'
+check "waits: the sleep task's spans carry its await point (main.rs:$SLEEP_LINE) in args" \
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1]));
+w = [e for e in d["traceEvents"] if e.get("cat") == "wait" and e["name"].startswith("task: tokio_fixture::sleep_waiter ")]
+sys.exit(not (w and all(e["args"].get("await") == "tokio_fixture::sleep_waiter @ main.rs:" + sys.argv[2] for e in w)))' \
+    "$WORK/waits.trace.json" "$SLEEP_LINE"
+
 # ---- idle: no samples, no polls, still a trace ----------------------------------------------------------------
 "$TASKSPY" record -d 1 -o "$WORK/idle.trace.json" -o "$WORK/idle.folded" -- sleep 3 2> "$WORK/idle.err"
 check "an idle target: exit 0" test $? -eq 0
@@ -104,6 +146,7 @@ check "... and no file" test ! -e "$WORK/conv.trace.json"
 # ---- speedscope imports the traces ------------------------------------------------------------------------------
 check "speedscope imports the executor's trace (#profileURL=)" speedscope_ok x "$WORK/x.trace.json"
 check "speedscope imports the idle trace" speedscope_ok idle "$WORK/idle.trace.json"
+check "speedscope imports the trace with wait spans" speedscope_ok waits "$WORK/waits.trace.json"
 head -c 300 "$WORK/x.trace.json" > "$WORK/truncated.trace.json"
 check "the check fails on a truncated trace" sh -c "! node '$BROWSER_DIR/speedscope_check.js' --trace '$WORK/truncated.trace.json' > /dev/null 2>&1"
 finish

@@ -7,6 +7,13 @@ end-to-end tests check, one "NAME VALUE" line each:
   polls N                  complete events of category "poll"
   bad_polls N              polls without a name, ts, dur >= 0, pid, tid or args.task_id
   overlaps N               polls that start before the previous poll of their thread (pid, tid) ended
+  waits N                  complete events of category "wait" (a task's [suspended] / [runnable] spans)
+  bad_waits N              waits without a name ending in " [suspended]" or " [runnable]", ts, dur >= 0,
+                           args.task_id, or on a track that has polls
+  wait_overlaps N          waits that start before the previous wait of their task (args.task_id) ended
+  wait_poll_overlaps N     waits that overlap a poll of their task
+  wait_tasks N             tasks with waits; wait_tracks N: the tracks they are on (one per task)
+  wait_us X                the waits' total duration (microseconds)
   samples N                instant events of category "sample"
   sf_missing N             samples whose "sf" is absent or not in stackFrames, or whose chain of parents breaks
   threads A,B,...          the thread_name metadata, sorted
@@ -61,6 +68,49 @@ def poll_facts(polls, out):
     out["overlaps"] = overlaps
 
 
+def overlapping(spans_a, spans_b):
+    """How many spans of spans_a overlap some span of spans_b (both lists of (start, end), each sorted)."""
+    n = j = 0
+    for start, end in spans_a:
+        while j < len(spans_b) and spans_b[j][1] <= start:
+            j += 1
+        if j < len(spans_b) and spans_b[j][0] < end:
+            n += 1
+    return n
+
+
+def wait_facts(waits, polls, out):
+    bad = 0
+    by_task = collections.defaultdict(list)
+    tracks = set()
+    poll_tracks = {(e.get("pid"), e.get("tid")) for e in polls}
+    for e in waits:
+        args = e.get("args") or {}
+        name = e.get("name")
+        if not isinstance(name, str) or not (name.endswith(" [suspended]") or name.endswith(" [runnable]")) or \
+                not isinstance(e.get("ts"), (int, float)) or not isinstance(e.get("dur"), (int, float)) or \
+                e["dur"] < 0 or "task_id" not in args or (e.get("pid"), e.get("tid")) in poll_tracks:
+            bad += 1
+            continue
+        by_task[str(args["task_id"])].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])))
+        tracks.add((e.get("pid"), e.get("tid")))
+    polls_of = collections.defaultdict(list)
+    for e in polls:
+        if "task_id" in (e.get("args") or {}) and isinstance(e.get("dur"), (int, float)):
+            polls_of[str(e["args"]["task_id"])].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])))
+    overlaps = with_polls = 0
+    for task, spans in by_task.items():
+        spans.sort()
+        overlaps += sum(1 for (_, end), (start, _) in zip(spans, spans[1:]) if start < end)
+        with_polls += overlapping(spans, sorted(polls_of.get(task, [])))
+    out["bad_waits"] = bad
+    out["wait_overlaps"] = overlaps
+    out["wait_poll_overlaps"] = with_polls
+    out["wait_tasks"] = len(by_task)
+    out["wait_tracks"] = len(tracks)
+    out["wait_us"] = "%.3f" % (sum(ns(e["dur"]) for e in waits if isinstance(e.get("dur"), (int, float))) / 1000.0)
+
+
 def stack_of(frames, sf):
     names = []
     seen = set()
@@ -103,6 +153,9 @@ def main():
     samples = [e for e in events if e.get("ph") == "i" and e.get("cat") == "sample"]
     out["polls"] = len(polls)
     poll_facts(polls, out)
+    waits = [e for e in events if e.get("ph") == "X" and e.get("cat") == "wait"]
+    out["waits"] = len(waits)
+    wait_facts(waits, polls, out)
     out["samples"] = len(samples)
     stacks = collections.Counter()
     missing = 0

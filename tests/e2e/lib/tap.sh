@@ -68,6 +68,11 @@ start_fixture() {
 }
 # recorded_secs ERRFILE: the seconds recorded, as record's summary line in ERRFILE gives them
 recorded_secs() { sed -n 's/^taskspy: [0-9]* samples, .* pid [0-9]*, \([0-9.]*\) s at .*/\1/p' "$1"; }
+# pprof_total FILE SAMPLE_INDEX: the "of N total" of `go tool pprof -top` (times in nanoseconds)
+pprof_total() {
+    go tool pprof -sample_index="$2" -unit=ns -top "$1" 2> "$WORK/pprof.err" |
+        sed -n 's/^Showing nodes accounting for .* of \([0-9]*\)\(ns\)\{0,1\} total$/\1/p'
+}
 stop_fixture() { kill "$FIXTURE_PID" 2>/dev/null; wait "$FIXTURE_PID" 2>/dev/null; true; }
 
 # share FOLDED PATTERN TOTAL_PATTERN: percentage of samples whose stack matches PATTERN among those

@@ -2,7 +2,8 @@
 /* test_record_options.c: unit tests of cli/record_options (`taskspy record` option parsing): the defaults, every
  * option in short and long form, each invalid value (pid, duration, frequency, call graph, stack size, group-by,
  * await points, markers, format), unknown options, a missing value, -p together with a command, neither, the
- * format taken from the .svg/.folded/.txt extension or refused for another. (cli/output_file's tests moved to
+ * format taken from the .svg/.folded/.txt extension or refused for another, --wait-output's .folded/.svg and
+ * --waker-symbol. (cli/output_file's tests moved to
  * test_output_file.c.) */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -200,6 +201,30 @@ static void test_target_and_output_errors(void **state)
     EXPECT_ERROR("no output file", "--", "ls");
 }
 
+/* --wait-output: .folded or .svg from the extension, nothing else; --waker-symbol only with it. */
+static void test_wait_output(void **state)
+{
+    (void)state;
+    struct parsed p = PARSE("-p", "5", "-o", "x.svg", "--wait-output", "w.folded", "--waker-symbol", "reg_waker");
+    assert_int_equal(p.rc, 0);
+    assert_string_equal(p.o.wait_output, "w.folded");
+    assert_int_equal(p.o.wait_format, FORMAT_FOLDED);
+    assert_string_equal(p.o.waker_symbol, "reg_waker");
+    p = PARSE("-p", "5", "-o", "x.folded", "--wait-output", "wait.svg");
+    assert_int_equal(p.rc, 0);
+    assert_int_equal(p.o.wait_format, FORMAT_FLAMEGRAPH);
+    assert_null(p.o.waker_symbol);
+    p = PARSE("-p", "5", "-o", "x.folded");
+    assert_int_equal(p.rc, 0);
+    assert_null(p.o.wait_output);
+    EXPECT_ERROR("invalid --wait-output 'w.txt' (a .folded or .svg file)", "-p", "5", "-o", "x.svg", "--wait-output", "w.txt");
+    EXPECT_ERROR("invalid --wait-output 'w.pb.gz'", "-p", "5", "-o", "x.svg", "--wait-output", "w.pb.gz");
+    EXPECT_ERROR("invalid --wait-output '.svg'", "-p", "5", "-o", "x.svg", "--wait-output", ".svg");
+    EXPECT_ERROR("invalid --wait-output '-'", "-p", "5", "-o", "x.svg", "--wait-output", "-");
+    EXPECT_ERROR("--waker-symbol is for the wait profile", "-p", "5", "-o", "x.svg", "--waker-symbol", "f");
+    EXPECT_ERROR("invalid --waker-symbol ''", "-p", "5", "-o", "x.svg", "--wait-output", "w.svg", "--waker-symbol", "");
+}
+
 static void test_format_from_extension(void **state)
 {
     (void)state;
@@ -277,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_unknown_and_missing),
         cmocka_unit_test(test_target_and_output_errors),
         cmocka_unit_test(test_format_from_extension),
+        cmocka_unit_test(test_wait_output),
         cmocka_unit_test(test_several_outputs),
         cmocka_unit_test(test_parse_twice_after_cluster),
     };

@@ -3,7 +3,7 @@
  * 1): samples, lost, threads, pid, duration and frequency; the markers line with provider:name x locations;
  * polls, tasks and the busiest tasks with their poll times; long polls named with their task (ids above
  * 32 bits in hex); "--markers none" and "none found" (with and without runtime boundary samples) stop
- * before any task line. */
+ * before any task line; the wait profile's lines. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -112,11 +112,48 @@ static void test_without_markers(void **state)
     free(text);
 }
 
+/* --wait-output: waits counted, the tasks that waited longest with their roots, the longest [runnable] delay,
+ * the sampler's note. */
+static void test_waits(void **state)
+{
+    (void)state;
+    struct profile *names = profile_new();
+    assert_non_null(names);
+    uint32_t sleeper = profile_intern(names, "task: app::sleeper", 18);
+    uint32_t server = profile_intern(names, "task: app::serve", 16);
+    struct wait_task_total tasks[2] = {
+        { .task_id = 0x7f0000001000ull, .root = sleeper, .suspended_ns = 2900000000ull, .runnable_ns = 4000000 },
+        { .task_id = 9, .root = server, .suspended_ns = 1000000000ull, .runnable_ns = 250000000ull,
+          .longest_runnable_ns = 31500000 },
+    };
+    struct wait_summary w = { .intervals = 1500, .suspended_ns = 3900000000ull, .runnable_ns = 254000000ull,
+                              .stacks = 300, .longest_runnable_ns = 31500000, .longest_runnable_task = 9,
+                              .longest_runnable_root = server, .tasks = tasks, .n_tasks = 2, .n_listed = 2 };
+    struct sampler_stats st = { .wait_stacks_skipped = 700, .wait_stacks_lost = 2, .waker_locations = 3,
+                                .wait_note = "some note" };
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    record_summary_print_waits(out, &w, names, &st);
+    fclose(out);
+    CONTAINS(text, "taskspy: waits: some note\n");
+    CONTAINS(text, "taskspy: waits: 1500 waits of 2 tasks, 3.90 s suspended, 0.25 s runnable; 300 registration "
+                   "stacks (700 skipped by the budget, 2 lost), 3 waker locations probed\n");
+    CONTAINS(text, "taskspy: waited longest:\n"
+                   "taskspy:   task 0x7f0000001000 (task: app::sleeper): 2900.0 ms suspended, 4.0 ms runnable\n"
+                   "taskspy:   task 9 (task: app::serve): 1000.0 ms suspended, 250.0 ms runnable\n");
+    CONTAINS(text, "taskspy: longest [runnable] delay: 31.50 ms, task 9 (task: app::serve)\n");
+    free(text);
+    profile_free(names);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_with_markers),
         cmocka_unit_test(test_tls_route),
+        cmocka_unit_test(test_waits),
         cmocka_unit_test(test_without_markers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

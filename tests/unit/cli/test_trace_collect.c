@@ -101,10 +101,21 @@ static void test_finish(void **state)
     };
     for (size_t i = 0; i < 3; i++)
         assert_int_equal(trace_collect_poll(&c, &polls[i]), 0);
+    /* waits of task 3 between its polls: the doubtful one is left out, as the wait profile leaves it */
+    struct wait_interval waits[] = {
+        { .task_id = 3, .start_ns = 250, .woken_ns = 400, .end_ns = 500, .site = "app::serve @ main.rs:9" },
+        { .task_id = 3, .start_ns = 600, .woken_ns = 700, .end_ns = 700, .doubtful = true },
+    };
+    for (size_t i = 0; i < 2; i++)
+        assert_int_equal(trace_collect_wait(&c, &waits[i]), 0);
     assert_int_equal(task_stacks_finish(e.t), 0);
 
     struct trace_events ev;
-    assert_int_equal(trace_collect_finish(&c, e.t, e.p, 77, 40, &ev), 0);
+    assert_int_equal(trace_collect_finish(&c, e.t, e.p, 77, 40, false, &ev), 0);
+    assert_int_equal(ev.n_waits, 1);
+    assert_int_equal(ev.waits[0].woken_ns, 400);
+    assert_string_equal(ev.waits[0].site, "app::serve @ main.rs:9");
+    assert_string_equal(profile_frame_name(e.p, ev.waits[0].root), "task: app::serve");
     assert_int_equal(ev.pid, 77);
     assert_int_equal(ev.start_ns, 40);
     assert_int_equal(ev.n_polls, 3);

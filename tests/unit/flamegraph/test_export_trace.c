@@ -105,9 +105,15 @@ static void test_trace(void **state)
         { .time_ns = T0 + 1800, .tid = 11, .node = PROFILE_NO_NODE },
         { .time_ns = T0 + 5000, .tid = 10, .node = in_thread },
     };
+    const struct trace_wait waits[] = {      /* each task on a track of its own above the recording's */
+        { .start_ns = T0 + 3000, .woken_ns = T0 + 3500, .end_ns = T0 + 4000, .task_id = 1, .root = serve,
+          .site = "serve @ main.rs:9" },
+        { .start_ns = T0 + 1500, .woken_ns = T0 + 1500, .end_ns = T0 + 2500, .task_id = 0x100000000ull,
+          .root = PROFILE_NO_FRAME },    /* woken at once: [runnable] alone */
+    };
     struct trace_events ev = {
         .pid = 7, .start_ns = T0, .threads = threads, .n_threads = 3, .polls = polls, .n_polls = 5,
-        .samples = samples, .n_samples = 3, .left_out = 4,
+        .samples = samples, .n_samples = 3, .waits = waits, .n_waits = 2, .left_out = 4,
     };
     struct export_info info = { .name = "demo \"x\"", .exporter = "taskspy test", .period_ns = 1000,
                                 .duration_ns = 2000000 };
@@ -125,6 +131,11 @@ static void test_trace(void **state)
         "{\"name\":\"task: serve\",\"cat\":\"poll\",\"ph\":\"X\",\"pid\":7,\"tid\":10,\"ts\":3.000,\"dur\":1.000,\"args\":{\"task_id\":\"2\"}},\n"
         "{\"name\":\"task: serve\",\"cat\":\"poll\",\"ph\":\"X\",\"pid\":7,\"tid\":10,\"ts\":4.000,\"dur\":1000.000,\"args\":{\"task_id\":\"1\"}},\n"
         "{\"name\":\"[task entry unknown]\",\"cat\":\"poll\",\"ph\":\"X\",\"pid\":7,\"tid\":11,\"ts\":1.500,\"dur\":0.000,\"args\":{\"task_id\":\"0x100000000\"}},\n"
+        "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":7,\"tid\":4194305,\"ts\":0,\"args\":{\"name\":\"waits of task 1: task: serve\"}},\n"
+        "{\"name\":\"task: serve [suspended]\",\"cat\":\"wait\",\"ph\":\"X\",\"pid\":7,\"tid\":4194305,\"ts\":3.000,\"dur\":0.500,\"args\":{\"state\":\"[suspended]\",\"task_id\":\"1\",\"await\":\"serve @ main.rs:9\"}},\n"
+        "{\"name\":\"task: serve [runnable]\",\"cat\":\"wait\",\"ph\":\"X\",\"pid\":7,\"tid\":4194305,\"ts\":3.500,\"dur\":0.500,\"args\":{\"state\":\"[runnable]\",\"task_id\":\"1\",\"await\":\"serve @ main.rs:9\"}},\n"
+        "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":7,\"tid\":4194306,\"ts\":0,\"args\":{\"name\":\"waits of task 0x100000000: [task entry unknown]\"}},\n"
+        "{\"name\":\"[task entry unknown] [runnable]\",\"cat\":\"wait\",\"ph\":\"X\",\"pid\":7,\"tid\":4194306,\"ts\":1.500,\"dur\":1.000,\"args\":{\"state\":\"[runnable]\",\"task_id\":\"0x100000000\"}},\n"
         "{\"name\":\"memchr\",\"cat\":\"sample\",\"ph\":\"i\",\"s\":\"t\",\"pid\":7,\"tid\":10,\"ts\":1.200,\"sf\":%u},\n"
         "{\"name\":\"[stack unknown]\",\"cat\":\"sample\",\"ph\":\"i\",\"s\":\"t\",\"pid\":7,\"tid\":11,\"ts\":1.800},\n"
         "{\"name\":\"main\",\"cat\":\"sample\",\"ph\":\"i\",\"s\":\"t\",\"pid\":7,\"tid\":10,\"ts\":5.000,\"sf\":%u}\n"
@@ -136,7 +147,7 @@ static void test_trace(void **state)
         "\"5\":{\"name\":\"main\",\"category\":\"thread\",\"parent\":\"4\"}\n"
         "},\"otherData\":{\"exporter\":\"taskspy test\",\"command\":\"demo \\\"x\\\"\",\"pid\":7,"
         "\"sample_period_ns\":1000,\"duration_ns\":2000000,\"samples\":3,\"polls\":4,\"polls_clipped\":1,"
-        "\"polls_dropped\":1,\"events_left_out\":4}}\n",
+        "\"polls_dropped\":1,\"wait_spans\":3,\"events_left_out\":4}}\n",
         in_task, in_thread);
     assert_int_equal(in_task, 3);
     assert_int_equal(in_thread, 5);
@@ -144,6 +155,7 @@ static void test_trace(void **state)
     assert_int_equal(report.polls, 4);
     assert_int_equal(report.clipped, 1);
     assert_int_equal(report.dropped, 1);
+    assert_int_equal(report.wait_spans, 3);
     free(got);
     profile_free(p);
 }
@@ -164,7 +176,7 @@ static void test_empty_trace(void **state)
         "{\"name\":\"recording\",\"cat\":\"recording\",\"ph\":\"X\",\"pid\":42,\"tid\":4194304,\"ts\":0.000,\"dur\":0.000}\n"
         "],\"stackFrames\":{\n"
         "},\"otherData\":{\"exporter\":\"taskspy\",\"command\":\"taskspy\",\"pid\":42,\"sample_period_ns\":0,"
-        "\"duration_ns\":0,\"samples\":0,\"polls\":0,\"polls_clipped\":0,\"polls_dropped\":0,\"events_left_out\":0}}\n");
+        "\"duration_ns\":0,\"samples\":0,\"polls\":0,\"polls_clipped\":0,\"polls_dropped\":0,\"wait_spans\":0,\"events_left_out\":0}}\n");
     free(got);
     profile_free(p);
 }

@@ -4,8 +4,9 @@
  * U+FFFD, valid multi-byte text kept), the protobuf writer's bytes (varints, keys, length-delimited and
  * packed fields, zero fields left out), frame and root names read back (file:line, inlined, task roots),
  * a small profile's speedscope file exactly, the same profile's pprof file decoded back (gunzip, a small
- * protobuf reader here) into the same stacks, counts, values, labels and inline chains, empty profiles in
- * both formats, and write errors reported. */
+ * protobuf reader here) into the same stacks, counts, values, labels and inline chains, a recording's
+ * address stacks written as pprof and decoded (locations, mappings with build ids, system names, start
+ * lines, labels), empty profiles in both formats, and write errors reported. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -397,11 +398,11 @@ struct decoded_profile {
     size_t n_samples;
     struct decoded_location locations[MAX_ITEMS];
     size_t n_locations;
-    uint64_t functions[MAX_ITEMS][3];   /* id, name, filename */
+    uint64_t functions[MAX_ITEMS][5];   /* id, name, filename, system name, start line */
     size_t n_functions;
     char *strings[MAX_ITEMS * 2];
     size_t n_strings;
-    uint64_t mapping_id, mapping_start, mapping_limit, mapping_flags;
+    uint64_t mapping_id, mapping_start, mapping_limit, mapping_offset, mapping_file, mapping_build_id, mapping_flags;
     uint64_t time_nanos, duration_nanos, period, period_type[2];
 };
 
@@ -490,6 +491,12 @@ static void decode_profile(const uint8_t *data, size_t len, struct decoded_profi
                     d->mapping_start = v;
                 else if (f == 3)
                     d->mapping_limit = v;
+                else if (f == 4)
+                    d->mapping_offset = v;
+                else if (f == 5)
+                    d->mapping_file = v;
+                else if (f == 6)
+                    d->mapping_build_id = v;
                 else if (f >= 7 && f <= 10)
                     d->mapping_flags |= v << (f - 7);
             }
@@ -507,6 +514,10 @@ static void decode_profile(const uint8_t *data, size_t len, struct decoded_profi
                     d->functions[d->n_functions][1] = v;
                 else if (f == 4)
                     d->functions[d->n_functions][2] = v;
+                else if (f == 3)
+                    d->functions[d->n_functions][3] = v;
+                else if (f == 5)
+                    d->functions[d->n_functions][4] = v;
             }
             d->n_functions++;
             break;
@@ -589,13 +600,15 @@ static void sample_labels(const struct decoded_profile *d, const struct decoded_
     }
 }
 
-static void pprof_decoded(const struct profile *p, const struct export_info *info, struct decoded_profile *d)
+/* The pprof file written by profile_write_pprof (addresses NULL) or profile_write_pprof_addresses, decoded. */
+static void pprof_decoded_of(const struct profile *p, const struct address_profile *addresses,
+                             const struct export_info *info, struct decoded_profile *d)
 {
     char *gz = NULL;
     size_t gz_len = 0;
     FILE *out = open_memstream(&gz, &gz_len);
     assert_non_null(out);
-    assert_int_equal(profile_write_pprof(p, out, info), 0);
+    assert_int_equal(addresses ? profile_write_pprof_addresses(addresses, p, out, info) : profile_write_pprof(p, out, info), 0);
     assert_int_equal(fclose(out), 0);
     assert_true(gz_len > 18);
     assert_int_equal((uint8_t)gz[0], 0x1f);   /* gzip magic */
@@ -619,6 +632,11 @@ static void pprof_decoded(const struct profile *p, const struct export_info *inf
     free(gz);
     assert_true(d->n_strings > 0);
     assert_string_equal(d->strings[0], "");
+}
+
+static void pprof_decoded(const struct profile *p, const struct export_info *info, struct decoded_profile *d)
+{
+    pprof_decoded_of(p, NULL, info, d);
 }
 
 static int compare_strings(const void *a, const void *b)
@@ -727,6 +745,98 @@ static void test_pprof_empty_and_no_period(void **state)
     profile_free(p);
 }
 
+/* A recording's address stacks: a repeated stack merged, one location per address with its mapping (or
+ * none, as a kernel address) and its inline chain, functions with system names and start lines, labels
+ * from the roots (a held-back task root settled by address_profile_finish from its task id), the
+ * mapping's build id. */
+static void test_pprof_addresses(void **state)
+{
+    (void)state;
+    struct profile *names = profile_new();
+    uint32_t thread = profile_intern(names, "worker-0", 8);
+    uint32_t task_root = profile_intern(names, "task 42: serve", 14);
+    char err[200];
+    struct task_stacks *t = task_stacks_new(names, GROUP_BY_ENTRY, true, NULL, err, sizeof(err));
+    struct address_profile *a = address_profile_new();
+    assert_non_null(t);
+    assert_non_null(a);
+    struct address_mapping m = { .start = 0x5000, .limit = 0x9000, .offset = 0x1000, .file = "/bin/app",
+                                 .build_id = "abcd01" };
+    assert_int_equal(address_profile_mapping(a, 7, &m), 1);
+    assert_int_equal(address_profile_mapping(a, 7, &m), 1);   /* the same key: the same mapping */
+    struct address_line chain[] = {
+        { .function = "pad", .file = "/src/fmt.rs", .line = 3 },
+        { .function = "app::render", .system_name = "_ZN3app6render17h0123456789abcdefE", .file = "/src/app.rs",
+          .line = 20, .start_line = 18 },
+    };
+    struct address_line outer[] = { { .function = "main", .file = "/src/app.rs", .line = 40, .start_line = 38 } };
+    struct address_line kernel[] = { { .function = "do_syscall_64" } };
+    uint32_t leaf = address_profile_location(a, 0x5123, 1, chain, 2);
+    uint32_t caller = address_profile_location(a, 0x5456, 1, outer, 1);
+    uint32_t in_kernel = address_profile_location(a, 0xffffffff81000010u, 0, kernel, 1);
+    assert_int_equal(leaf, 1);
+    assert_int_equal(caller, 2);
+    assert_int_equal(in_kernel, 3);
+    uint32_t user_stack[] = { leaf, caller }, kernel_stack[] = { in_kernel, caller };
+    struct address_labels in_task = { .thread = thread, .root = task_root };
+    struct address_labels held = { .thread = thread, .root = PROFILE_NO_FRAME, .task_id = 7, .has_task_id = true };
+    struct address_labels plain = { .thread = thread, .root = thread };
+    assert_int_equal(address_profile_add(a, user_stack, 2, &in_task, 1), 0);
+    assert_int_equal(address_profile_add(a, kernel_stack, 2, &plain, 3), 0);
+    assert_int_equal(address_profile_add(a, user_stack, 2, &in_task, 1), 0);
+    assert_int_equal(address_profile_add(a, user_stack, 2, &held, 1), 0);
+    assert_int_equal(address_profile_stacks(a), 3);
+    assert_int_equal(address_profile_finish(a, t), 0);
+
+    static struct decoded_profile d;
+    pprof_decoded_of(names, a, &(struct export_info){ .period_ns = 1000 }, &d);
+    assert_int_equal(d.n_samples, 3);
+    char labels[100];
+    assert_int_equal(d.samples[0].n_locations, 2);
+    assert_int_equal(d.samples[0].locations[0], leaf);            /* leaf first */
+    assert_int_equal(d.samples[0].locations[1], caller);
+    assert_int_equal(d.samples[0].values[0], 2);
+    assert_int_equal(d.samples[0].values[1], 2000);
+    sample_labels(&d, &d.samples[0], labels, sizeof(labels));
+    assert_string_equal(labels, "task=serve,task_id=42,thread=worker-0");
+    sample_labels(&d, &d.samples[1], labels, sizeof(labels));
+    assert_string_equal(labels, "thread=worker-0");
+    assert_int_equal(d.samples[1].values[0], 3);
+    sample_labels(&d, &d.samples[2], labels, sizeof(labels));
+    assert_string_equal(labels, "task=[task entry unknown],thread=worker-0");   /* settled: the root's labels */
+
+    assert_int_equal(d.n_locations, 3);
+    const struct decoded_location *l = location_by_id(&d, leaf);
+    assert_int_equal(l->address, 0x5123);
+    assert_int_equal(l->mapping, 1);
+    assert_int_equal(l->n_lines, 2);                               /* innermost first */
+    assert_string_equal(string_at(&d, function_by_id(&d, l->functions[0])[1]), "pad");
+    assert_int_equal(l->lines[0], 3);
+    const uint64_t *render = function_by_id(&d, l->functions[1]);
+    assert_string_equal(string_at(&d, render[1]), "app::render");
+    assert_string_equal(string_at(&d, render[2]), "/src/app.rs");
+    assert_string_equal(string_at(&d, render[3]), "_ZN3app6render17h0123456789abcdefE");
+    assert_int_equal(render[4], 18);
+    assert_int_equal(l->lines[1], 20);
+    const uint64_t *pad = function_by_id(&d, l->functions[0]);
+    assert_string_equal(string_at(&d, pad[3]), "pad");             /* no system name: the name */
+    assert_int_equal(pad[4], 0);
+    assert_int_equal(location_by_id(&d, in_kernel)->mapping, 0);
+    assert_int_equal(location_by_id(&d, in_kernel)->address, 0xffffffff81000010u);
+
+    assert_int_equal(d.mapping_id, 1);
+    assert_int_equal(d.mapping_start, 0x5000);
+    assert_int_equal(d.mapping_limit, 0x9000);
+    assert_int_equal(d.mapping_offset, 0x1000);
+    assert_string_equal(string_at(&d, d.mapping_file), "/bin/app");
+    assert_string_equal(string_at(&d, d.mapping_build_id), "abcd01");
+    assert_int_equal(d.mapping_flags, 15);
+    decoded_free(&d);
+    address_profile_free(a);
+    task_stacks_free(t);
+    profile_free(names);
+}
+
 /* A stream that cannot take the output: both writers say so. */
 static void test_write_errors(void **state)
 {
@@ -756,6 +866,7 @@ int main(void)
         cmocka_unit_test(test_speedscope),
         cmocka_unit_test(test_pprof),
         cmocka_unit_test(test_pprof_empty_and_no_period),
+        cmocka_unit_test(test_pprof_addresses),
         cmocka_unit_test(test_write_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

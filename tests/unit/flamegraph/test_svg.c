@@ -105,6 +105,9 @@ static void test_classifies_frames(void **state)
     assert_int_equal(CLASSIFY("odd_[x]", 5), SVG_FRAME_ORDINARY);
     assert_int_equal(CLASSIFY("memcpy", 5), SVG_FRAME_ORDINARY);
     assert_int_equal(CLASSIFY("all", 0), SVG_FRAME_ALL);
+    assert_int_equal(CLASSIFY("[suspended]", 4), SVG_FRAME_SUSPENDED);
+    assert_int_equal(CLASSIFY("[runnable]", 4), SVG_FRAME_RUNNABLE);
+    assert_int_equal(CLASSIFY("[runnable]x", 4), SVG_FRAME_ORDINARY);
 }
 
 static void test_colours_stable_per_name_and_distinct_per_kind(void **state)
@@ -373,6 +376,34 @@ static void test_options_shape_the_image(void **state)
     profile_free(p);
 }
 
+/* The wait graph: counts in microseconds shown as ms, [runnable] / [suspended] in hues of their own. */
+static void test_wait_graph_ms_and_palette(void **state)
+{
+    (void)state;
+    struct profile *p = profile_of("task: a;a @ m.rs:3;[suspended] 1234567\ntask: a;a @ m.rs:3;[runnable] 5\n");
+    struct svg_options o;
+    svg_options_init(&o);
+    o.colors = "wait";
+    o.count_name = "ms";
+    o.count_divisor = 1000;
+    o.min_width = 0;                /* the 5 us frame is far narrower than a pixel */
+    char *svg = render(p, &o);
+    assert_non_null(strstr(svg, "<title>[suspended] (1234.567 ms, 100.00%)</title>"));
+    assert_non_null(strstr(svg, "<title>[runnable] (0.005 ms, 0.00%)</title>"));
+    assert_non_null(strstr(svg, "<title>all (1234.572 ms, 100.00%)</title>"));
+    free(svg);
+    profile_free(p);
+    const char *name = "x";
+    uint32_t io = svg_frame_color("wait", SVG_FRAME_AWAIT, name, 1);
+    uint32_t runnable = svg_frame_color("wait", SVG_FRAME_RUNNABLE, name, 1);
+    uint32_t suspended = svg_frame_color("wait", SVG_FRAME_SUSPENDED, name, 1);
+    assert_int_equal(io, svg_frame_color("io", SVG_FRAME_ORDINARY, name, 1));   /* flamegraph.pl's io colours */
+    assert_true((runnable >> 16) >= 200 && (runnable & 0xff) <= 130);              /* red */
+    assert_true((suspended >> 16) == ((suspended >> 8) & 0xff));                    /* grey */
+    assert_int_not_equal(io, runnable);
+    assert_int_not_equal(io, suspended);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -389,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_minwidth_leaves_out_narrow_frames),
         cmocka_unit_test(test_reverse_merges_leaf_first),
         cmocka_unit_test(test_options_shape_the_image),
+        cmocka_unit_test(test_wait_graph_ms_and_palette),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

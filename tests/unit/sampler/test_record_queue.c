@@ -2,7 +2,8 @@
 /* test_record_queue.c: unit tests of sampler/record_queue: batches come out in the order they went in with
  * their entries intact; a batch that does not fit the byte budget keeps its non-sample records and leaves its
  * samples out, counted; close ends the consumer once the queue is empty; a producer and a consumer thread
- * hand over many batches without losing or reordering one. */
+ * hand over many batches without losing or reordering one, processed batches' memory going back to the
+ * producer; an entry put together from pieces is their bytes in order, padded, a sample counted as one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -96,12 +97,14 @@ struct producer {
 static void *produce(void *arg)
 {
     struct producer *p = arg;
+    struct record_batch b = { 0 };
     for (int i = 0; i < p->batches; i++) {
-        struct record_batch b = { 0 };
+        assert_int_equal(b.bytes.n, 0);     /* empty, or a processed batch's memory, emptied */
         for (int k = 0; k < 1 + i % 5; k++)
             add_record(&b, PERF_RECORD_SAMPLE, (uint64_t)i * 10 + (uint64_t)k, 8 + (size_t)(k * 8));
         record_queue_push(p->q, &b);
     }
+    record_batch_free(&b);
     record_queue_close(p->q);
     return NULL;
 }
@@ -123,7 +126,8 @@ static void test_threads_hand_over_in_order(void **state)
         assert_int_equal(n, 1 + next % 5);
         for (size_t k = 0; k < n; k++)
             assert_int_equal(t[k], (uint64_t)next * 10 + k);
-        record_batch_free(&got);
+        record_queue_recycle(&q, &got);
+        assert_null(got.bytes.v);
         next++;
     }
     assert_int_equal(pthread_join(th, NULL), 0);
@@ -132,9 +136,65 @@ static void test_threads_hand_over_in_order(void **state)
     record_queue_free(&q);
 }
 
+static void test_recycled_memory_comes_back(void **state)
+{
+    (void)state;
+    struct record_queue q;
+    assert_int_equal(record_queue_init(&q, SIZE_MAX), 0);
+    struct record_batch b = { 0 }, got = { 0 };
+    add_record(&b, PERF_RECORD_SAMPLE, 1, 64);
+    assert_int_equal(record_queue_push(&q, &b), 0);
+    assert_null(b.bytes.v);                        /* no spare yet */
+    assert_true(record_queue_pop(&q, &got));
+    uint8_t *memory = got.bytes.v;
+    record_queue_recycle(&q, &got);
+    add_record(&b, PERF_RECORD_MMAP2, 2, 8);
+    assert_int_equal(record_queue_push(&q, &b), 0);
+    assert_ptr_equal(b.bytes.v, memory);           /* the processed batch's memory, to fill again */
+    assert_int_equal(b.bytes.n, 0);
+    assert_int_equal(b.samples, 0);
+    assert_true(b.bytes.cap > 0);
+    assert_true(record_queue_pop(&q, &got));
+    uint64_t t[4];
+    char types[5];
+    assert_int_equal(tags(&got, t, types, 4), 1);
+    assert_string_equal(types, "M");
+    record_batch_free(&got);
+    record_batch_free(&b);
+    record_queue_close(&q);
+    record_queue_free(&q);
+}
+
+static void test_entry_from_pieces(void **state)
+{
+    (void)state;
+    struct record_batch b = { 0 };
+    struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .size = sizeof(h) + 13 };
+    uint64_t tag = 42;
+    const char tail[] = "abcde";
+    struct batch_piece pieces[] = { { &h, sizeof(h) }, { &tag, 8 }, { tail, 5 } };
+    struct queued_entry e = { .kind = QUEUED_RECORD, .size = h.size, .task_id = tag };
+    assert_int_equal(record_batch_add_pieces(&b, &e, pieces, 3), 0);
+    assert_int_equal(b.samples, 1);
+    assert_int_equal(b.bytes.n, sizeof(e) + 24);   /* 21 bytes, padded to 24 */
+    const uint8_t *rec = b.bytes.v + sizeof(e);
+    assert_memory_equal(rec, &h, sizeof(h));
+    assert_memory_equal(rec + sizeof(h), &tag, 8);
+    assert_memory_equal(rec + sizeof(h) + 8, tail, 5);
+    static const uint8_t zeros[3];
+    assert_memory_equal(rec + 21, zeros, 3);
+    uint64_t t[2];
+    char types[3];
+    assert_int_equal(tags(&b, t, types, 2), 1);
+    assert_string_equal(types, "S");
+    record_batch_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_recycled_memory_comes_back),
+        cmocka_unit_test(test_entry_from_pieces),
         cmocka_unit_test(test_order_and_budget),
         cmocka_unit_test(test_threads_hand_over_in_order),
     };

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_symbolize.c: the symbolize layer on real code: this test binary's own functions (through
  * /proc/self/maps), an inlined call chain, libc's dynamic symbols, separate debug files found by
- * .gnu_debuglink and by build-id under a target root, kernel symbols, and the address cache. */
+ * .gnu_debuglink and by build-id under a target root, kernel symbols, the address cache, and what pprof
+ * needs besides (system names, source paths, declaration lines, the mapping with its build id). */
 #include "elf/elf_file.h"
 #include "symbolize/symbolize.h"
 
@@ -128,6 +129,35 @@ static void test_own_function(void **state)
     assert_int_equal(r->function_start, address_of((void *)target_function));
     assert_non_null(r->object);
     assert_string_equal(r->object, program_invocation_short_name);
+    /* pprof's parts: the linker's name, DWARF's path, the declaration line */
+    assert_string_equal(r->frames[0].system_name, "target_function");
+    assert_non_null(r->frames[0].path);
+    size_t path_len = strlen(r->frames[0].path), tail_len = strlen("symbolize/test_symbolize.c");
+    assert_true(path_len >= tail_len);
+    assert_string_equal(r->frames[0].path + path_len - tail_len, "symbolize/test_symbolize.c");
+    assert_int_equal(r->frames[0].start_line, target_function_line);
+    /* the mapping that holds it, with this binary's build id as elf/ reads it */
+    struct sym_mapping m;
+    assert_true(symbolize_user_mapping(s, address_of((void *)target_function), false, &m));
+    assert_true(m.start <= address_of((void *)target_function) && address_of((void *)target_function) < m.end);
+    char self[4096];
+    ssize_t self_len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    assert_true(self_len > 0);
+    self[self_len] = '\0';
+    assert_string_equal(m.path, self);
+    struct elf_file ef;
+    assert_int_equal(elf_file_open(&ef, self), 0);
+    const uint8_t *id;
+    size_t id_len = elf_file_build_id(&ef, &id);
+    char hex[129] = "";
+    for (size_t i = 0; i < id_len && i < 64; i++)
+        snprintf(hex + 2 * i, 3, "%02x", id[i]);
+    elf_file_close(&ef);
+    if (id_len)
+        assert_string_equal(m.build_id, hex);
+    else
+        assert_null(m.build_id);
+    assert_false(symbolize_user_mapping(s, 16, false, &m));
     /* A few bytes in: same function, same start. */
     const struct sym_result *r2 = symbolize_user(s, address_of((void *)target_function) + 2, false);
     assert_string_equal(r2->frames[r2->n - 1].name, "target_function");
@@ -152,6 +182,8 @@ static void test_inline_chain(void **state)
     assert_false(r->frames[1].inlined);
     assert_string_equal(r->frames[1].file, "test_symbolize.c");
     assert_int_equal(r->frames[1].line, outer_call_line);
+    assert_int_equal(r->frames[1].start_line, outer_call_line - 2);   /* its declaration */
+    assert_int_equal(r->frames[0].start_line, 0);                     /* not looked up for inlined frames */
     assert_int_equal(r->function_start, address_of((void *)outer_function));
     symbolizer_free(s);
 }

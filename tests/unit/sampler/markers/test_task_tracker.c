@@ -613,6 +613,99 @@ static void test_sort_busiest_first(void **state)
     task_tracker_free(&t);
 }
 
+/* The wait profile's task events: told as hits are applied, in time order per thread (queued out of order),
+ * a runtime poll function's return as POLL_END of the task it ends, wakes and registrations unchanged; a
+ * hit after the round's end waits for the next round. */
+struct told { uint32_t tid; enum marker_kind kind; uint64_t task, time; };
+struct told_list { struct told v[16]; size_t n; };
+static void tell(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns)
+{
+    struct told_list *l = ctx;
+    if (l->n < 16)
+        l->v[l->n++] = (struct told){ tid, kind, task_id, time_ns };
+}
+
+static void test_task_events(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    struct told_list l = { .n = 0 };
+    t.on_task_event = tell;
+    t.poll_ctx = &l;
+    const struct marker_hit hits[] = {
+        { .tid = 1, .kind = MARKER_WAKER_REGISTERED, .time_ns = 150, .arg0 = 0xa },
+        { .tid = 1, .kind = MARKER_POLL_START, .time_ns = 100, .arg0 = 0xa },
+        { .tid = 2, .kind = MARKER_WAKE, .time_ns = 170, .arg0 = 0xa },
+        { .tid = 1, .kind = MARKER_POLL_RETURN, .time_ns = 200 },
+        { .tid = 1, .kind = MARKER_POLL_START, .time_ns = 400, .arg0 = 0xb },   /* after the round */
+    };
+    for (size_t i = 0; i < sizeof(hits) / sizeof(hits[0]); i++)
+        assert_int_equal(task_tracker_queue(&t, &hits[i]), 0);
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    task_tracker_round_end(&t, 300);
+    assert_int_equal(l.n, 4);
+    size_t on1 = 0;
+    const enum marker_kind want1[] = { MARKER_POLL_START, MARKER_WAKER_REGISTERED, MARKER_POLL_END };
+    const uint64_t time1[] = { 100, 150, 200 };
+    for (size_t i = 0; i < l.n; i++) {
+        assert_int_equal(l.v[i].task, 0xa);
+        if (l.v[i].tid == 2) {
+            assert_int_equal(l.v[i].kind, MARKER_WAKE);
+            continue;
+        }
+        assert_int_equal(l.v[i].kind, want1[on1]);
+        assert_int_equal(l.v[i].time, time1[on1]);
+        on1++;
+    }
+    assert_int_equal(on1, 3);
+    task_tracker_round_end(&t, UINT64_MAX);
+    assert_int_equal(l.n, 5);
+    assert_int_equal(l.v[4].kind, MARKER_POLL_START);
+    assert_int_equal(l.v[4].task, 0xb);
+    task_tracker_free(&t);
+}
+
+/* The return address a poll function's entry recorded (its return probe's trampoline replaces it on the
+ * stack): known inside that poll, from queued hits and then from the applied state; not after its return;
+ * the last probe hit before a time for samples in an out-of-line single step. */
+static void test_poll_return_address(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    const struct marker_hit hits[] = {
+        { .tid = 1, .kind = MARKER_POLL_START, .time_ns = 100, .arg0 = 0xa, .probe_addr = 0x1000,
+          .ret_addr = 0x4242, .ret_slot = 0x7ff0 },
+        { .tid = 1, .kind = MARKER_WAKER_REGISTERED, .time_ns = 150, .arg0 = 0xa, .probe_addr = 0x2000 },
+        { .tid = 1, .kind = MARKER_POLL_RETURN, .time_ns = 200, .probe_addr = 0x3000 },
+    };
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(task_tracker_queue(&t, &hits[i]), 0);
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    uint64_t slot, ret;
+    task_tracker_poll_return(&t, 1, 120, &slot, &ret);
+    assert_int_equal(slot, 0x7ff0);
+    assert_int_equal(ret, 0x4242);
+    task_tracker_poll_return(&t, 1, 160, &slot, &ret);      /* a registration does not end the poll */
+    assert_int_equal(ret, 0x4242);
+    task_tracker_poll_return(&t, 1, 250, &slot, &ret);
+    assert_int_equal(ret, 0);
+    task_tracker_poll_return(&t, 1, 50, &slot, &ret);       /* before any hit */
+    assert_int_equal(ret, 0);
+    assert_int_equal(task_tracker_hit_before(&t, 1, 160), 0x2000);
+    assert_int_equal(task_tracker_hit_before(&t, 2, 160), 0);
+    task_tracker_round_end(&t, 150);                        /* the start applied, the return still queued */
+    task_tracker_poll_return(&t, 1, 180, &slot, &ret);
+    assert_int_equal(ret, 0x4242);
+    assert_int_equal(task_tracker_hit_before(&t, 1, 180), 0x2000);
+    task_tracker_round_end(&t, UINT64_MAX);
+    task_tracker_poll_return(&t, 1, 300, &slot, &ret);
+    assert_int_equal(ret, 0);
+    assert_int_equal(task_tracker_hit_before(&t, 1, 300), 0x3000);
+    task_tracker_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -629,6 +722,8 @@ int main(void)
         cmocka_unit_test(test_round_equal_times_keep_arrival_order),
         cmocka_unit_test(test_round_random_against_reference),
         cmocka_unit_test(test_sort_busiest_first),
+        cmocka_unit_test(test_task_events),
+        cmocka_unit_test(test_poll_return_address),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

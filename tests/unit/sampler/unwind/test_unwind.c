@@ -225,6 +225,15 @@ static void test_main_thread_unwinds_to_start(void **state)
     capture_free(&cap);
 }
 
+/* A capture (65528 bytes of stack at most) taken by body on a thread of its own. */
+static void capture_in_thread(struct capture *cap, void *(*body)(void *))
+{
+    capture_init(cap, 65528);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, body, cap), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+}
+
 static void *thread_body(void *arg)
 {
     int r = level_a(arg);
@@ -236,10 +245,7 @@ static void test_thread_unwinds_to_clone(void **state)
 {
     (void)state;
     struct capture cap;
-    capture_init(&cap, 65528);
-    pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, thread_body, &cap), 0);
-    assert_int_equal(pthread_join(t, NULL), 0);
+    capture_in_thread(&cap, thread_body);
     /* Objects opened through a root prefix, as for a target in another mount namespace. */
     struct unwinder *u = unwinder_new(&cap.maps, "/proc/self/root");
     assert_non_null(u);
@@ -512,6 +518,96 @@ static void test_load_bias(void **state)
     assert_false(unwind_object_bias(&o, &stray, &bias));
 }
 
+/* A function whose epilogue pops its callee-saved registers and then returns, with the unwind rules LLVM and
+ * GCC emit: after each pop only the CFA moves, the registers keep their "saved at CFA-n" rules although
+ * their slots are now below the stack pointer. perf copies the stack from SP upwards, so a sample at the
+ * ret has those slots outside its copy. */
+extern const char epilogue_fn[], epilogue_fn_pop_rbx[], epilogue_fn_ret[];
+__asm__(".text\n"
+        ".type epilogue_fn,@function\n"
+        "epilogue_fn:\n"
+        ".cfi_startproc\n"
+        "push %rbp\n .cfi_def_cfa_offset 16\n .cfi_offset %rbp, -16\n"
+        "mov %rsp, %rbp\n .cfi_def_cfa_register %rbp\n"
+        "push %rbx\n .cfi_offset %rbx, -24\n"
+        "push %r12\n .cfi_offset %r12, -32\n"
+        "xor %eax, %eax\n"
+        "pop %r12\n"
+        "epilogue_fn_pop_rbx:\n"
+        "pop %rbx\n"
+        "pop %rbp\n .cfi_def_cfa %rsp, 8\n"
+        "epilogue_fn_ret:\n"
+        "ret\n"
+        ".cfi_endproc\n"
+        ".size epilogue_fn, .-epilogue_fn\n");
+
+/* The sample epilogue_fn would give at `at` had the captured function called it at its capture point: below cap's stack,
+ * the slots the epilogue has not popped yet (saved rbx, rbp) and the return address into the captured
+ * function; the registers already popped hold its values again. */
+static size_t epilogue_sample(const struct capture *cap, const char *at, uint64_t *regs, uint8_t *stack)
+{
+    uint64_t sp0 = cap->regs[PERF_REG_X86_SP], ret = cap->regs[PERF_REG_X86_IP];
+    memcpy(regs, cap->regs, sizeof(cap->regs));
+    regs[PERF_REG_X86_IP] = (uint64_t)(uintptr_t)at;
+    size_t below = 8;                                   /* at the ret: only the return address */
+    if (at == epilogue_fn_pop_rbx) {                    /* saved rbx, saved rbp, return address */
+        below = 24;
+        uint64_t saved[2] = { cap->regs[PERF_REG_X86_BX], cap->regs[PERF_REG_X86_BP] };
+        memcpy(stack, saved, 16);
+        regs[PERF_REG_X86_BX] = 0x1111;                 /* epilogue_fn's own value, not popped yet */
+        regs[PERF_REG_X86_BP] = sp0 - 16;               /* its frame pointer: where rbp was saved */
+    }
+    memcpy(stack + below - 8, &ret, 8);
+    memcpy(stack + below, cap->stack, cap->len);
+    regs[PERF_REG_X86_SP] = sp0 - below;
+    return below + cap->len;
+}
+
+/* A capture in a function with a frame pointer: its CFA is rbp-based, so unwinding through it needs the rbp
+ * that epilogue_fn saved. */
+__attribute__((noinline, noclone, optimize("no-omit-frame-pointer"))) static int level_fp(struct capture *cap)
+{
+    CAPTURE_REGS(cap->regs);
+    copy_stack(cap);
+    return (int)(cap->len & 1);
+}
+
+static void *thread_body_fp(void *arg)
+{
+    int r = level_fp(arg);
+    __asm__ volatile("" : "+r"(r));
+    return (void *)(intptr_t)r;
+}
+
+static void test_sample_in_an_epilogue(void **state)
+{
+    (void)state;
+    struct capture cap;
+    capture_in_thread(&cap, thread_body_fp);
+    struct unwinder *u = unwinder_new(&cap.maps, "");
+    assert_non_null(u);
+    struct fn_range want[] = {
+        symbol_range("epilogue_fn", (const void *)epilogue_fn),
+        symbol_range("level_fp", (const void *)level_fp),
+        symbol_range("thread_body_fp", (const void *)thread_body_fp),
+    };
+    uint8_t *stack = malloc(cap.len + 64);
+    assert_non_null(stack);
+    const char *points[] = { epilogue_fn_ret, epilogue_fn_pop_rbx };
+    for (size_t p = 0; p < 2; p++) {
+        uint64_t regs[PERF_REG_X86_64_MAX], ips[MAX_IPS];
+        size_t len = epilogue_sample(&cap, points[p], regs, stack);
+        bool truncated = true;
+        size_t n = unwinder_unwind(u, regs, stack, len, ips, MAX_IPS, &truncated);
+        assert_chain(ips, n, want, 3);
+        assert_true(n >= 5);                            /* then libc's start_thread and clone3 */
+        assert_false(truncated);
+    }
+    free(stack);
+    unwinder_free(u);
+    capture_free(&cap);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -523,6 +619,7 @@ int main(void)
         cmocka_unit_test(test_executable_mappings_only),
         cmocka_unit_test(test_vdso_frame),
         cmocka_unit_test(test_load_bias),
+        cmocka_unit_test(test_sample_in_an_epilogue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* wait_filter_program.h: the BPF program that decides, at each hit of a waker-registration probe whose perf
+ * event copies the user stack (the wait profile's stacks, SPEC section 3a), whether the kernel writes that
+ * sample: it returns 0 (no sample) unless the budget allows. A task's stack is taken again only when the
+ * return address at %rsp (the registering caller) differs from the one at its last capture, or that capture
+ * is older than interval_ns; and at most max_per_window stacks per window_ns in all. Per task (the probe's
+ * %rdi) it keeps the last capture's time and return address in an LRU hash map; the counters (the window and
+ * how many were taken and skipped) sit in a one-element mmapable array the reader reads without a system
+ * call. Hits in other processes, and on other CPUs than the event's, are refused (uncounted). */
+#ifndef TASKSPY_BPF_WAIT_FILTER_PROGRAM_H
+#define TASKSPY_BPF_WAIT_FILTER_PROGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/bpf.h>
+
+/* The counters' array element. */
+struct wait_filter_counters {
+    uint64_t window_start;             /* ns, of the current window */
+    uint64_t in_window;                /* stacks let through in it */
+    uint64_t taken;                    /* stacks let through in all */
+    uint64_t skipped;                  /* registrations refused by the budget */
+};
+
+/* The per-task map's value (key: the task id, u64). */
+struct wait_filter_task {
+    uint64_t last_ns;
+    uint64_t last_return;
+};
+
+struct wait_filter_spec {
+    uint32_t tgid;                     /* the target process */
+    uint32_t cpu;                      /* the CPU of the event it filters: every CPU's event of a probe runs its
+                                          program at each hit, only this CPU's writes the sample */
+    int tasks_fd;                      /* BPF_MAP_TYPE_LRU_HASH: u64 -> struct wait_filter_task */
+    int counters_fd;                   /* BPF_MAP_TYPE_ARRAY of one struct wait_filter_counters */
+    uint32_t interval_ns;              /* same caller: again after this long (< 2^31) */
+    uint32_t window_ns;                /* the rate cap's window (< 2^31) */
+    uint32_t max_per_window;
+};
+
+#define WAIT_FILTER_PROGRAM_MAX 80
+
+/* Write the program into out (max instructions). Returns the number of instructions, or -1 (no room, or a
+ * time that does not fit an immediate). */
+int wait_filter_program(const struct wait_filter_spec *spec, struct bpf_insn *out, size_t max);
+
+#endif

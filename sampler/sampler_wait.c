@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* sampler_wait.c: the sampler's side of the wait profile (SPEC section 3a, cfg->wait_profile). Task events
+ * (poll start and end, wake, waker registered, terminate) come from the task tracker as it applies marker
+ * hits, in time order per thread, and travel to the processing thread in the batch. Stacks at waker
+ * registration: a uprobe perf event per registration site and CPU copies registers and user stack (dwarf; a
+ * callchain with frame pointers) into the CPU's sample ring buffer, a BPF filter on it
+ * (sampler/bpf/wait_filter_program.h) letting a sample through only at a budget; the reading thread sets those
+ * records apart (by event id) and queues them after the round's task events, and the processing thread
+ * unwinds them like CPU samples. Each round ends with a QUEUED_WAIT_ROUND: everything up to its time is
+ * delivered. */
+#include "sampler/sampler_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sampler/bpf/bpf_sys.h"
+#include "sampler/bpf/wait_filter_program.h"
+#include "sampler/markers/uprobe_pmu.h"
+
+/* User stack bytes copied per registration stack (dwarf): on the tokio fixture clone_waker's stacks reach
+ * Harness::poll and beyond (18 frames, none truncated of ~900), on the hyper fixture too; a quarter of the
+ * CPU samples' default, so the copies cost the target and the buffers a quarter as much. */
+#define WAIT_STACK_BYTES 16384u
+/* The budget: a task's stack again when its caller changes or after WAIT_STACK_INTERVAL_NS; at most
+ * WAIT_STACKS_PER_WINDOW per WAIT_STACK_WINDOW_NS in all (300 per second: ~5 MB/s of stack copies into the
+ * sample buffers, well under what they drain). */
+#define WAIT_STACK_INTERVAL_NS 50000000u
+#define WAIT_STACK_WINDOW_NS 100000000u
+#define WAIT_STACKS_PER_WINDOW 30u
+
+struct wait_stacks {
+    int state;                         /* 0 untried, 1 ready, -1 unavailable */
+    int tasks_fd, counters_fd;
+    int *prog_fds;                     /* the filter for the event on s->cpus.v[c], loaded on first use; -1 */
+    const struct wait_filter_counters *counters;   /* mapped from counters_fd */
+    size_t counters_len;
+    struct uprobe_pmu pmu;
+    struct uprobe_arg_plan plan;       /* what each event records */
+    struct sample_layout layout;       /* ... and how to decode it */
+    struct u64_map ids;                /* event id -> 0 */
+    struct record_batch pending;       /* this round's stacks (reading thread) */
+    uint64_t copied;                   /* stack records read */
+    size_t sites;                      /* registration sites with stack events */
+    char note[640];
+};
+
+static void wait_note(struct sampler *s, const char *fmt, const char *detail)
+{
+    struct wait_stacks *w = s->wait;
+    if (!w->note[0])
+        snprintf(w->note, sizeof(w->note), fmt, detail);
+}
+
+int sampler_wait_open(struct sampler *s)
+{
+    if (!s->cfg.wait_profile)
+        return 0;
+    struct wait_stacks *w = calloc(1, sizeof(*w));
+    if (!w || u64_map_init(&w->ids, 64) != 0) {
+        free(w);
+        return -1;
+    }
+    w->tasks_fd = w->counters_fd = -1;
+    s->wait = w;
+    return 0;
+}
+
+/* The maps, the filter program and the events' layout, on the first registration site. */
+static bool stacks_ready(struct sampler *s)
+{
+    struct wait_stacks *w = s->wait;
+    if (w->state != 0)
+        return w->state == 1;
+    w->state = -1;
+    if (uprobe_pmu_info(&w->pmu) != 0) {
+        wait_note(s, "no waker-registration stacks: %s", "no uprobe PMU");
+        return false;
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    w->counters_len = page > 0 ? (size_t)page : 4096;
+    w->tasks_fd = bpf_sys_map_create(BPF_MAP_TYPE_LRU_HASH, 8, sizeof(struct wait_filter_task), 65536, 0);
+    w->counters_fd = w->tasks_fd < 0 ? -1 : bpf_sys_map_create(BPF_MAP_TYPE_ARRAY, 4,
+                                                                sizeof(struct wait_filter_counters), 1, BPF_F_MMAPABLE);
+    void *counters = w->counters_fd < 0 ? MAP_FAILED
+                                        : mmap(NULL, w->counters_len, PROT_READ, MAP_SHARED, w->counters_fd, 0);
+    if (counters == MAP_FAILED) {
+        wait_note(s, "no waker-registration stacks: cannot create BPF maps (%s)", strerror(errno));
+        return false;
+    }
+    w->counters = counters;
+    w->prog_fds = malloc(s->cpus.n * sizeof(*w->prog_fds));
+    if (!w->prog_fds) {
+        wait_note(s, "no waker-registration stacks: %s", "out of memory");
+        return false;
+    }
+    for (size_t c = 0; c < s->cpus.n; c++)
+        w->prog_fds[c] = -1;
+    bool dwarf = s->cfg.call_graph == SAMPLER_CALL_GRAPH_DWARF;
+    w->plan = (struct uprobe_arg_plan){
+        .method = UPROBE_ARG_REGS,
+        .sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                       PERF_SAMPLE_REGS_USER | (dwarf ? PERF_SAMPLE_STACK_USER : PERF_SAMPLE_CALLCHAIN),
+        .regs_mask = USER_REGS_MASK, .stack_size = dwarf ? WAIT_STACK_BYTES : 0,
+    };
+    w->layout = (struct sample_layout){ .sample_type = w->plan.sample_type, .regs_user_mask = USER_REGS_MASK };
+    w->state = 1;
+    return true;
+}
+
+/* One registration site's event on the CPU of s->cpus.v[c]: system-wide (the filter keeps the target's hits),
+ * else following the target's threads. Returns the fd or -1. */
+static int open_site_event(struct sampler *s, const char *path, uint64_t offset, size_t c)
+{
+    struct wait_stacks *w = s->wait;
+    for (int per_process = 0; per_process < 2; per_process++) {
+        struct uprobe_attach a = {
+            .path = path, .offset = offset, .tid = per_process ? s->target.pid : -1, .cpu = s->cpus.v[c].cpu,
+            .plan = &w->plan, .inherit = per_process, .disabled = false, .group_fd = -1,
+        };
+        struct perf_event_attr attr;
+        if (uprobe_event_attr(&w->pmu, &a, &attr) != 0)
+            return -1;
+        attr.exclude_callchain_kernel = 1;
+        attr.sample_max_stack = SAMPLER_MAX_FRAMES - 2;
+        long fd = syscall(SYS_perf_event_open, &attr, a.tid, a.cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd >= 0)
+            return (int)fd;
+        if (errno != EACCES && errno != EPERM)
+            return -1;
+    }
+    return -1;
+}
+
+/* The filter program of the events on s->cpus.v[c] (loaded once). Returns its fd, or -1 (noted). */
+static int filter_program(struct sampler *s, size_t c)
+{
+    struct wait_stacks *w = s->wait;
+    if (w->prog_fds[c] >= 0)
+        return w->prog_fds[c];
+    struct bpf_insn insns[WAIT_FILTER_PROGRAM_MAX];
+    struct wait_filter_spec spec = {
+        .tgid = (uint32_t)s->target.pid, .cpu = (uint32_t)s->cpus.v[c].cpu, .tasks_fd = w->tasks_fd,
+        .counters_fd = w->counters_fd, .interval_ns = WAIT_STACK_INTERVAL_NS, .window_ns = WAIT_STACK_WINDOW_NS,
+        .max_per_window = WAIT_STACKS_PER_WINDOW,
+    };
+    int n = wait_filter_program(&spec, insns, WAIT_FILTER_PROGRAM_MAX);
+    char log[4096] = "", why[512];
+    w->prog_fds[c] = n < 0 ? -1 : bpf_sys_prog_load_probe(insns, (size_t)n, false, log, sizeof(log));
+    if (w->prog_fds[c] < 0) {
+        bpf_sys_refusal(log, errno, why, sizeof(why));
+        wait_note(s, "no waker-registration stacks: %s", why);
+    }
+    return w->prog_fds[c];
+}
+
+void sampler_wait_site(void *ctx, const char *path, uint64_t offset)
+{
+    struct sampler *s = ctx;
+    struct wait_stacks *w = s->wait;
+    if (!w || !stacks_ready(s))
+        return;
+    size_t opened = 0;
+    for (size_t c = 0; c < s->cpus.n; c++) {
+        if (s->cpus.v[c].fd < 0)
+            continue;
+        int prog = filter_program(s, c);
+        int fd = prog < 0 ? -1 : open_site_event(s, path, offset, c);
+        if (fd < 0)
+            continue;
+        uint64_t id;
+        if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) != 0 || ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 ||
+            cpu_buffers_route(&s->cpus, c, fd) != 0 || u64_map_put(&w->ids, id, 0) != 0 ||
+            event_fds_add(&s->events, fd) != 0) {
+            wait_note(s, "waker-registration stacks incomplete: %s", strerror(errno));
+            close(fd);
+            continue;
+        }
+        opened++;
+    }
+    if (opened == 0)
+        wait_note(s, "no waker-registration stacks: cannot open their uprobe events (%s)", strerror(errno));
+    else
+        w->sites++;
+}
+
+bool sampler_wait_copy(struct sampler *s, const struct perf_event_header *rec)
+{
+    struct wait_stacks *w = s->wait;
+    uint64_t id;
+    uint32_t unused;
+    if (!w || w->sites == 0 || rec->size < sizeof(*rec) + 8)
+        return false;
+    memcpy(&id, rec + 1, 8);
+    if (!u64_map_get(&w->ids, id, &unused))
+        return false;
+    struct queued_entry e = { .kind = QUEUED_WAIT_STACK, .size = rec->size };
+    struct decoded_sample d;
+    if (perf_decode_sample(rec, &w->layout, &d) == 0)   /* the poll it is in: its return address, for the unwind */
+        task_tracker_poll_return(&s->tasks, d.tid, d.time, &e.ret_slot, &e.ret_addr);
+    if (record_batch_add(&w->pending, &e, rec) != 0)
+        s->copy_failures++;
+    w->copied++;
+    return true;
+}
+
+void sampler_wait_queue_event(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns)
+{
+    struct sampler *s = ctx;
+    enum sampler_task_event_kind k;
+    switch (kind) {
+    case MARKER_POLL_START: k = SAMPLER_TASK_POLL_START; break;
+    case MARKER_POLL_END: k = SAMPLER_TASK_POLL_END; break;
+    case MARKER_WAKE: k = SAMPLER_TASK_WAKE; break;
+    case MARKER_WAKER_REGISTERED: k = SAMPLER_TASK_WAKER_REGISTERED; break;
+    case MARKER_TERMINATE: k = SAMPLER_TASK_TERMINATE; break;
+    default: return;
+    }
+    struct queued_entry e = { .kind = QUEUED_TASK_EVENT, .task_state = (uint32_t)k, .unused = tid,
+                              .task_id = task_id, .time_ns = time_ns };
+    if (record_batch_add(&s->batch, &e, NULL) != 0)
+        s->copy_failures++;
+}
+
+void sampler_wait_round_end(struct sampler *s, uint64_t until_ns)
+{
+    struct wait_stacks *w = s->wait;
+    if (!w)
+        return;
+    /* the round's stacks after its task events (applied at the round's end), then the round's end */
+    const uint8_t *at = w->pending.bytes.v;
+    for (size_t off = 0; off + sizeof(struct queued_entry) <= w->pending.bytes.n;) {
+        const struct queued_entry *e = (const struct queued_entry *)(at + off);
+        if (record_batch_add(&s->batch, e, e + 1) != 0)
+            s->copy_failures++;
+        off += sizeof(*e) + ((e->size + 7u) & ~(size_t)7u);
+    }
+    w->pending.bytes.n = 0;
+    struct queued_entry round = { .kind = QUEUED_WAIT_ROUND, .time_ns = until_ns };
+    if (record_batch_add(&s->batch, &round, NULL) != 0)
+        s->copy_failures++;
+}
+
+static uint32_t thread_number(struct sampler *s, pid_t tid)
+{
+    long thread = thread_names_find(&s->names, tid);
+    return thread >= 0 ? (uint32_t)thread : SAMPLER_NO_THREAD;
+}
+
+/* A registration stack: unwound like a CPU sample, to the sink with its task (%rdi at the probe). */
+static void deliver_stack(struct sampler *s, const struct queued_entry *e, const struct perf_event_header *rec)
+{
+    struct wait_stacks *w = s->wait;
+    struct decoded_sample d;
+    if (perf_decode_sample(rec, &w->layout, &d) != 0 || (pid_t)d.pid != s->target.pid || !d.regs)
+        return;
+    uint64_t regs[PERF_REG_X86_64_MAX];
+    perf_unpack_regs(&d, w->layout.regs_user_mask, regs, PERF_REG_X86_64_MAX);
+    size_t n_kernel = 0, n_chain_user = 0;
+    if (d.callchain)
+        perf_split_callchain(d.callchain, d.callchain_nr, s->kernel_ips, &n_kernel, s->chain_user, &n_chain_user,
+                             SAMPLER_MAX_FRAMES);
+    struct sampler_sample out;
+    memset(&out, 0, sizeof(out));
+    sampler_user_frames(s, &d, n_chain_user, e, &out);
+    if (out.n_user == 0)
+        return;
+    struct sampler_wait_stack ws = {
+        .tid = (pid_t)d.tid, .thread = thread_number(s, (pid_t)d.tid), .task_id = regs[PERF_REG_X86_DI],
+        .time_ns = d.time, .user_ips = out.user_ips, .n_user = out.n_user, .truncated = out.truncated,
+    };
+    s->stats.wait_stacks++;
+    if (s->sink && s->sink->on_wait_stack)
+        s->sink->on_wait_stack(s->sink->ctx, &ws);
+}
+
+bool sampler_wait_process(struct sampler *s, const struct queued_entry *e, const void *data)
+{
+    const struct sampler_sink *sink = s->sink;
+    if (e->kind == QUEUED_TASK_EVENT) {
+        struct sampler_task_event ev = {
+            .kind = (enum sampler_task_event_kind)e->task_state, .tid = e->unused,
+            .thread = thread_number(s, (pid_t)e->unused), .task_id = e->task_id, .time_ns = e->time_ns,
+        };
+        s->stats.task_events++;
+        if (sink && sink->on_task_event)
+            sink->on_task_event(sink->ctx, &ev);
+        return true;
+    }
+    if (e->kind == QUEUED_WAIT_STACK) {
+        if (e->size >= sizeof(struct perf_event_header))
+            deliver_stack(s, e, data);
+        return true;
+    }
+    if (e->kind == QUEUED_WAIT_ROUND) {
+        if (sink && sink->on_wait_round)
+            sink->on_wait_round(sink->ctx, e->time_ns);
+        return true;
+    }
+    return false;
+}
+
+void sampler_wait_finish(struct sampler *s)
+{
+    struct wait_stacks *w = s->wait;
+    if (!w)
+        return;
+    s->stats.waker_locations = markers_waker_locations(s->markers);
+    if (w->counters) {
+        uint64_t taken = __atomic_load_n(&w->counters->taken, __ATOMIC_RELAXED);
+        s->stats.wait_stacks_skipped = __atomic_load_n(&w->counters->skipped, __ATOMIC_RELAXED);
+        s->stats.wait_stacks_lost = taken > w->copied ? taken - w->copied : 0;
+    }
+    if (markers_poll_starts(s->markers) == 0 && !s->tls)
+        snprintf(w->note, sizeof(w->note), "no poll markers or runtime poll functions found: no waits to record");
+    else if (s->stats.waker_locations == 0)
+        snprintf(w->note, sizeof(w->note), "no waker functions (tokio's waker vtable, --waker-symbol) or task-wake "
+                 "markers found: waits are not split and are filed at the task's root");
+    s->stats.wait_note = w->note[0] ? w->note : NULL;
+}
+
+void sampler_wait_close(struct sampler *s)
+{
+    struct wait_stacks *w = s->wait;
+    if (!w)
+        return;
+    if (w->counters)
+        munmap((void *)w->counters, w->counters_len);
+    for (size_t c = 0; w->prog_fds && c < s->cpus.n; c++)
+        if (w->prog_fds[c] >= 0)
+            close(w->prog_fds[c]);
+    free(w->prog_fds);
+    if (w->counters_fd >= 0)
+        close(w->counters_fd);
+    if (w->tasks_fd >= 0)
+        close(w->tasks_fd);
+    u64_map_free(&w->ids);
+    record_batch_free(&w->pending);
+    free(w);
+    s->wait = NULL;
+}

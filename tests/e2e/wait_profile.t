@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# wait_profile.t: record --wait-output (SPEC section 3a) on real programs. The tokio fixture without markers,
+# with --wait-tasks: its sleep task waits at its sleep line, mostly [suspended], its waits adding up to about
+# the recording's duration; its yield task waits at its yield line; with the runtime saturated some waits are
+# [runnable]; no waker machinery and no runtime frame in any wait stack; the CPU profile written as before;
+# the summary's longest waits. The C executor with a task-wake probe and --waker-symbol. The SDT build of the
+# tokio program (waits at task roots: no waker probes with
+# markers yet). An HTTP server (hyper) under wrk: a handler awaiting a 20 ms timer waits about 20 ms per request
+# at that line. The wait SVG in headless Chromium
+# (tests/browser/wait_svg_check.js). A program without tokio or markers: one line why, exit 0, the CPU
+# profile written and no wait file. Bad --wait-output names: a usage error.
+source "$(dirname "$0")/lib/tap.sh"
+plan 44
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+MAIN_RS=$ROOT/tests/fixtures/tokio/src/main.rs
+SLEEP_LINE=$(grep -n '// WAIT:sleep_waiter:1' "$MAIN_RS" | cut -d: -f1)
+YIELD_LINE=$(grep -n '// WAIT:yield_waiter:1' "$MAIN_RS" | cut -d: -f1)
+SLEEP_ROOT='^task: tokio_fixture::sleep_waiter;'
+YIELD_ROOT='^task: tokio_fixture::yield_waiter;'
+SLEEP_AT="tokio_fixture::sleep_waiter @ main.rs:$SLEEP_LINE;"
+YIELD_AT="tokio_fixture::yield_waiter @ main.rs:$YIELD_LINE;"
+WAKER_MACHINERY='tokio::runtime::task::waker|clone_waker|AtomicWaker>?::register|core::task::wake::Waker'
+RUNTIME_FRAMES='tokio::runtime::task::harness|tokio::runtime::scheduler|start_thread|clone3'
+
+# ratio A B: A / B with 3 decimals ("nan" when B is 0)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "nan"; else printf "%.3f\n", a / b }'; }
+# between V LO HI: LO <= V <= HI
+between() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "nan" && v >= lo && v <= hi) }'; }
+
+# ---- tokio without markers, not saturated (--fast-polls): the sleep task sleeps -----------------------------
+start_fixture tokio_plain 60 --fast-polls --wait-tasks
+run plain record -p "$FIXTURE_PID" -d 4 -o "$WORK/plain-cpu.folded" -o "$WORK/plain.pb.gz" \
+    --wait-output "$WORK/plain-wait.folded"
+diag < "$WORK/plain.err"
+check "tokio plain: exit 0" test "$RC" -eq 0
+check "tokio plain: the CPU profile is written as before (task roots)" grep -q '^task: tokio_fixture::' "$WORK/plain-cpu.folded"
+check "tokio plain: the wait profile is written" test -s "$WORK/plain-wait.folded"
+check "tokio plain: every wait line ends in [suspended] or [runnable]" \
+    every_stack "$WORK/plain-wait.folded" '.' ';\[(suspended|runnable)\]$'
+check "tokio plain: the sleep task waits at its sleep line (main.rs:$SLEEP_LINE, >= 95%)" \
+    most_stacks "$WORK/plain-wait.folded" "$SLEEP_ROOT" "$SLEEP_AT" 50
+sleep_susp=$(samples "$WORK/plain-wait.folded" "$SLEEP_ROOT.*\\[suspended\\]$")
+sleep_all=$(samples "$WORK/plain-wait.folded" "$SLEEP_ROOT")
+secs=$(recorded_secs "$WORK/plain.err")
+check "tokio plain: the sleep task is mostly [suspended] ($sleep_susp of $sleep_all us)" \
+    between "$(ratio "$sleep_susp" "$sleep_all")" 0.7 1
+check "tokio plain: the sleep task's waits add up to about the recording ($sleep_all us in $secs s)" \
+    between "$(ratio "$sleep_all" "$(awk -v s="$secs" 'BEGIN { print s * 1e6 }')")" 0.85 1.03
+check "tokio plain: the yield task waits at its yield line (main.rs:$YIELD_LINE, >= 90%)" \
+    most_stacks "$WORK/plain-wait.folded" "$YIELD_ROOT" "$YIELD_AT" 100
+check "tokio plain: no waker machinery at the leaves" no_stack "$WORK/plain-wait.folded" '.' "$WAKER_MACHINERY"
+check "tokio plain: no runtime frames in task wait stacks" no_stack "$WORK/plain-wait.folded" '^task' "$RUNTIME_FRAMES"
+check "tokio plain: the summary names the tasks that waited longest" grep -q '^taskspy: waited longest:' "$WORK/plain.err"
+check "tokio plain: the summary says how many waits it counted" grep -Eq '^taskspy: waits: [1-9][0-9]* waits of' "$WORK/plain.err"
+check "tokio plain: the wait file is reported" grep -q "^taskspy: wrote $WORK/plain-wait.folded" "$WORK/plain.err"
+
+# the pprof output of the same recording carries the waits as a third sample type (go tool pprof reads it)
+export GOCACHE=$WORK/gocache GOTELEMETRY=off
+cpu_samples=$(samples "$WORK/plain-cpu.folded")
+period=$(go tool pprof -raw "$WORK/plain.pb.gz" 2> /dev/null | sed -n 's/^Period: //p')
+check "pprof: samples total = the CPU folded total ($cpu_samples)" test "$(pprof_total "$WORK/plain.pb.gz" samples)" = "$cpu_samples"
+check "pprof: CPU total = folded total x period (${period:-?} ns), unchanged by the waits" \
+    test "$(pprof_total "$WORK/plain.pb.gz" cpu)" = "$((cpu_samples * ${period:-0}))"
+check "pprof: CPU time stays the default sample type" grep -q '^Type: cpu$' <(go tool pprof -top "$WORK/plain.pb.gz" 2> /dev/null)
+wait_ns=$(pprof_total "$WORK/plain.pb.gz" wait)
+wait_us=$(samples "$WORK/plain-wait.folded")
+# the folded lines round each stack's time down to whole microseconds, pprof keeps nanoseconds
+check "pprof: wait total ${wait_ns:-?} ns = the wait folded total $wait_us us (less than 1 ms of rounding apart)" \
+    awk -v ns="${wait_ns:-x}" -v us="$wait_us" 'BEGIN { d = ns / 1000 - us; exit !(ns ~ /^[0-9]+$/ && d >= 0 && d < 1000) }'
+go tool pprof -sample_index=wait -unit=ns -lines -nodecount=100000 -nodefraction=0 -top -tagfocus=task=sleep_waiter \
+    "$WORK/plain.pb.gz" > "$WORK/plain-wait.lines" 2> /dev/null
+sleep_task_ns=$(sed -n 's/^Showing nodes accounting for \([0-9]*\)ns, .*/\1/p' "$WORK/plain-wait.lines")
+sleep_line_ns=$(awk -v at="main.rs:$SLEEP_LINE" '$0 ~ at && $0 ~ /sleep_waiter/ { sub(/ns$/, "", $4); if ($4 > m) m = $4 } END { print m + 0 }' "$WORK/plain-wait.lines")
+check "pprof -lines, wait: the sleep task waits at its sleep line (main.rs:$SLEEP_LINE: $sleep_line_ns of ${sleep_task_ns:-?} ns)" \
+    between "$(ratio "$sleep_line_ns" "${sleep_task_ns:-0}")" 0.95 1
+go tool pprof -sample_index=wait -traces -tagfocus=task=sleep_waiter "$WORK/plain.pb.gz" > "$WORK/plain-wait.traces" 2> /dev/null
+check "pprof -traces, wait: the sleep task's [suspended] leaf on its real stack (Sleep's poll, no waker machinery)" \
+    awk '/^-----/ { if (leaf == "[suspended]" && sleep && !machinery) found = 1; leaf = ""; sleep = 0; machinery = 0; next }
+         /^ +[0-9.]+[a-z]* +[^ ]/ && leaf == "" { leaf = $2 }
+         /Sleep as core::future::future::Future>::poll/ { sleep = 1 } /clone_waker|AtomicWaker/ { machinery = 1 }
+         END { if (leaf == "[suspended]" && sleep && !machinery) found = 1; exit !found }' "$WORK/plain-wait.traces"
+
+# one task's lines never exceed the recording (group by task: one root per task)
+run by-task record -p "$FIXTURE_PID" -d 2 --group-by task -o "$WORK/by-task-cpu.folded" --wait-output "$WORK/by-task.folded"
+secs=$(recorded_secs "$WORK/by-task.err")
+over=$(awk -v limit="$(awk -v s="$secs" 'BEGIN { print (s + 0.05) * 1e6 }')" '{ n = $NF; split($0, a, ";"); t[a[1]] += n }
+    END { for (r in t) if (t[r] > limit) print r, t[r] }' "$WORK/by-task.folded")
+echo "$over" | diag
+check "group-by task: no task's waits exceed the recording's $secs s" test -z "$over"
+check "group-by task: roots are 'task 0xID: ENTRY'" grep -q '^task 0x[0-9a-f]*: tokio_fixture::sleep_waiter;' "$WORK/by-task.folded"
+
+# the wait SVG, checked in the browser
+run svg record -p "$FIXTURE_PID" -d 2 -o "$WORK/svg-cpu.svg" --wait-output "$WORK/wait.svg"
+check "wait svg: exit 0, written" test "$RC" -eq 0 -a -s "$WORK/wait.svg"
+stop_fixture
+if [ ! -f "$ROOT/tests/browser/node_modules/playwright-core/package.json" ]; then
+    (cd "$ROOT/tests/browser" && npm ci --no-audit --no-fund --loglevel=error > "$WORK/npm.log" 2>&1) || diag < "$WORK/npm.log"
+fi
+mkdir -p "$ROOT/build/test-output"
+node "$ROOT/tests/browser/wait_svg_check.js" "$WORK/wait.svg" "$ROOT/build/test-output/wait_svg.png" > "$WORK/browser.tap" 2>&1
+browser_rc=$?
+diag < "$WORK/browser.tap"
+check "wait svg in Chromium: title, ms tooltips, [runnable]/[suspended] colours, zoom, search ($(grep -c '^ok' "$WORK/browser.tap") ok)" \
+    test "$browser_rc" -eq 0 -a "$(grep -c '^ok' "$WORK/browser.tap")" -ge 9
+
+# ---- tokio without markers, saturated (CPU-bound polls): woken tasks wait for a worker -------------------
+start_fixture tokio_plain 60 --wait-tasks
+run busy record -p "$FIXTURE_PID" -d 4 -o "$WORK/busy-cpu.folded" --wait-output "$WORK/busy-wait.folded"
+stop_fixture
+check "saturated: exit 0" test "$RC" -eq 0
+runnable=$(samples "$WORK/busy-wait.folded" '\[runnable\]$')
+all=$(samples "$WORK/busy-wait.folded")
+check "saturated: some waits are [runnable] ($runnable of $all us)" between "$(ratio "$runnable" "$all")" 0.01 1
+sleep_run=$(samples "$WORK/busy-wait.folded" "$SLEEP_ROOT.*\\[runnable\\]$")
+check "saturated: the sleep task waits for a worker after its timer fires ($sleep_run us [runnable])" test "$sleep_run" -gt 0
+check "saturated: the summary gives the longest [runnable] delay" \
+    grep -Eq '^taskspy: longest \[runnable\] delay: [0-9.]+ ms, task 0x[0-9a-f]+ \(task: ' "$WORK/busy.err"
+
+# ---- the SDT build: waits from the poll markers (task-poll-end to the next task-poll-start); the sampler does
+# not probe tokio's waker functions when markers give the task ids (they name tasks by header), so there is no
+# wake and no stack: waits are filed at task roots, all [suspended], and the summary says why
+start_fixture tokio_markers 60 --wait-tasks
+run sdt record -p "$FIXTURE_PID" -d 3 -o "$WORK/sdt-cpu.folded" --wait-output "$WORK/sdt-wait.folded"
+stop_fixture
+diag < "$WORK/sdt.err"
+check "sdt: exit 0, a wait profile written" test "$RC" -eq 0 -a -s "$WORK/sdt-wait.folded"
+check "sdt: waits at task roots, [suspended] (no wake, no stack)" \
+    every_stack "$WORK/sdt-wait.folded" '.' '^(task: [^;]*|\[task entry unknown\]);\[suspended\]$'
+check "sdt: the summary says why the waits are not split" grep -q '^taskspy: waits: no waker functions' "$WORK/sdt.err"
+# the sleep task is the first task the fixture spawns: marker id 1
+sdt_sleep=$(sed -n 's/^taskspy:   task 1 (.*): \([0-9.]*\) ms suspended.*/\1/p' "$WORK/sdt.err")
+secs=$(recorded_secs "$WORK/sdt.err")
+check "sdt: the sleep task (id 1) waits about the recording (${sdt_sleep:-?} ms in $secs s)" \
+    between "$(ratio "${sdt_sleep:-0}" "$(awk -v s="$secs" 'BEGIN { print s * 1e3 }')")" 0.85 1.03
+
+# ---- the C executor: poll markers, task-wake where a task is queued again (right after its poll), and
+# executor_waker_registered(id) named by --waker-symbol: waits split by the wakes (all but the first instants
+# [runnable]: the run queue), stacks from the registrations, cut below the poll wrapper and above the symbol
+run exec record -d 2 --group-by task -o "$WORK/exec-cpu.folded" --wait-output "$WORK/exec-wait.folded" \
+    --waker-symbol executor_waker_registered -- "$FIXTURES/executor" 3
+diag < "$WORK/exec.err"
+check "executor: exit 0, a wait profile written" test "$RC" -eq 0 -a -s "$WORK/exec-wait.folded"
+exec_run=$(samples "$WORK/exec-wait.folded" '\[runnable\]$')
+exec_all=$(samples "$WORK/exec-wait.folded")
+check "executor: woken right after each poll, its tasks wait in the run queue: [runnable] ($exec_run of $exec_all us)" \
+    between "$(ratio "$exec_run" "$exec_all")" 0.9 1
+check "executor: waits at the registration's caller (task ID: task_KIND;task_KIND;advance)" \
+    grep -Eq '^task [0-9]+: task_(parse|render|compress);task_(parse|render|compress);advance;\[runnable\] ' "$WORK/exec-wait.folded"
+check "executor: no poll wrapper, worker loop or waker symbol in the wait stacks" \
+    no_stack "$WORK/exec-wait.folded" '.' 'poll_task|worker_main|executor_waker_registered'
+secs=$(recorded_secs "$WORK/exec.err")
+over=$(awk -v limit="$(awk -v s="$secs" 'BEGIN { print (s + 0.05) * 1e6 }')" '{ n = $NF; split($0, a, ";"); t[a[1]] += n }
+    END { for (r in t) if (r != "[task entry unknown]" && t[r] > limit) print r, t[r] }' "$WORK/exec-wait.folded")
+echo "$over" | diag
+check "executor: no task's waits exceed the recording's $secs s" test -z "$over"
+
+# ---- an HTTP server (hyper, no markers) under wrk: a handler awaiting a T ms timer waits T ms per request there
+HYPER_RS=$ROOT/tests/fixtures/hyper/src/main.rs
+HYPER_SLEEP_LINE=$(grep -n '// WAIT:sleep$' "$HYPER_RS" | cut -d: -f1)
+T_MS=20
+"$TASKSPY" record -o "$WORK/http-cpu.folded" --wait-output "$WORK/http-wait.folded" -- \
+    "$FIXTURES/hyper_server" --seconds 5 --sleep-ms "$T_MS" > "$WORK/http.stdout" 2> "$WORK/http.err" &
+TASKSPY_PID=$!
+BACKGROUND_PIDS+=("$TASKSPY_PID")
+wait_for 20 grep -q '^hyper_fixture pid [0-9]* port [0-9]*' "$WORK/http.stdout"
+port=$(sed -n 's/^hyper_fixture pid [0-9]* port \([0-9]*\).*/\1/p' "$WORK/http.stdout")
+wrk -t2 -c8 -d3s "http://127.0.0.1:$port/sleep" > "$WORK/wrk.out" 2>&1
+wait "$TASKSPY_PID"
+check "http: exit 0 (the server ended while recorded)" test $? -eq 0
+diag < "$WORK/http.err"
+requests=$(sed -n 's/^requests \/sleep \([0-9]*\)$/\1/p' "$WORK/http.stdout")
+waited=$(samples "$WORK/http-wait.folded" "@ main.rs:$HYPER_SLEEP_LINE;")
+per_request=$(ratio "$waited" "${requests:-0}")
+# wrk's mean latency (us): a request waits at the timer's line within its own latency, and a loaded machine
+# fires timers late (that lateness is wait at the line too), so the bounds are T and what the client saw
+latency=$(awk '$1 == "Latency" { v = $2; u = v; sub(/[a-z]+$/, "", v); sub(/^[0-9.]+/, "", u);
+    print v * (u == "s" ? 1e6 : u == "ms" ? 1e3 : 1) }' "$WORK/wrk.out")
+diag < "$WORK/wrk.out"
+upper=$(awk -v l="${latency:-0}" 'BEGIN { print l * 1.1 }')
+check "http: $requests requests of /sleep wait at the timer's await line (main.rs:$HYPER_SLEEP_LINE) $per_request us each: at least $T_MS ms, at most wrk's mean latency (${latency:-?} us) + 10%" \
+    between "$per_request" $((T_MS * 900)) "$upper"
+
+# ---- no tokio, no markers: nothing to record, said in one line ---------------------------------------------
+run none record -d 1 -o "$WORK/none-cpu.folded" --wait-output "$WORK/none-wait.folded" -- "$FIXTURES/shares_fp"
+check "no tokio: exit 0" test "$RC" -eq 0
+check "no tokio: the CPU profile is written" test -s "$WORK/none-cpu.folded"
+check "no tokio: one line says why there is no wait profile" \
+    test "$(grep -c '^taskspy: no wait profile: .*; .*none-wait.folded not written$' "$WORK/none.err")" -eq 1
+check "no tokio: no wait file" test ! -e "$WORK/none-wait.folded"
+
+# ---- bad names ----------------------------------------------------------------------------------------------
+run bad record -d 1 -o "$WORK/x.folded" --wait-output "$WORK/wait.json" -- true
+check "--wait-output FILE.json: usage error (exit 2), one line" \
+    sh -c "test $RC -eq 2 && grep -q \"^taskspy: invalid --wait-output '.*wait.json' (a .folded or .svg file)\$\" '$WORK/bad.err'"
+check "--wait-output FILE.json: nothing written" test ! -e "$WORK/x.folded" -a ! -e "$WORK/wait.json"
+
+finish

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* test_wait_probes.c: unit tests of the wait profile's sampler parts that run without a target: the runtime
+ * rule table finds tokio's waker functions (legacy and v0 mangling) with their roles and not their
+ * neighbours (drop_waker, other crates); the waker-registration stacks' budget filter is generated within
+ * its bounds, refuses times an immediate cannot hold, and (where this process may load BPF) the kernel's
+ * verifier accepts it with real maps. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sampler/bpf/bpf_sys.h"
+#include "sampler/bpf/wait_filter_program.h"
+#include "sampler/probes/runtime_probes.h"
+
+static void expect_role(const char *mangled, enum runtime_probe_role want)
+{
+    enum runtime_probe_role role = RUNTIME_PROBE_POLL;
+    const char *runtime = runtime_probes_match(mangled, &role);
+    if (!runtime)
+        fail_msg("not matched: %s", mangled);
+    assert_string_equal(runtime, "tokio");
+    assert_int_equal(role, want);
+}
+
+static void test_waker_rules(void **state)
+{
+    (void)state;
+    expect_role("_ZN5tokio7runtime4task5waker11clone_waker17he7e38673b0d35139E", RUNTIME_PROBE_WAKER_CLONE);
+    expect_role("_ZN5tokio7runtime4task5waker11wake_by_ref17h20b6485e47df2b54E", RUNTIME_PROBE_WAKE);
+    expect_role("_ZN5tokio7runtime4task5waker11wake_by_val17h780486a4751fbcf5E", RUNTIME_PROBE_WAKE);
+    expect_role("_RNvNtNtNtCsgbXk6m6MvQw_5tokio7runtime4task5waker11clone_waker", RUNTIME_PROBE_WAKER_CLONE);
+    expect_role("_RNvNtNtNtCsgbXk6m6MvQw_5tokio7runtime4task5waker11wake_by_val", RUNTIME_PROBE_WAKE);
+    expect_role("_ZN5tokio7runtime4task7harness20Harness$LT$T$C$S$GT$4poll17h1fee3ed2b83b53ebE", RUNTIME_PROBE_POLL);
+    /* neighbours that are not registrations or wakes */
+    assert_null(runtime_probes_match("_ZN5tokio7runtime4task5waker10drop_waker17hba6a0f1714c5f044E", NULL));
+    assert_null(runtime_probes_match("_RNvNtNtNtCsgbXk6m6MvQw_5tokio7runtime4task5waker10drop_waker", NULL));
+    assert_null(runtime_probes_match("_ZN4core4task4wake5Waker5clone17h0123456789abcdefE", NULL));
+    assert_null(runtime_probes_match("_ZN5other7runtime4task5waker11clone_waker17h0123456789abcdefE", NULL));
+    assert_null(runtime_probes_match("_RNvNtNtNtCsgbXk6m6MvQw_5tokio7runtime4task5waker11clone_wakerX", NULL));
+}
+
+static void test_filter_bounds(void **state)
+{
+    (void)state;
+    struct bpf_insn p[WAIT_FILTER_PROGRAM_MAX];
+    struct wait_filter_spec spec = { .tgid = 42, .cpu = 1, .tasks_fd = 5, .counters_fd = 6, .interval_ns = 50000000,
+                                     .window_ns = 100000000, .max_per_window = 30 };
+    int n = wait_filter_program(&spec, p, WAIT_FILTER_PROGRAM_MAX);
+    assert_true(n > 0 && n <= (int)WAIT_FILTER_PROGRAM_MAX);
+    assert_int_equal(p[n - 1].code, BPF_JMP | BPF_EXIT);
+    assert_int_equal(wait_filter_program(&spec, p, 10), -1);       /* no room */
+    spec.window_ns = 3000000000u;                                     /* 3 s: not an immediate */
+    assert_int_equal(wait_filter_program(&spec, p, WAIT_FILTER_PROGRAM_MAX), -1);
+}
+
+static void test_filter_verifier_accepts(void **state)
+{
+    (void)state;
+    int tasks = bpf_sys_map_create(BPF_MAP_TYPE_LRU_HASH, 8, sizeof(struct wait_filter_task), 1024, 0);
+    if (tasks < 0 && (errno == EPERM || errno == EACCES))
+        skip();
+    assert_true(tasks >= 0);
+    int counters = bpf_sys_map_create(BPF_MAP_TYPE_ARRAY, 4, sizeof(struct wait_filter_counters), 1, BPF_F_MMAPABLE);
+    assert_true(counters >= 0);
+    struct bpf_insn p[WAIT_FILTER_PROGRAM_MAX];
+    struct wait_filter_spec spec = { .tgid = (uint32_t)getpid(), .cpu = 0, .tasks_fd = tasks, .counters_fd = counters,
+                                     .interval_ns = 50000000, .window_ns = 100000000, .max_per_window = 30 };
+    int n = wait_filter_program(&spec, p, WAIT_FILTER_PROGRAM_MAX);
+    assert_true(n > 0);
+    char log[16384];
+    int fd = bpf_sys_prog_load_probe(p, (size_t)n, false, log, sizeof(log));
+    if (fd < 0)
+        fail_msg("refused: %s\n%s", strerror(errno), log);
+    close(fd);
+    close(counters);
+    close(tasks);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_waker_rules),
+        cmocka_unit_test(test_filter_bounds),
+        cmocka_unit_test(test_filter_verifier_accepts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
