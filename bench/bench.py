@@ -19,9 +19,11 @@ beside them as the floor any reader of per-hit samples starts from. Environment 
   BENCH_PP [11]     post-processing run, s     BENCH_PP_HZ [5000] its frequency
   BENCH_PP_RUNS [2] post-processing runs       BENCH_STACKS [1000,10000,100000] rendering sizes
   BENCH_HTTP [4]    seconds of wrk per run   BENCH_HTTP_PAIRS [3] its pairs (>= 3)
-  BENCH_ONLY        comma list of rows to run (1 to 8; 1 and 2 run together)
+  BENCH_ONLY        comma list of rows to run (1 to 9; 1 and 2 run together)
 Row 8 is a saturated HTTP server (the hyper fixture driven by wrk on loopback) recorded by taskspy and by
 perf record --call-graph dwarf,65528: lost samples, requests/s lost, processing CPU per sample, RSS.
+Row 9 is zero-probe attribution (issue 18): a poll's cost with the TLS store vs a USDT probe vs no marker on
+the C executor, and tokio's throughput loss under zero-probe attribution vs the probe route vs perf record.
 Rows 6 (Chromium zooming a 100,000-stack SVG) and 7 (output latency of a 100,000-symbol target) are the
 timings that used to be assertions of make check; the tests there check the behaviour only.
 """
@@ -779,9 +781,100 @@ def bench_http():
                       pct(noise)))
 
 
+# ---- 9. zero-probe attribution ---------------------------------------------------------------------
+def bench_zero_probe():
+    """Row 9 (issue 18). (a) What a poll costs the C executor (--fast-polls: polls of a few hundred ns), in
+    the fixture's own CPU ns per poll (cpu / polls it prints at exit): with no marker (executor_notls),
+    with the TLS store (executor, unprofiled: the store is all zero-probe attribution adds to a poll), and
+    with the poll markers probed (taskspy --markers probes at 1 Hz: the uprobe traps and their BPF
+    programs). (b) tokio_plain's throughput loss at 99 and 999 Hz (dwarf) under taskspy's zero-probe
+    attribution (the default), its probe route (--markers probes: Harness::poll uprobes) and perf record,
+    each against the bracketing unprofiled runs."""
+    log("9. zero-probe attribution: per-poll cost (executor), tokio throughput loss; %d pairs" % PAIRS)
+    t = time.monotonic()
+    folded = os.path.join(TMP, "zero.folded")
+    data = os.path.join(TMP, "zero.data")
+    per_poll = {}
+    kinds = ("none", "tls", "usdt")
+    for r in range(PAIRS):
+        for kind in kinds[r % 3:] + kinds[:r % 3]:
+            binary = "executor_notls" if kind == "none" else "executor"
+            argv = [os.path.join(FIX, binary), "%.1f" % (RUN + 1.5), "--fast-polls"]
+            prof = (lambda pid: [TASKSPY, "record", "-p", str(pid), "-F", "1", "--markers", "probes", "-o", folded]) \
+                if kind == "usdt" else None
+            _, out, _, _ = run_target(argv, prof)
+            m = re.search(r"total: polls (\d+) .* cpu ([0-9.]+)", out)
+            if m and int(m.group(1)) > 0:
+                per_poll.setdefault(kind, []).append(float(m.group(2)) * 1e9 / int(m.group(1)))
+    none, tls, usdt = (med(per_poll.get(k, [])) for k in kinds)
+    rows.append(("9", "per-poll cost, executor --fast-polls: TLS store / USDT probe (ns per poll over none)",
+                 "%s / %s" % (fmt(None if tls is None or none is None else tls - none, "%+.1f ns"),
+                              fmt(None if usdt is None or none is None else usdt - none, "%+.0f ns")),
+                 "store < 10 ns"))
+    details.append("9. executor CPU ns per poll (median of %d runs each): no marker %s, TLS store %s, USDT probe "
+                   "(uprobe + BPF, taskspy --markers probes -F 1) %s"
+                   % (PAIRS, fmt(none, "%.1f"), fmt(tls, "%.1f"), fmt(usdt, "%.1f")))
+    argv = [os.path.join(FIX, "tokio_plain"), "%.1f" % (RUN + 1.5)]
+    seq, per_cpu, notes = [], [], {}
+
+    def tokio_run(prof):
+        """(units/s after the first second, units per CPU-second of the whole run)"""
+        vals, out, perr, _ = run_target(argv, prof, r"units/s (\d+)")
+        m = re.search(r"total: polls \d+ units (\d+) .* cpu ([0-9.]+)", out)
+        return mean(vals), (int(m.group(1)) / float(m.group(2)) if m and float(m.group(2)) > 0 else None), perr
+
+    profilers = {
+        "zero-probe": lambda hz: lambda pid: [TASKSPY, "record", "-p", str(pid), "-F", str(hz), "-o", folded],
+        "probes": lambda hz: lambda pid: [TASKSPY, "record", "-p", str(pid), "-F", str(hz), "--markers", "probes",
+                                          "-o", folded],
+        "perf": lambda hz: lambda pid: ["perf", "record", "-q", "-B", "-F", str(hz), "--call-graph", "dwarf,65528",
+                                        "-p", str(pid), "-o", data],
+    }
+    names = list(profilers)
+    for r in range(PAIRS):
+        for hz in ((99, 999) if r % 2 == 0 else (999, 99)):
+            wall, cpu, _ = tokio_run(None)
+            seq.append(("U", wall))
+            per_cpu.append(("U", cpu))
+            for name in names[r % 3:] + names[:r % 3]:
+                wall, cpu, perr = tokio_run(profilers[name](hz))
+                seq.append(((name, hz), wall))
+                per_cpu.append(((name, hz), cpu))
+                if name != "perf" and "tasks:" in perr:
+                    notes[(name, hz)] = next(l for l in perr.splitlines() if l.startswith("taskspy: tasks:"))[:140]
+    wall, cpu, _ = tokio_run(None)
+    seq.append(("U", wall))
+    per_cpu.append(("U", cpu))
+    pairs, cpu_pairs = bracketed(seq, PAIRS), bracketed(per_cpu, PAIRS)
+    base = [v for k, v in seq if k == "U" and v]
+    cpu_base = [v for k, v in per_cpu if k == "U" and v]
+    pct = lambda x: fmt(None if x is None else 100 * x, "%.1f%%")
+    for hz in (99, 999):
+        loss = {n: med([1 - x / b for x, b in pairs.get((n, hz), []) if x and b]) for n in names}
+        cpu_loss = {n: med([1 - x / b for x, b in cpu_pairs.get((n, hz), []) if x and b]) for n in names}
+        # the work per CPU-second of the target: what profiling costs it, whatever else runs on the host
+        rows.append(("9", "tokio_plain loss of work per target CPU-s, %d Hz dwarf: zero-probe / probe route / perf"
+                     % hz, "%s / %s / %s" % (pct(cpu_loss["zero-probe"]), pct(cpu_loss["probes"]),
+                                             pct(cpu_loss["perf"])), "zero-probe <= probes"))
+        details.append("9. %d Hz throughput (units/s) loss: zero-probe %s, probe route %s, perf %s" %
+                       (hz, pct(loss["zero-probe"]), pct(loss["probes"]), pct(loss["perf"])))
+        for n in ("zero-probe", "probes"):
+            if (n, hz) in notes:
+                details.append("9. %d Hz %s: %s" % (hz, n, notes[(n, hz)]))
+    details.append("9. tokio_plain unprofiled: units/s median %.0f, units per CPU-s median %.0f (%d runs); loss = 1 - "
+                   "profiled / mean of the two bracketing unprofiled runs, median over the pairs; the throughput "
+                   "loss follows the host's load (other tenants), the per-CPU-s loss does not"
+                   % (med(base) or 0, med(cpu_base) or 0, len(base)))
+    for f in (folded, data):
+        if os.path.exists(f):
+            os.unlink(f)
+    log("   done in %.0f s" % (time.monotonic() - t))
+
+
 def main():
     steps = [("1,2", bench_slowdown_and_markers), ("3", bench_postprocessing), ("4", bench_rendering),
-             ("5", bench_memory), ("6", bench_browser_zoom), ("7", bench_many_symbols), ("8", bench_http)]
+             ("5", bench_memory), ("6", bench_browser_zoom), ("7", bench_many_symbols), ("8", bench_http),
+             ("9", bench_zero_probe)]
     only = os.environ.get("BENCH_ONLY")
     try:
         for step_rows, step in steps:

@@ -461,7 +461,7 @@ static int open_sampler(struct recording *r)
     struct sampler_config cfg = {
         .pid = o->pid, .argv = o->argv, .frequency = o->frequency, .call_graph = o->call_graph,
         .stack_size = o->stack_size, .mmap_pages = o->mmap_pages, .kernel = o->kernel, .duration = o->duration, .markers = o->markers,
-        .poll_times = o->poll_times || r->k->want_trace,
+        .poll_times = o->poll_times || r->k->want_trace,     /* a trace shows polls: their durations */
         .stop = &stop_requested,
         .search_path = getenv("PATH"), .marker_records = o->marker_records, .uprobe_events = o->uprobe_events,
         .on_warning = print_warning, .warning_ctx = &r->k->status,

@@ -65,6 +65,10 @@ static void print_task_source(FILE *out, const struct sampler_stats *st)
         if (st->tls_compared)
             fprintf(out, "; poll probes disagreed on %" PRIu64 " of %" PRIu64, st->tls_disagreements,
                     st->tls_compared);
+        if (st->tls_debug_file)
+            fprintf(out, "; placed through the debug file %s", st->tls_debug_file);
+        if (st->tls_note)
+            fprintf(out, "\ntaskspy: TLS marker: %s", st->tls_note);
         fprintf(out, "\n");
     } else if (st->n_probes) {
         fprintf(out, "taskspy: tasks: from poll probes\n");
@@ -97,6 +101,8 @@ static bool print_markers(FILE *out, const struct record_options *o, const struc
     for (size_t i = 0; i < st->n_probes; i++)
         fprintf(out, "%s %s:%s x %u", i ? "," : "", st->probes[i].provider, st->probes[i].name,
                 st->probes[i].locations);
+    if (st->tls_marker)
+        fprintf(out, " (poll events; tasks from the TLS marker)");
     if (!st->marker_locations_perf)
         fprintf(out, "; hits through BPF");
     else if (!st->marker_locations_bpf)

@@ -30,11 +30,11 @@ void status_line_show(struct status_line *sl, const struct sampler_progress *p)
     char duration[32] = "";
     if (p->duration_s > 0)
         snprintf(duration, sizeof(duration), " / %.1f s", p->duration_s);
-    char text[256];
-    int len = snprintf(text, sizeof(text),
-                       "taskspy: recording %.1f s%s, %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64 " polls, %" PRIu64
-                       " tasks",
-                       p->elapsed_s, duration, p->samples, p->lost, p->polls, p->tasks_seen);
+    char text[256], polls[40] = "";
+    if (p->counts_polls)
+        snprintf(polls, sizeof(polls), ", %" PRIu64 " polls", p->polls);
+    int len = snprintf(text, sizeof(text), "taskspy: recording %.1f s%s, %" PRIu64 " samples, %" PRIu64 " lost%s, %" PRIu64
+                       " tasks", p->elapsed_s, duration, p->samples, p->lost, polls, p->tasks_seen);
     size_t width = terminal_width(sl->out);
     size_t shown = len < 0 ? 0 : (size_t)len < sizeof(text) ? (size_t)len : sizeof(text) - 1;
     if (shown > width - 1)

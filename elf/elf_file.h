@@ -111,6 +111,19 @@ bool elf_symbols_begin(struct elf_symbol_iter *it, const struct elf_file *ef, co
 /* The next symbol with a valid name, or false at the end. */
 bool elf_symbols_next(struct elf_symbol_iter *it, struct elf_symbol *sym);
 
+/* ---- elf_dynamic.c: the dynamic section ---------------------------------------------------------- */
+struct elf_dynamic_iter {
+    const uint8_t *entries;
+    size_t n, at;
+    const char *strs;
+    size_t strs_size;
+};
+/* Walk .dynamic. False when the file has none (static, or no section table). */
+bool elf_dynamic_begin(struct elf_dynamic_iter *it, const struct elf_file *ef);
+/* The next entry before DT_NULL: its tag and value, and for DT_NEEDED, DT_SONAME, DT_RUNPATH and DT_RPATH
+ * the string it names (*string NULL for other tags; an entry whose string is out of bounds is skipped). */
+bool elf_dynamic_next(struct elf_dynamic_iter *it, int64_t *tag, uint64_t *value, const char **string);
+
 /* ---- debug_file.c: the separate debug file ------------------------------------------------------- */
 /* Path of the separate debug file of ef (the object at path as the target names it, opened through the
  * root prefix, "" or "/proc/PID/root"), looked up where Debian's -dbgsym packages and `objcopy

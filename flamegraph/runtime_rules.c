@@ -37,8 +37,11 @@ static const struct runtime_rule rules[] = {
         /* Core::poll (and its closure) polls the task's future; frames of Harness::poll that do not reach
          * it (complete, wakeups) are the runtime's work inside the poll */
         .entry_after = "^<?tokio::runtime::task::core::Core<.*>>?::poll",
-        /* Core::poll drops the future once it is ready: the task's completion, not a frame of its own */
-        .after_future = "^<?tokio::runtime::task::core::Core<.*>>?::(drop_future_or_output|set_stage|store_output)",
+        /* Core::poll drops the future once it is ready: the task's completion, not a frame of its own; and
+         * its TaskIdGuard, dropped after the poll, puts the previous task id back (still inside the poll as
+         * CONTEXT.current_task_id tells it: zero-probe attribution sees these samples in the task) */
+        .after_future = "^(<?tokio::runtime::task::core::Core<.*>>?::(drop_future_or_output|set_stage|store_output)"
+                        "|core::ptr::drop_in_place<tokio::runtime::task::core::TaskIdGuard>)",
         /* what a leaf future calls to register its waker, down to the waker vtable (clone_waker); yield_now
          * hands its waker to the worker's defer list */
         .waker = "^<?(tokio::runtime::task::(waker::|raw::RawTask>?::ref_inc|state::State>?::ref_inc)"

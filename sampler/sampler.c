@@ -147,6 +147,14 @@ static int open_markers(struct sampler *s, char *err, size_t errlen)
     return 0;
 }
 
+/* The TLS route learns where the executable is mapped (later mappings come as records). */
+static void tell_tls_known_maps(struct sampler *s)
+{
+    for (size_t i = 0; i < s->maps.n; i++)
+        if (s->maps.v[i].executable)
+            sampler_tls_mapping(s, s->maps.v[i].path, s->maps.v[i].start, s->maps.v[i].end, s->maps.v[i].pgoff);
+}
+
 int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *err, size_t errlen)
 {
     *out = NULL;
@@ -169,6 +177,7 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
         sampler_close(s);
         return -1;
     }
+    tell_tls_known_maps(s);
     *out = s;
     return 0;
 }

@@ -114,7 +114,9 @@ struct sampler_progress {
     uint64_t samples;                /* samples delivered so far */
     uint64_t lost;                   /* sample records the kernel dropped so far */
     uint64_t polls;                  /* task polls seen so far (poll markers) */
-    uint64_t tasks_seen;             /* distinct tasks seen so far */
+    bool counts_polls;               /* poll probes are attached, so polls are seen (zero-probe attribution
+                                        alone sees tasks, not polls) */
+    uint64_t tasks_seen;             /* distinct tasks seen so far (by the TLS marker where it attributes) */
 };
 
 /* How often sampler_run calls on_progress. */
@@ -181,6 +183,8 @@ struct sampler_stats {
     /* the TLS marker route (README, "TLS task marker"): each sample's task read in the kernel */
     const char *tls_marker;                  /* the marker's symbol, or NULL when tasks came from poll probes */
     int64_t tls_offset;                      /* its offset from the thread pointer */
+    const char *tls_debug_file;              /* found in this separate debug file (stripped), or NULL */
+    const char *tls_note;                    /* a problem placing a library's marker (one line), or NULL */
     uint64_t tls_joined;                     /* samples whose task came from the marker */
     uint64_t tls_missing;                    /* samples without a marker record: [unknown task] */
     uint64_t tls_unreadable;                 /* samples whose marker could not be read: [unknown task] */

@@ -134,6 +134,8 @@ void sampler_tls_attach(struct sampler *s, int event_fd);
 void sampler_tls_sample(struct sampler *s, uint32_t tid, uint64_t time_ns, enum sampler_task_state *state,
                         uint64_t *task_id, uint64_t *poll_probe_addr);
 void sampler_tls_stats(struct sampler *s);
+/* On the reading thread: the target maps [start, end) of path (as it sees it) from pgoff. */
+void sampler_tls_mapping(struct sampler *s, const char *path, uint64_t start, uint64_t end, uint64_t pgoff);
 
 /* sampler_wait.c: the wait profile (cfg->wait_profile; each a no-op without it). Open its state (0, or -1 out
  * of memory); a waker-registration site the markers attached (ctx: the sampler): stack events there; on the

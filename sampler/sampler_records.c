@@ -220,7 +220,7 @@ static void report_progress(struct sampler *s, const struct queued_entry *e)
     struct sampler_progress p = {
         .elapsed_s = (double)(e->time_ns - s->start_ns) / 1e9, .duration_s = s->cfg.duration,
         .samples = s->stats.samples, .lost = e->lost + record_queue_dropped(&s->queue), .polls = e->polls,
-        .tasks_seen = e->tasks_seen,
+        .tasks_seen = e->tasks_seen, .counts_polls = s->markers != NULL,
     };
     s->sink->on_progress(s->sink->ctx, &p);
 }

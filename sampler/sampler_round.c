@@ -94,9 +94,11 @@ static void add_sample(struct sampler *s, const struct perf_event_header *rec, s
 static void scan_mapping(struct sampler *s, const struct perf_event_header *rec)
 {
     struct decoded_mmap2 m;
-    if (s->markers && perf_decode_mmap2(rec, &m) == 0 && (pid_t)m.pid == s->target.pid && (m.prot & 4) &&
-        m.filename[0] == '/')
+    if (perf_decode_mmap2(rec, &m) != 0 || (pid_t)m.pid != s->target.pid || !(m.prot & 4) || m.filename[0] != '/')
+        return;
+    if (s->markers)
         markers_scan_object(s->markers, m.filename);
+    sampler_tls_mapping(s, m.filename, m.addr, m.addr + m.len, m.pgoff);
 }
 
 /* A thread of the target our events see (born under one, which it inherited, or named in one's records): no
@@ -190,13 +192,17 @@ void sampler_queue_poll(void *ctx, const struct sampler_poll *p)
 {
     struct sampler *s = ctx;
     struct queued_entry e = { .kind = QUEUED_POLL, .size = (uint32_t)sizeof(*p) };
-    add_entry(s, &e, p);
+    struct sampler_poll named = *p;
+    if (s->tls)
+        named.task_id = tls_join_task_of_probe_id(s->tls, p->task_id);   /* the samples' ids */
+    add_entry(s, &e, &named);
 }
 
 void sampler_queue_progress(struct sampler *s, uint64_t t)
 {
     struct queued_entry e = { .kind = QUEUED_PROGRESS, .time_ns = t, .polls = s->tasks.polls,
-                              .tasks_seen = s->tasks.tasks.n, .lost = s->stats.lost };
+                              .tasks_seen = s->tls ? tls_join_tasks_seen(s->tls) : s->tasks.tasks.n,
+                              .lost = s->stats.lost };
     add_entry(s, &e, NULL);
     sampler_hand_over(s);
 }

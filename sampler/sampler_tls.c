@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sampler_tls.c: the sampler's side of the TLS marker route (sampler/markers/tls_join.h): which spec the
  * probes get, opening the route on the target's executable (falling back to poll probes, with a warning,
- * where BPF or BTF is missing), the program on every sampling event, and each sample's task. */
+ * where BPF or BTF is missing), the program on every sampling event, and each sample's task. With
+ * --markers auto the route is the default wherever it opens: it needs no probe, so none is attached unless
+ * something needs poll events (poll durations, the wait profile); attribution still comes from the marker. */
 #include "sampler/sampler_internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sampler/probes/tls_marker.h"
 
@@ -34,19 +37,31 @@ void sampler_tls_open(struct sampler *s)
     bool want = false;
     tls_join_split_spec(s->cfg.markers, &want, s->probe_spec, sizeof(s->probe_spec));
     bool only_tls = want && strcmp(s->probe_spec, "none") == 0;
+    bool automatic = !s->cfg.markers || strcmp(s->cfg.markers, "auto") == 0;
     if (!want)
         return;
-    char exe[4096], err[512] = "", message[1024];
+    char exe[4096], target_path[4096] = "", err[512] = "", message[1024];
+    const char *root = "";
     bool have_exe = true;
-    if (!s->target.launched)
+    if (!s->target.launched) {
         snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)s->target.pid);
-    else if (!(have_exe = target_resolve_command(s->cfg.argv[0], s->cfg.search_path, exe, sizeof(exe))))
+        ssize_t n = readlink(exe, target_path, sizeof(target_path) - 1);    /* the path the target sees */
+        target_path[n > 0 ? n : 0] = '\0';
+        root = s->root;
+    } else if (!(have_exe = target_resolve_command(s->cfg.argv[0], s->cfg.search_path, exe, sizeof(exe)))) {
         snprintf(exe, sizeof(exe), "%.4000s", s->cfg.argv[0]);
-    /* tokio's own task id only when asked for by name (auto keeps tokio's probes and header ids for now) */
-    bool tokio = s->cfg.markers && strcmp(s->cfg.markers, "auto") != 0;
-    int rc = have_exe ? tls_join_open(&s->tls, s->target.pid, exe, tokio, err, sizeof(err)) : 0;
-    if (rc == 1)
+    } else {
+        snprintf(target_path, sizeof(target_path), "%s", exe);
+    }
+    struct tls_join_target t = { .tgid = s->target.pid, .exe = exe, .root = root,
+                                 .target_path = target_path[0] == '/' ? target_path : NULL,
+                                 .launched = s->target.launched };
+    int rc = have_exe ? tls_join_open(&s->tls, &t, err, sizeof(err)) : 0;
+    if (rc == 1) {
+        if (automatic && !s->cfg.poll_times && !s->cfg.wait_profile && !tls_join_needs_poll_probes(s->tls))
+            snprintf(s->probe_spec, sizeof(s->probe_spec), "none");   /* nothing needs poll events */
         return;
+    }
     if (rc < 0)
         snprintf(message, sizeof(message), "TLS task marker found but not readable at samples (%s); tasks come "
                  "from poll probes", err);
@@ -89,6 +104,15 @@ void sampler_tls_sample(struct sampler *s, uint32_t tid, uint64_t time_ns, enum 
         tls_join_sample(s->tls, tid, time_ns, markers_poll_starts(s->markers) > 0, state, task_id, poll_probe_addr);
 }
 
+void sampler_tls_mapping(struct sampler *s, const char *path, uint64_t start, uint64_t end, uint64_t pgoff)
+{
+    if (!s->tls || path[0] != '/')
+        return;
+    char full[4200];
+    snprintf(full, sizeof(full), "%s%s", s->root, path);
+    tls_join_mapping(s->tls, full, start, end, pgoff);
+}
+
 bool sampler_tls_route(const struct sampler *s)
 {
     return s->tls != NULL;
@@ -101,6 +125,12 @@ void sampler_tls_stats(struct sampler *s)
     const struct tls_join_stats *t = tls_join_stats(s->tls);
     s->stats.tls_marker = t->symbol;
     s->stats.tls_offset = t->tp_offset;
+    s->stats.tls_debug_file = t->debug_file[0] ? t->debug_file : NULL;
+    if (t->place_error[0])
+        s->stats.tls_note = t->place_error;
+    else if (t->place_corrected)
+        s->stats.tls_note = "the library's TLS block was not where its DT_NEEDED order put it (LD_PRELOAD or "
+                            "LD_LIBRARY_PATH?); samples before it was loaded may be misattributed";
     s->stats.tls_joined = t->joined;
     s->stats.tls_missing = t->missing;
     s->stats.tls_unreadable = t->unreadable;

@@ -26,6 +26,17 @@ int bpf_sys_map_create(enum bpf_map_type type, uint32_t key_size, uint32_t value
     return bpf_call(BPF_MAP_CREATE, &a);
 }
 
+int bpf_sys_map_update(int map_fd, const void *key, const void *value)
+{
+    union bpf_attr a;
+    memset(&a, 0, sizeof(a));
+    a.map_fd = (uint32_t)map_fd;
+    a.key = (uint64_t)(uintptr_t)key;
+    a.value = (uint64_t)(uintptr_t)value;
+    a.flags = BPF_ANY;
+    return bpf_call(BPF_MAP_UPDATE_ELEM, &a);
+}
+
 /* enum bpf_attach_type's BPF_TRACE_UPROBE_MULTI (uapi since 6.6; the build's headers may be older) */
 #define ATTACH_UPROBE_MULTI 48
 #define UPROBE_MULTI_RETURN 1u

@@ -14,6 +14,8 @@
 
 int bpf_sys_map_create(enum bpf_map_type type, uint32_t key_size, uint32_t value_size, uint32_t max_entries,
                        uint32_t flags);
+/* Set the value at key of a map (BPF_ANY). */
+int bpf_sys_map_update(int map_fd, const void *key, const void *value);
 /* A BPF_PROG_TYPE_KPROBE program: for perf's kprobe and uprobe events (uprobe_multi false), or for a
  * uprobe_multi link (kernel 6.6+). The verifier's reasons, when it refuses, go into log (may be NULL). */
 int bpf_sys_prog_load_probe(const struct bpf_insn *insns, size_t n, bool uprobe_multi, char *log, size_t logsz);

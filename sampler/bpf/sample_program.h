@@ -26,11 +26,16 @@ struct bpf_sample_record {
 
 #define BPF_SAMPLE_FSBASE_UNREADABLE 1u  /* task_struct could not be read: task not known */
 #define BPF_SAMPLE_TLS_UNREADABLE 2u     /* the marker's page could not be read: task not known */
+#define BPF_SAMPLE_PLACE_UNKNOWN 4u      /* the place map holds no offset yet: task not known */
 
 struct bpf_sample_program_spec {
     uint32_t tgid;                     /* the target process: other processes' samples are not recorded */
     int ring_fd;                       /* BPF_MAP_TYPE_RINGBUF */
     int32_t tp_offset;                 /* the marker at fs_base + tp_offset */
+    /* Or, when place_map_fd >= 0 (a marker in a shared library whose place is learnt once the target has
+     * loaded it), the offset is read at each sample from that BPF_MAP_TYPE_ARRAY's entry 0 (an int64; 0:
+     * not known yet, and the record says so). No tag then. */
+    int place_map_fd;
     /* A marker that is an Option with a discriminant of its own (tokio's current_task_id): the value is
      * read only when the discriminant (tag_size bytes at fs_base + tag_tp_offset) is some_value, else 0. */
     bool has_tag;
@@ -42,7 +47,8 @@ struct bpf_sample_program_spec {
     uint16_t off_task_fsbase;          /* offsetof(struct task_struct, thread.fsbase) */
 };
 
-#define BPF_SAMPLE_PROGRAM_MAX 96
+#define BPF_SAMPLE_PROGRAM_MAX 128
+#define BPF_SAMPLE_WRITE_RETRIES 3          /* more tries when the ring write fails */
 
 /* Write the program into out (max instructions). Returns the number of instructions, or -1 (no room, or a
  * tag size out of range). */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* tls_join.c: the TLS marker route (see tls_join.h): finding the marker, the kernel offsets from BTF, the
+/* tls_join.c: the TLS marker route (see tls_join.h): the marker found (tls_locate.h), the kernel offsets from BTF, the
  * ring and the program, and the join of ring records with samples. Records wait in a table keyed by
  * (tid, time); a sample whose record is not there yet reads the ring first (the program writes its record
  * before the kernel writes the sample, so a record is in the ring before its sample can be read). Records
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/u64_map.h"
@@ -20,12 +21,15 @@
 #include "sampler/bpf/bpf_sys.h"
 #include "sampler/bpf/btf_offsets.h"
 #include "sampler/bpf/sample_program.h"
-#include "sampler/probes/tls_marker.h"
-#include "sampler/probes/tokio_task_field.h"
+#include "sampler/markers/sample_time_check.h"
+#include "sampler/markers/tls_locate.h"
+#include "sampler/probes/tls_library.h"
 
 #define RING_BYTES ((size_t)4 << 20)
 #define STALE_NS 2000000000ull           /* a record this much older than the newest one lost its sample */
 #define TIME_CHECK_NS 10000000ull        /* the sample's time and the program's clock differ by less */
+#define PLACE_RETRY_NS 5000000ull         /* a library marker not placed yet: the link map read again after */
+#define BUSY_TRIES 256                   /* ring reads while a record ahead of the sample's is being written */
 
 struct tls_join {
     struct bpf_ring ring;
@@ -35,13 +39,35 @@ struct tls_join {
     struct u64_map index;                        /* key_of(tid, time) -> pending.v[] */
     size_t joined_since_compact;
     uint64_t newest_ns;
-    uint64_t last_probe_addr;                    /* of a poll probe that opened a poll the marker agrees with */
+    uint64_t last_probe_addr;                    /* of a poll probe that opened a poll the marker agrees with,
+                                                    else the poll-start marker's address (below) */
+    bool probe_ids_comparable;                   /* the probes' task ids are the marker's (not tokio's) */
+    struct u64_map probe_ids;                    /* else: a probe's task id -> the marker's, learnt from the
+                                                    samples both placed in a task */
+    struct u64_map seen;                         /* task ids the samples were in (for the status line) */
+    uint64_t tasks_seen;
+    /* The executable's poll-start USDT marker, not attached: where the poll wrapper is, to cut task stacks at
+     * when no probe says it (its address once the executable is mapped). */
+    uint64_t poll_marker_offset;                 /* file offset, 0: none */
+    bool needs_poll_probes;                      /* several such markers: their probes name the poll frame */
+    dev_t exe_dev;
+    ino_t exe_ino;
+    /* a marker in a library the target loads at start, placed once it has (place map entry 0) */
+    int place_map_fd;
+    bool placing;                                /* not placed yet */
+    uint64_t next_place_ns;                      /* when to look at the link map again */
+    pid_t tgid;
+    char root[64];
     struct tls_join_stats stats;
 };
 
 void tls_join_split_spec(const char *spec, bool *tls, char *probes, size_t len)
 {
     *tls = false;
+    if (spec && strcmp(spec, "probes") == 0) {
+        snprintf(probes, len, "auto");   /* the probe route alone */
+        return;
+    }
     if (!spec || strcmp(spec, "auto") == 0) {
         *tls = true;
         snprintf(probes, len, "auto");
@@ -89,7 +115,7 @@ static int kernel_offsets(struct bpf_sample_program_spec *spec, char *err, size_
     spec->off_ctx_data = (uint16_t)data;
     spec->off_data_time = (uint16_t)time;
     spec->off_task_fsbase = (uint16_t)fsbase;
-    return 0;
+    return sample_time_check(spec, err, errlen) == 1 ? 0 : -1;
 }
 
 static int load_program(struct tls_join *j, struct bpf_sample_program_spec *spec, char *err, size_t errlen)
@@ -111,62 +137,60 @@ static int load_program(struct tls_join *j, struct bpf_sample_program_spec *spec
     return 0;
 }
 
-/* Where the task id is: the TLS marker, else (tokio) CONTEXT.current_task_id through DWARF. Fills the
- * program's marker fields and the stats' name and offset. Returns 1, 0 (neither), -1 with err. */
-static int find_marker(const char *exe, bool tokio, struct bpf_sample_program_spec *spec, struct tls_join_stats *st,
-                       char *err, size_t errlen)
-{
-    struct tls_marker marker;
-    struct tokio_task_field field = { 0 };
-    int64_t offset, tag_offset = 0;
-    if (tls_marker_find(exe, &marker) == 1) {
-        snprintf(st->symbol, sizeof(st->symbol), "%s", marker.symbol);
-        offset = marker.tp_offset;
-    } else if (tokio && tls_marker_find_tokio_context(exe, &marker) == 1 &&
-               tokio_task_field_find(exe, marker.symbol, &field) == 1) {
-        snprintf(st->symbol, sizeof(st->symbol), "tokio CONTEXT.current_task_id");
-        offset = marker.tp_offset + field.id_offset;
-        tag_offset = marker.tp_offset + field.tag_offset;
-    } else {
-        return 0;              /* no marker (or no ELF to find one in: the probes' side says why) */
-    }
-    if (offset < INT32_MIN || offset > INT32_MAX || tag_offset < INT32_MIN || tag_offset > INT32_MAX ||
-        field.some_value > INT32_MAX) {
-        snprintf(err, errlen, "TLS marker %s is out of a BPF program's reach", st->symbol);
-        return -1;
-    }
-    st->tp_offset = offset;
-    spec->tp_offset = (int32_t)offset;
-    spec->has_tag = field.has_tag;
-    spec->tag_tp_offset = (int32_t)tag_offset;
-    spec->tag_size = field.tag_size;
-    spec->some_value = (uint32_t)field.some_value;
-    return 1;
-}
-
-int tls_join_open(struct tls_join **out, pid_t tgid, const char *exe, bool tokio, char *err, size_t errlen)
+int tls_join_open(struct tls_join **out, const struct tls_join_target *t, char *err, size_t errlen)
 {
     *out = NULL;
-    struct bpf_sample_program_spec spec = { .tgid = (uint32_t)tgid };
+    struct bpf_sample_program_spec spec = { .tgid = (uint32_t)t->tgid, .place_map_fd = -1 };
     struct tls_join_stats found = { 0 };
-    int rc = find_marker(exe, tokio, &spec, &found, err, errlen);
+    struct tls_location loc;
+    int rc = tls_locate(t, &spec, &found, &loc, err, errlen);
     if (rc <= 0)
         return rc;
     struct tls_join *j = calloc(1, sizeof(*j));
-    if (!j || u64_map_init(&j->index, 1024) != 0) {
+    if (!j || u64_map_init(&j->index, 1024) != 0 || u64_map_init(&j->probe_ids, 256) != 0 ||
+        u64_map_init(&j->seen, 256) != 0) {
+        if (j) {
+            u64_map_free(&j->index);
+            u64_map_free(&j->probe_ids);
+        }
         free(j);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     j->prog_fd = -1;
     j->ring.map_fd = -1;
+    j->place_map_fd = -1;
     j->stats = found;
+    j->tgid = t->tgid;
+    snprintf(j->root, sizeof(j->root), "%s", t->root);
+    j->probe_ids_comparable = !loc.tokio;    /* tokio's probes give header addresses, the marker tokio's ids */
+    /* One poll wrapper with a poll-start marker: its place cuts task stacks without a probe. Several (one per
+     * future type, as in a tokio program's own instrumentation): only their probes tell which one polls. None
+     * and no runtime rule (tokio's) to cut at: poll markers elsewhere (a library's) may tell, through probes. */
+    struct stat st;
+    j->needs_poll_probes = loc.poll_wrappers > 1 || (loc.poll_wrappers == 0 && !loc.tokio);
+    if (loc.poll_wrappers == 1 && stat(t->exe, &st) == 0) {
+        j->poll_marker_offset = loc.poll_marker_offset;
+        j->exe_dev = st.st_dev;
+        j->exe_ino = st.st_ino;
+    }
     if (bpf_ring_create(&j->ring, RING_BYTES) != 0) {
         snprintf(err, errlen, "cannot create a BPF ring buffer: %s", strerror(errno));
         tls_join_close(j);
         return -1;
     }
     spec.ring_fd = j->ring.map_fd;
+    if (loc.place_later) {
+        uint32_t key = 0;
+        int64_t predicted = spec.tp_offset;
+        j->place_map_fd = spec.place_map_fd = bpf_sys_map_create(BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0);
+        j->placing = true;
+        if (j->place_map_fd < 0 || bpf_sys_map_update(j->place_map_fd, &key, &predicted) != 0) {
+            snprintf(err, errlen, "cannot create a BPF map: %s", strerror(errno));
+            tls_join_close(j);
+            return -1;
+        }
+    }
     if (load_program(j, &spec, err, errlen) != 0) {
         tls_join_close(j);
         return -1;
@@ -188,6 +212,21 @@ int tls_join_attach(struct tls_join *j, int event_fd, char *err, size_t errlen)
 size_t tls_join_attached(const struct tls_join *j)
 {
     return j->attached;
+}
+
+bool tls_join_needs_poll_probes(const struct tls_join *j)
+{
+    return j->needs_poll_probes;
+}
+
+void tls_join_mapping(struct tls_join *j, const char *path, uint64_t start, uint64_t end, uint64_t pgoff)
+{
+    struct stat st;
+    uint64_t off = j->poll_marker_offset;
+    if (!off || j->last_probe_addr || off < pgoff || off - pgoff >= end - start || stat(path, &st) != 0 ||
+        st.st_dev != j->exe_dev || st.st_ino != j->exe_ino)
+        return;
+    j->last_probe_addr = start + (off - pgoff);
 }
 
 /* Drop joined records and those whose sample was lost, and index the rest again. */
@@ -241,6 +280,28 @@ static struct bpf_sample_record *find(struct tls_join *j, uint32_t tid, uint64_t
     return r->tid == tid && r->time_ns == time_ns ? r : NULL;
 }
 
+/* The library with the marker is loaded (or not yet: again 5 ms later): its place into the place map. */
+static void place_library_marker(struct tls_join *j, uint64_t time_ns)
+{
+    struct tls_library_place place;
+    char err[400];
+    int rc = tls_library_place(j->tgid, j->root, &place, err, sizeof(err));
+    j->next_place_ns = time_ns + PLACE_RETRY_NS;
+    if (rc == 0)
+        return;
+    j->placing = false;
+    uint32_t key = 0;
+    if (rc < 0 || (place.tp_offset != j->stats.tp_offset &&
+                   bpf_sys_map_update(j->place_map_fd, &key, &place.tp_offset) != 0)) {
+        snprintf(j->stats.place_error, sizeof(j->stats.place_error), "%s", rc < 0 ? err : "cannot update a BPF map");
+        return;
+    }
+    if (place.tp_offset != j->stats.tp_offset) {
+        j->stats.place_corrected = true;     /* the prediction was wrong: samples before this are wrong too */
+        j->stats.tp_offset = place.tp_offset;
+    }
+}
+
 void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool probes,
                      enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr)
 {
@@ -250,6 +311,11 @@ void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool pr
             compact(j);
         if (bpf_ring_consume(&j->ring, take_record, j) > 0)
             r = find(j, tid, time_ns);
+        /* A record another CPU's program is still writing holds back the ones after it (the ring is read in
+         * the order space was taken): wait the few hundred nanoseconds that takes. */
+        for (int tries = 0; !r && tries < BUSY_TRIES && bpf_ring_pending(&j->ring) > 0; tries++)
+            if (bpf_ring_consume(&j->ring, take_record, j) > 0)
+                r = find(j, tid, time_ns);
     }
     enum sampler_task_state probe_state = *state;
     uint64_t probe_task = *task_id;
@@ -263,6 +329,8 @@ void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool pr
     j->stats.joined++;
     j->joined_since_compact++;
     uint32_t flags = r->flags;
+    if (j->placing && time_ns >= j->next_place_ns)
+        place_library_marker(j, time_ns);
     uint64_t task = r->task;
     r->tid = 0;                /* joined: a second sample of the same (tid, time) is not this one */
     if (flags) {
@@ -272,7 +340,7 @@ void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool pr
         *probe_addr = 0;
         return;
     }
-    if (probes && probe_state != SAMPLER_UNKNOWN_TASK) {
+    if (probes && j->probe_ids_comparable && probe_state != SAMPLER_UNKNOWN_TASK) {
         /* the probes' answer where they have one, for the summary (and their poll frame to cut at) */
         j->stats.probe_compared++;
         bool agree = task ? probe_state == SAMPLER_IN_TASK && probe_task == task : probe_state == SAMPLER_NOT_IN_TASK;
@@ -280,13 +348,33 @@ void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool pr
             j->stats.probe_disagreements++;
         else if (task)
             j->last_probe_addr = *probe_addr;
+    } else if (probes && probe_state == SAMPLER_IN_TASK && task && task <= UINT32_MAX) {
+        u64_map_put(&j->probe_ids, probe_task, (uint32_t)task);   /* (out of memory: that poll stays unnamed) */
     }
     *state = task ? SAMPLER_IN_TASK : SAMPLER_NOT_IN_TASK;
     *task_id = task;
-    if (task && (probe_state != SAMPLER_IN_TASK || probe_task != task))
+    uint32_t one;
+    if (task && !u64_map_get(&j->seen, task, &one) && u64_map_put(&j->seen, task, 1) == 0)
+        j->tasks_seen++;
+    /* the probe's poll frame where it says the same poll (ids of another kind: where it says a poll) */
+    bool same_poll = probe_state == SAMPLER_IN_TASK && (probe_task == task || !j->probe_ids_comparable);
+    if (task && !same_poll)
         *probe_addr = j->last_probe_addr;
     else if (!task)
         *probe_addr = 0;
+}
+
+uint64_t tls_join_tasks_seen(const struct tls_join *j)
+{
+    return j->tasks_seen;
+}
+
+uint64_t tls_join_task_of_probe_id(const struct tls_join *j, uint64_t probe_id)
+{
+    uint32_t id;
+    if (j->probe_ids_comparable || !u64_map_get(&j->probe_ids, probe_id, &id))
+        return probe_id;
+    return id;
 }
 
 const struct tls_join_stats *tls_join_stats(const struct tls_join *j)
@@ -300,8 +388,12 @@ void tls_join_close(struct tls_join *j)
         return;
     if (j->prog_fd >= 0)
         close(j->prog_fd);
+    if (j->place_map_fd >= 0)
+        close(j->place_map_fd);
     bpf_ring_destroy(&j->ring);
     vec_free(&j->pending);
     u64_map_free(&j->index);
+    u64_map_free(&j->probe_ids);
+    u64_map_free(&j->seen);
     free(j);
 }

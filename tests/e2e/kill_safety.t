@@ -26,7 +26,8 @@ live_groups() {
 # all_nops PID EXE: every probe site of EXE in PID holds its nop
 all_nops() { probe_sites "$1" "$2" | grep -qx '[0-9]*\*90'; }
 
-MARKER_ROUTE=()    # (--debug-marker-records=... for the records below; empty: the default route)
+# (the probe route chosen: --markers auto takes the executor's TLS marker and attaches no probe at all)
+MARKER_ROUTE=(--markers probes)    # (+ --debug-marker-records=... for the records below)
 kill_scenario() { # kill_scenario FIXTURE
     local fx=$1 exe="$FIXTURES/$1" out="$WORK/$1.stdout"
     start_fixture "$fx" 60
@@ -64,7 +65,7 @@ stop_fixture
 
 # 2. tracefs uprobe_events definitions in group taskspy_<pid>: markers as perf samples of tracefs events
 # (scenario 1 ran the default way, BPF programs on uprobe_multi links, which defines nothing in tracefs)
-MARKER_ROUTE=(--debug-marker-records=perf)
+MARKER_ROUTE=(--markers probes --debug-marker-records=perf)
 kill_scenario executor_memarg
 check "tracefs is mounted where taskspy mounts it" \
     sh -c "mountpoint -q /sys/kernel/tracing || mountpoint -q /sys/kernel/debug/tracing"
@@ -79,11 +80,11 @@ check "the next record removed the dead taskspy's group" sh -c "! grep -q '^p:ta
 check "the next record removed its own group at exit" sh -c "! grep -q '^p:taskspy_$next/' '$TRACEFS/uprobe_events'"
 check "the next record works: task roots" grep -q '^task: task_' "$WORK/next.folded"
 stop_fixture
-MARKER_ROUTE=()
+MARKER_ROUTE=(--markers probes)
 
 # 3. SIGINT mid-recording with markers: a whole, valid SVG
 start_fixture executor_sema 30
-"$TASKSPY" record -p "$FIXTURE_PID" -d 60 -o "$WORK/int.svg" 2> "$WORK/int.err" &
+"$TASKSPY" record "${MARKER_ROUTE[@]}" -p "$FIXTURE_PID" -d 60 -o "$WORK/int.svg" 2> "$WORK/int.err" &
 rec=$!
 wait_for 20 probes_in "$FIXTURE_PID" "$FIXTURES/executor_sema"
 sleep 1      # record a while

@@ -4,9 +4,10 @@
 # (hundreds of thousands of polls a second) recorded at 999 Hz file no sample of a task's code under a thread
 # root (a task's sample whose task is not known is "[unknown task]"); lost samples and lost marker records are
 # reported per kind. A forced loss (marker records through small perf buffers) gives [unknown task] samples,
-# never misfiled ones. No timing threshold: only where samples are filed.
+# never misfiled ones. The same with zero-probe attribution (the TLS marker read at each sample, no probe).
+# No timing threshold: only where samples are filed.
 source "$(dirname "$0")/lib/tap.sh"
-plan 12
+plan 20
 
 # misfiled FOLDED TASK_FRAME: samples with a frame of the task's code whose root is a thread root
 misfiled() {
@@ -30,16 +31,25 @@ record_loaded() { # LABEL FIXTURE TASK_FRAME RECORD_OPTIONS...
     check "$label: none of them under a thread root ($bad)" test "$bad" -eq 0
 }
 
-record_loaded executor executor "$EXECUTOR_TASK"
-record_loaded tokio tokio_markers "$TOKIO_TASK"
+# the probe route (poll markers as uprobes: a marker stream joined with the samples)
+record_loaded executor executor "$EXECUTOR_TASK" --markers probes
+record_loaded tokio tokio_markers "$TOKIO_TASK" --markers probes
 check "tokio: a summary line counts lost marker records per kind, or none were lost" \
     sh -c "grep -q ' 0 lost marker records' '$WORK/tokio.err' ||
            grep -qE '^taskspy: lost marker records: [0-9]+ from full perf buffers, [0-9]+ overwritten BPF slots; [0-9]+ samples counted as \[unknown task\]' '$WORK/tokio.err'"
 
 # Forced loss: marker records as perf samples through 64-page buffers (256 KiB a CPU) cannot keep up.
-record_loaded forced-loss executor "$EXECUTOR_TASK" --debug-marker-records perf -m 64
+record_loaded forced-loss executor "$EXECUTOR_TASK" --markers probes --debug-marker-records perf -m 64
 lost=$(sed -n 's/^taskspy: lost marker records: \([0-9]*\) from full perf buffers.*/\1/p' "$WORK/forced-loss.err")
 check "forced loss: marker records lost from full perf buffers (${lost:-none})" test "${lost:-0}" -gt 0
 check "forced loss: [unknown task] samples ($(samples "$WORK/forced-loss.folded" '^\[unknown task\]'))" \
     test "$(samples "$WORK/forced-loss.folded" '^\[unknown task\]')" -gt 0
+
+# Zero-probe attribution, the default where the program has a TLS marker (the executor's taskspy_current_task)
+# or is tokio (CONTEXT.current_task_id): the task is read with each sample, no probe, no stream to fall behind
+record_loaded executor-tls executor "$EXECUTOR_TASK"
+check "executor-tls: no probe attached (the summary says so)" grep -q "^taskspy: markers: no poll probes" "$WORK/executor-tls.err"
+record_loaded tokio-tls tokio_plain "$TOKIO_TASK"
+check "tokio-tls: no probe attached, tokio's CONTEXT read (the summary says so)" sh -c \
+    "grep -q '^taskspy: markers: no poll probes' '$WORK/tokio-tls.err' && grep -q '^taskspy: tasks: from the TLS marker tokio CONTEXT' '$WORK/tokio-tls.err'"
 finish

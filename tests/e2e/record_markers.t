@@ -3,7 +3,9 @@
 # record_markers.t: task-aware merging on the C executor fixtures (two workers, one run queue, three task
 # kinds burning 1:2:3, USDT poll markers): task roots per kind with the right shares, no runtime frames in
 # task stacks, --group-by task/none, semaphore-gated probes raised only while recording, a memory-operand
-# arg0 decoded to the real ids, markers in a dlopen()ed library, an LLD-linked build, --markers filters.
+# arg0 decoded to the real ids, markers in a dlopen()ed library, an LLD-linked build, --markers filters. The
+# executor also keeps the TLS marker, which --markers auto takes without probes (tls_marker.t): the probe route
+# is chosen here with --markers probes.
 source "$(dirname "$0")/lib/tap.sh"
 plan 65
 
@@ -24,7 +26,7 @@ check_tasks() { # check_tasks LABEL FOLDED
 
 # By PID, dwarf, no frame pointers
 start_fixture executor 30
-"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/exec.folded" 2> "$WORK/exec.err"
+"$TASKSPY" record --markers probes -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/exec.folded" 2> "$WORK/exec.err"
 check "record the executor: exit 0" test $? -eq 0
 check_tasks "dwarf" "$WORK/exec.folded"
 check "summary: poll markers attached" grep -q "taskspy_demo:task__poll__start x 1" "$WORK/exec.err"
@@ -34,7 +36,7 @@ check "summary: polls counted ($polls)" test "${polls:-0}" -gt 1000
 check "summary: busiest tasks listed" grep -q "^taskspy:   task [0-9]*: [0-9]* polls" "$WORK/exec.err"
 
 # --group-by task: one root per task id, each id under one entry; --group-by none: no task roots
-"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task -o "$WORK/by-task.folded" 2> /dev/null
+"$TASKSPY" record --markers probes -p "$FIXTURE_PID" -d 2 -F 199 --group-by task -o "$WORK/by-task.folded" 2> /dev/null
 ids=$(grep -o '^task [0-9]*: task_[a-z]*' "$WORK/by-task.folded" | sort -u)
 check "group-by task: many task roots ($(echo "$ids" | wc -l))" test "$(echo "$ids" | wc -l)" -gt 20
 # each task id under one entry; samples under another entry of an id are the rare late attribution (README,
@@ -42,7 +44,7 @@ check "group-by task: many task roots ($(echo "$ids" | wc -l))" test "$(echo "$i
 read -r minor total <<< "$(minor_entries "$WORK/by-task.folded")"
 echo "$ids" | cut -d: -f1 | sort | uniq -d | while read -r dup; do grep "^$dup:" "$WORK/by-task.folded"; done | cut -c1-160 | diag
 check "group-by task: each task id under one entry ($minor of $total samples elsewhere, < 1%)" test $((minor * 100)) -lt "$total"
-"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by none -o "$WORK/none.folded" 2> /dev/null
+"$TASKSPY" record --markers probes -p "$FIXTURE_PID" -d 2 -F 199 --group-by none -o "$WORK/none.folded" 2> /dev/null
 check "group-by none: no task roots" sh -c "! grep -q '^task[ :]' '$WORK/none.folded'"
 check "group-by none: task stacks start at the task's function" grep -q '^task_compress;compress_encode' "$WORK/none.folded"
 "$TASKSPY" record -p "$FIXTURE_PID" -d 2 --markers none -o "$WORK/nomarkers.folded" 2> "$WORK/nomarkers.err"
@@ -61,20 +63,20 @@ stop_fixture
 # CPUs), uprobe PMU events otherwise (--debug-uprobes=pmu).
 EVENTS=/sys/kernel/tracing/uprobe_events
 start_fixture executor 30
-"$TASKSPY" record --debug-marker-records=perf -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/perfrec.folded" 2> "$WORK/perfrec.err" &
+"$TASKSPY" record --markers probes --debug-marker-records=perf -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/perfrec.folded" 2> "$WORK/perfrec.err" &
 rec=$!
 # (attaching to a running process can take seconds on a loaded machine: wait up to 10 s)
 wait_for 10 grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS"
 check "tracefs: the markers are tracefs uprobe events while recording" grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS"
 wait $rec
 check "tracefs: their definitions are removed at the end" sh -c "! grep -q '^p:taskspy_$rec/' '$EVENTS'"
-"$TASKSPY" record --debug-marker-records=perf --debug-uprobes=pmu -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/pmu.folded" 2> /dev/null &
+"$TASKSPY" record --markers probes --debug-marker-records=perf --debug-uprobes=pmu -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/pmu.folded" 2> /dev/null &
 rec=$!
 wait_for 20 probes_in "$FIXTURE_PID" "$FIXTURES/executor"
 # (task-terminate's arg0 is a heap memory operand: that one needs tracefs in either way)
 check "uprobe PMU: poll markers are not tracefs events" sh -c "! grep -q '^p:taskspy_$rec/task__poll' '$EVENTS'"
 wait $rec
-"$TASKSPY" record --debug-marker-records=bpf-event -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/bpfevent.folded" 2> "$WORK/bpfevent.err"
+"$TASKSPY" record --markers probes --debug-marker-records=bpf-event -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/bpfevent.folded" 2> "$WORK/bpfevent.err"
 stop_fixture
 check_tasks "uprobe PMU" "$WORK/pmu.folded"
 check_tasks "hits as perf samples" "$WORK/perfrec.folded"
@@ -84,13 +86,13 @@ check "programs on uprobe events: hits through BPF" grep -q "; hits through BPF$
 
 # Frame pointers, fp call graphs
 start_fixture executor_fp 30
-"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 --call-graph fp -o "$WORK/fp.folded" 2> /dev/null
+"$TASKSPY" record --markers probes -p "$FIXTURE_PID" -d 3 -F 199 --call-graph fp -o "$WORK/fp.folded" 2> /dev/null
 stop_fixture
 check_tasks "fp" "$WORK/fp.folded"
 
 # Semaphore-gated probes: raised while recording, back to 0 afterwards
 start_fixture executor_sema 30
-"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -o "$WORK/sema.folded" 2> /dev/null &
+"$TASKSPY" record --markers probes -p "$FIXTURE_PID" -d 3 -o "$WORK/sema.folded" 2> /dev/null &
 rec=$!
 wait_for 20 probes_in "$FIXTURE_PID" "$FIXTURES/executor_sema"   # attached: semaphores raised with the probes
 kill -USR1 "$FIXTURE_PID"                                         # the fixture prints its semaphores
@@ -109,7 +111,7 @@ check "semaphore-gated probes attribute tasks" grep -q '^task: task_render;' "$W
 # the ids are the fixture's real ids
 start_fixture executor_memarg 30 --log-tasks
 for via in bpf bpf-event perf; do
-    "$TASKSPY" record --debug-marker-records=$via -p "$FIXTURE_PID" -d 2 -F 199 --group-by task \
+    "$TASKSPY" record --markers probes --debug-marker-records=$via -p "$FIXTURE_PID" -d 2 -F 199 --group-by task \
         -o "$WORK/memarg-$via.folded" 2> "$WORK/memarg-$via.err"
     grep -o '^task [0-9]*: task_[a-z]*' "$WORK/memarg-$via.folded" | sort -u |
         sed 's/^task \([0-9]*\): task_\(.*\)/spawn \1 \2/' > "$WORK/memarg-$via.ids"
@@ -121,12 +123,12 @@ done
 stop_fixture
 
 # Markers in a shared library dlopen()ed 0.5 s after start (launch mode)
-"$TASKSPY" record -d 3 -F 199 -o "$WORK/dl.folded" -- "$FIXTURES/executor_dl" 10 > /dev/null 2> "$WORK/dl.err"
+"$TASKSPY" record --markers probes -d 3 -F 199 -o "$WORK/dl.folded" -- "$FIXTURES/executor_dl" 10 > /dev/null 2> "$WORK/dl.err"
 check "dlopen()ed markers: attached" grep -q "task__poll__start x 1" "$WORK/dl.err"
 check "dlopen()ed markers: task roots" grep -q '^task: task_compress;' "$WORK/dl.folded"
 
 # Launch mode with markers in the executable
-"$TASKSPY" record -d 3 -F 199 -o "$WORK/launch.folded" -- "$FIXTURES/executor" 10 > /dev/null 2> /dev/null
+"$TASKSPY" record --markers probes -d 3 -F 199 -o "$WORK/launch.folded" -- "$FIXTURES/executor" 10 > /dev/null 2> /dev/null
 check "launch mode: task roots" grep -q '^task: task_parse;' "$WORK/launch.folded"
 
 # Locked memory limited: a user with CAP_SYS_ADMIN (uprobes) but not CAP_IPC_LOCK may lock only
@@ -142,7 +144,7 @@ for via in bpf perf; do
     ( cd "$LIMITED" && ulimit -l 8192 && setpriv --reuid=nobody --regid=nogroup \
         --clear-groups --inh-caps=-all,+sys_admin,+perfmon,+sys_ptrace \
         --ambient-caps=+sys_admin,+perfmon,+sys_ptrace \
-        ./taskspy record --debug-marker-records=$via -F 199 -o "$LIMITED/$via.folded" -- ./executor 3 > "$LIMITED/$via.out" 2> "$LIMITED/$via.err" )
+        ./taskspy record --markers probes --debug-marker-records=$via -F 199 -o "$LIMITED/$via.folded" -- ./executor 3 > "$LIMITED/$via.out" 2> "$LIMITED/$via.err" )
     check "locked memory limited ($via): exit 0" test $? -eq 0
     grep -E '^taskspy: [0-9]+ polls|lost|cannot|hits' "$LIMITED/$via.err" | diag
     want=$([ $via = bpf ] && echo "through BPF" || echo "as perf samples")
@@ -162,7 +164,7 @@ rm -rf "$LIMITED"
 # LLD-linked (text segment vaddr != file offset), semaphores
 if [ -x "$FIXTURES/executor_lld" ]; then
     start_fixture executor_lld 30
-    "$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 -o "$WORK/lld.folded" 2> /dev/null
+    "$TASKSPY" record --markers probes -p "$FIXTURE_PID" -d 3 -F 199 -o "$WORK/lld.folded" 2> /dev/null
     stop_fixture
     check "LLD-linked executor: task roots" grep -q '^task: task_render;' "$WORK/lld.folded"
 else

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
-# record_tokio_plain.t: async-aware profiles of a tokio program with no markers at all. taskspy probes
-# tokio's Harness<T,S>::poll copies (task id from %rdi) and cuts task stacks at them: task roots per async
-# fn with shares that agree with the marker-instrumented build of the same program, no runtime frames in
-# task stacks, the blocking pool's worker loop never a task, --group-by task, Rust v0 mangling, frame
-# pointers, a stripped binary with a separate debug file, boundary frames alone (no probes), --poll-times
-# (return probes, whose trampoline no longer cuts the stacks: the unwinder puts the return address back).
+# record_tokio_plain.t: async-aware profiles of a tokio program with no markers at all. By default
+# (zero-probe attribution) taskspy reads tokio's CONTEXT.current_task_id at each sample and attaches no probe;
+# the probe route (--markers probes) probes tokio's Harness<T,S>::poll copies (task id from %rdi). Both cut
+# task stacks at Harness::poll: task roots per async fn with shares that agree with the marker-instrumented
+# build of the same program and with each other, no runtime frames in task stacks, the blocking pool's worker
+# loop never a task, --group-by task (tokio's own ids, or header addresses with probes), Rust v0 mangling,
+# frame pointers, a stripped binary with a separate debug file (both routes), boundary frames alone (no
+# probes), --poll-times (probes for the poll events, tasks still from CONTEXT; return probes, whose
+# trampoline no longer cuts the stacks: the unwinder puts the return address back).
 source "$(dirname "$0")/lib/tap.sh"
-plan 37
+plan 50
 
 KINDS='^task: tokio_fixture::(parse|render|compress)_task'
 RUNTIME_FRAMES='tokio::runtime::task::harness|tokio::runtime::scheduler|BlockingTask|Launch|start_thread|clone3'
@@ -32,7 +35,7 @@ stop_fixture
 read -r mp mr mc <<< "$(shares_of "$WORK/markers.folded")"
 
 start_fixture tokio_plain 60
-"$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 -o "$WORK/plain.folded" 2> "$WORK/plain.err"
+"$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 --markers probes -o "$WORK/plain.folded" 2> "$WORK/plain.err"
 check "plain: exit 0" test $? -eq 0
 check_plain "plain" "$WORK/plain.folded"
 read -r pp pr pc <<< "$(shares_of "$WORK/plain.folded")"
@@ -41,8 +44,23 @@ check "plain: shares $pp/$pr/$pc agree with the marker build's $mp/$mr/$mc withi
 check "plain: Harness::poll copies probed" grep -Eq "tokio:poll \(function entry\) x ([5-9]|[1-9][0-9])" "$WORK/plain.err"
 check "plain: polls counted" grep -Eq "^taskspy: [0-9]{4,} polls" "$WORK/plain.err"
 
-"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task -o "$WORK/by-task.folded" 2> "$WORK/by-task.err" || diag < "$WORK/by-task.err"
-# Without markers a task's id is its header's address: tokio reuses freed headers for new tasks, so one id
+# The default: zero-probe attribution from tokio's CONTEXT.current_task_id, the same shares as the probe route
+"$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 -o "$WORK/zero.folded" 2> "$WORK/zero.err"
+check "zero-probe: exit 0" test $? -eq 0
+grep '^taskspy: \(tasks\|markers\):' "$WORK/zero.err" | diag
+check "zero-probe: the summary names the route, tokio's CONTEXT" \
+    grep -q "^taskspy: tasks: from the TLS marker tokio CONTEXT.current_task_id" "$WORK/zero.err"
+check "zero-probe: no probe attached (the summary says so)" grep -q "^taskspy: markers: no poll probes" "$WORK/zero.err"
+check_plain "zero-probe" "$WORK/zero.folded"
+read -r zp zr zc <<< "$(shares_of "$WORK/zero.folded")"
+check "zero-probe: shares $zp/$zr/$zc agree with the probe route's $pp/$pr/$pc within 5 points" \
+    sh -c "$(declare -f within); within $zp $pp 5 && within $zr $pr 5 && within $zc $pc 5"
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task -o "$WORK/zero-ids.folded" 2> /dev/null
+check "zero-probe group-by task: ids are tokio's own (small integers)" \
+    sh -c "grep -Eq '^task [0-9]{1,7}: tokio_fixture::(parse|render|compress)_task' '$WORK/zero-ids.folded' && ! grep -q '^task 0x' '$WORK/zero-ids.folded'"
+
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --markers probes --group-by task -o "$WORK/by-task.folded" 2> "$WORK/by-task.err" || diag < "$WORK/by-task.err"
+# Through probes a task's id is its header's address: tokio reuses freed headers for new tasks, so one id
 # may name successive tasks (of different kinds) over a recording; each root still names one id and entry.
 ids=$(grep -oE '^task 0x[0-9a-f]+: tokio_fixture::[a-z_]+' "$WORK/by-task.folded" | sort -u)
 check "group-by task: task roots by header address ($(echo "$ids" | wc -l))" test "$(echo "$ids" | wc -l)" -ge 6
@@ -64,6 +82,8 @@ check "boundary frames only: the summary says how tasks were found" grep -q "put
 
 "$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 --poll-times -o "$WORK/times.folded" 2> "$WORK/times.err"
 check "--poll-times: return probes attached" grep -q "tokio:poll (return) x" "$WORK/times.err"
+check "--poll-times: probes for the poll events only, tasks from CONTEXT" sh -c \
+    "grep -q '^taskspy: tasks: from the TLS marker tokio CONTEXT' '$WORK/times.err' && grep -q '(poll events; tasks from the TLS marker)' '$WORK/times.err'"
 # A return probe's trampoline replaces the caller's return address: without its repair (the entry records the
 # address and its place, the unwinder puts it back) ~95% of these stacks were truncated.
 n_all=$(sed -nE 's/^taskspy: ([0-9]+) samples,.*/\1/p' "$WORK/times.err")
@@ -77,7 +97,7 @@ stop_fixture
 
 # Rust v0 symbol mangling
 start_fixture tokio_plain_v0 40
-"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 -o "$WORK/v0.folded" 2> "$WORK/v0.err"
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 --markers probes -o "$WORK/v0.folded" 2> "$WORK/v0.err"
 stop_fixture
 check "v0 mangling: Harness::poll copies probed" grep -q "tokio:poll (function entry) x" "$WORK/v0.err"
 check_plain "v0 mangling" "$WORK/v0.folded"
@@ -91,8 +111,13 @@ check_plain "frame pointers (fp)" "$WORK/fp.folded"
 # Stripped, symbols in a separate debug file (.gnu_debuglink)
 check "stripped build has no symbol table" sh -c "! readelf -S '$FIXTURES/tokio_plain_stripped' | grep -q '\.symtab'"
 start_fixture tokio_plain_stripped 40
-"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 -o "$WORK/stripped.folded" 2> "$WORK/stripped.err"
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 --markers probes -o "$WORK/stripped.folded" 2> "$WORK/stripped.err"
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 -o "$WORK/stripped-zero.folded" 2> "$WORK/stripped-zero.err"
 stop_fixture
 check "stripped: Harness::poll copies found through the debug file" grep -q "tokio:poll (function entry) x" "$WORK/stripped.err"
 check "stripped: task roots" grep -Eq "$KINDS" "$WORK/stripped.folded"
+grep '^taskspy: \(tasks\|markers\|no TLS\)' "$WORK/stripped-zero.err" | diag
+check "stripped, zero-probe: CONTEXT.current_task_id found through the debug file, no probe" sh -c \
+    "grep -q '^taskspy: tasks: from the TLS marker tokio CONTEXT.current_task_id' '$WORK/stripped-zero.err' && grep -q '^taskspy: markers: no poll probes' '$WORK/stripped-zero.err'"
+check "stripped, zero-probe: task roots" grep -Eq "$KINDS" "$WORK/stripped-zero.folded"
 finish

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # status_line.t: the recording status of `taskspy record` (issue 19). Under a pseudo-terminal (util-linux's
 # script), stderr shows a one-line status rewritten in place ("\r", the text, "clear to end of line"):
-# elapsed / duration (elapsed alone without -d), samples, lost, polls, tasks; it is erased before the summary.
+# elapsed / duration (elapsed alone without -d), samples, lost, polls (where poll probes are attached: the
+# probe route here), tasks; it is erased before the summary. Zero-probe attribution counts tasks, no polls.
 # With stderr a file or a pipe there is none of it: no "\r" and no status text. Counts of updates are not
 # timed: a 3 s recording with an update about every 250 ms is asked for two at least.
 source "$(dirname "$0")/lib/tap.sh"
-plan 11
+plan 12
 
 ESC=$'\033'
 CR=$'\r'
@@ -23,7 +24,7 @@ on_tty() {
 # statuses FILE: each status as shown (one per line; the terminal's own line ends dropped)
 statuses() { tr '\r' '\n' < "$1" | grep -a '^taskspy: recording' | sed "s/${ESC}\\[K.*//"; }
 
-on_tty timed record -d 3 -F 199 -o "$WORK/timed.folded" -- "$FIXTURES/executor" 4
+on_tty timed record -d 3 -F 199 --markers probes -o "$WORK/timed.folded" -- "$FIXTURES/executor" 4
 check "terminal, -d 3: exit 0" test "$RC" -eq 0
 statuses "$WORK/timed.tty" > "$WORK/timed.statuses"
 n=$(wc -l < "$WORK/timed.statuses")
@@ -40,6 +41,12 @@ check "terminal: samples and polls are counted while recording ($last)" \
 check "terminal: the status is erased before the summary" \
     grep -aq "${CR}${ESC}\\[Ktaskspy: [0-9]* samples, [0-9]* lost, " "$WORK/timed.tty"
 check "terminal: the summary lines follow as usual" grep -aq "^taskspy: wrote $WORK/timed.folded" "$WORK/timed.tty"
+
+# zero-probe attribution (the default here): no polls to count, the tasks the samples were in
+on_tty zero record -d 2 -F 199 -o "$WORK/zero.folded" -- "$FIXTURES/executor" 3
+last=$(statuses "$WORK/zero.tty" | tail -n 1)
+check "terminal, zero-probe: samples and tasks counted, no polls ($last)" \
+    sh -c "echo '$last' | grep -Eq '^taskspy: recording [0-9.]+ s / 2\.0 s, [1-9][0-9]* samples, [0-9]+ lost, [1-9][0-9]* tasks$'"
 
 on_tty open record -F 199 -o "$WORK/open.folded" -- "$FIXTURES/executor" 2
 statuses "$WORK/open.tty" > "$WORK/open.statuses"

@@ -68,6 +68,29 @@ static void test_with_markers(void **state)
     free(text);
 }
 
+/* Zero-probe attribution: the route named, with probes for poll events only, a debug file, a library note. */
+static void test_tls_route(void **state)
+{
+    (void)state;
+    struct sampler_probe_stat probes[1] = { { "tokio", "poll (return)", 7 } };
+    struct sampler_stats st = {
+        .samples = 100, .threads = 3, .duration_s = 1.0, .event_name = "cpu-clock", .tls_marker = "tokio CONTEXT.current_task_id",
+        .tls_offset = -176, .tls_joined = 100, .tls_debug_file = "/x.debug", .tls_note = "a note",
+        .probes = probes, .n_probes = 1, .marker_locations_bpf = 7,
+    };
+    struct record_options o = options("auto");
+    char *text = summary(&o, &st, 0);
+    CONTAINS(text, "taskspy: tasks: from the TLS marker tokio CONTEXT.current_task_id (thread pointer -176) read at "
+                   "each sample: 100 samples, 0 without a record and 0 unreadable ([unknown task]); placed through "
+                   "the debug file /x.debug\ntaskspy: TLS marker: a note\n");
+    CONTAINS(text, "taskspy: markers: tokio:poll (return) x 7 (poll events; tasks from the TLS marker); hits through BPF\n");
+    free(text);
+    st.n_probes = 0;
+    text = summary(&o, &st, 0);
+    CONTAINS(text, "taskspy: markers: no poll probes (tasks from the TLS marker only)\n");
+    free(text);
+}
+
 static void test_without_markers(void **state)
 {
     (void)state;
@@ -129,6 +152,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_with_markers),
+        cmocka_unit_test(test_tls_route),
         cmocka_unit_test(test_waits),
         cmocka_unit_test(test_without_markers),
     };

@@ -18,7 +18,8 @@
 #include <unistd.h>
 
 static const struct sampler_progress progress = {
-    .elapsed_s = 1.26, .duration_s = 10, .samples = 1234, .lost = 5, .polls = 678, .tasks_seen = 9,
+    .elapsed_s = 1.26, .duration_s = 10, .samples = 1234, .lost = 5, .polls = 678, .counts_polls = true,
+    .tasks_seen = 9,
 };
 
 /* A pseudo-terminal without output processing, cols wide: *out the terminal side, *master what it shows. */
@@ -64,12 +65,16 @@ static void test_terminal(void **state)
     struct sampler_progress open_ended = progress;
     open_ended.duration_s = 0;
     status_line_show(&sl, &open_ended);
+    struct sampler_progress zero_probe = progress;     /* no poll probes: no polls to count */
+    zero_probe.counts_polls = false;
+    status_line_show(&sl, &zero_probe);
     status_line_clear(&sl);
     status_line_clear(&sl);            /* nothing shown: nothing to erase */
     char buf[1024];
     shown(master, buf, sizeof(buf));
     assert_string_equal(buf, "\rtaskspy: recording 1.3 s / 10.0 s, 1234 samples, 5 lost, 678 polls, 9 tasks\033[K"
                              "\rtaskspy: recording 1.3 s, 1234 samples, 5 lost, 678 polls, 9 tasks\033[K"
+                             "\rtaskspy: recording 1.3 s / 10.0 s, 1234 samples, 5 lost, 9 tasks\033[K"
                              "\r\033[K");
     fclose(out);
     close(master);

@@ -133,6 +133,7 @@ static int open_sampling_event(void)
 struct seen {
     uint32_t tid;
     uint64_t want;
+    uint32_t want_flags;
     size_t records, right, close_in_time;
 };
 
@@ -143,7 +144,7 @@ static void count_record(void *ctx, const void *data, uint32_t len)
     assert_true(len >= sizeof(r));
     memcpy(&r, data, sizeof(r));
     s->records++;
-    if (r.tid == s->tid && r.task == s->want && r.flags == 0)
+    if (r.tid == s->tid && r.task == s->want && r.flags == s->want_flags)
         s->right++;
     uint64_t skew = r.time_ns > r.ktime_ns ? r.time_ns - r.ktime_ns : r.ktime_ns - r.time_ns;
     if (r.time_ns && skew < 10000000)
@@ -158,8 +159,8 @@ static uintptr_t thread_pointer(void)
 }
 
 /* Load the program of spec (ring, tgid and kernel offsets filled here), sample this thread for 100 ms of
- * CPU and check every record says want. Skips where BPF or BTF is missing. */
-static void run_program(struct bpf_sample_program_spec *spec, uint64_t want)
+ * CPU and check every record says want (with want_flags). Skips where BPF or BTF is missing. */
+static void run_program(struct bpf_sample_program_spec *spec, uint64_t want, uint32_t want_flags)
 {
     struct btf_types btf;
     if (btf_types_load(&btf, "/sys/kernel/btf/vmlinux") != 0)
@@ -200,7 +201,7 @@ static void run_program(struct bpf_sample_program_spec *spec, uint64_t want)
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 100000000L);
     assert_int_equal(ioctl(ev, PERF_EVENT_IOC_DISABLE, 0), 0);
-    struct seen s = { .tid = (uint32_t)syscall(SYS_gettid), .want = want };
+    struct seen s = { .tid = (uint32_t)syscall(SYS_gettid), .want = want, .want_flags = want_flags };
     bpf_ring_consume(&ring, count_record, &s);
     assert_true(s.records >= 10);
     assert_int_equal(s.right, s.records);
@@ -215,10 +216,35 @@ static void test_program_on_samples(void **state)
     (void)state;
     struct tls_marker m;
     assert_int_equal(tls_marker_find("/proc/self/exe", &m), 1);
-    struct bpf_sample_program_spec spec = { .tp_offset = (int32_t)m.tp_offset };
+    struct bpf_sample_program_spec spec = { .tp_offset = (int32_t)m.tp_offset, .place_map_fd = -1 };
     taskspy_current_task = 42;
-    run_program(&spec, 42);
+    run_program(&spec, 42, 0);
     taskspy_current_task = 0;
+}
+
+/* The offset from a place map (a marker in a shared library, placed once loaded): not known yet, the record
+ * says so (task 0); once set, the marker's value. */
+static void test_place_map(void **state)
+{
+    (void)state;
+    int32_t at = (int32_t)((intptr_t)&taskspy_current_task - (intptr_t)thread_pointer());
+    int map = bpf_sys_map_create(BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0);
+    if (map < 0 && (errno == EPERM || errno == EACCES))
+        skip();
+    assert_true(map >= 0);
+    struct bpf_sample_program_spec spec = { .tp_offset = 0, .place_map_fd = map };
+    taskspy_current_task = 23;
+    run_program(&spec, 0, BPF_SAMPLE_PLACE_UNKNOWN);   /* entry 0 is 0: no place yet */
+    uint32_t key = 0;
+    int64_t offset = at;
+    assert_int_equal(bpf_sys_map_update(map, &key, &offset), 0);
+    run_program(&spec, 23, 0);
+    taskspy_current_task = 0;
+    spec.has_tag = true;                            /* a tag with a place map: refused */
+    spec.tag_size = 1;
+    struct bpf_insn insns[BPF_SAMPLE_PROGRAM_MAX];
+    assert_int_equal(bpf_sample_program(&spec, insns, BPF_SAMPLE_PROGRAM_MAX), -1);
+    close(map);
 }
 
 static void test_option_marker(void **state)
@@ -226,12 +252,12 @@ static void test_option_marker(void **state)
     (void)state;
     int32_t at = (int32_t)((intptr_t)&option_task - (intptr_t)thread_pointer());
     struct bpf_sample_program_spec spec = { .has_tag = true, .tag_tp_offset = at, .tag_size = 8, .some_value = 1,
-                                            .tp_offset = at + 8 };
+                                            .tp_offset = at + 8, .place_map_fd = -1 };
     option_task.tag = 1;
     option_task.id = 7;
-    run_program(&spec, 7);
+    run_program(&spec, 7, 0);
     option_task.tag = 0;                            /* None: the stale id is not read */
-    run_program(&spec, 0);
+    run_program(&spec, 0, 0);
     spec.tag_size = 9;
     struct bpf_insn insns[BPF_SAMPLE_PROGRAM_MAX];
     assert_int_equal(bpf_sample_program(&spec, insns, BPF_SAMPLE_PROGRAM_MAX), -1);
@@ -243,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_btf_paths),
         cmocka_unit_test(test_program_on_samples),
         cmocka_unit_test(test_option_marker),
+        cmocka_unit_test(test_place_map),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,6 +33,7 @@ static void test_split_spec(void **state)
     expect_split("a,tls,b", true, "a,b");
     expect_split("tlsx,b", false, "tlsx,b");     /* only the whole word */
     expect_split("a,,b,", false, "a,b");
+    expect_split("probes", false, "auto");       /* the probe route alone: every marker, no TLS */
 }
 
 int main(void)
