@@ -90,11 +90,19 @@ start_fixture tokio_plain 40
 "$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 -o "$WORK/plain.folded" -o "$WORK/plain.trace.json" 2> "$WORK/plain.err"
 check "record tokio_plain to a trace (no --poll-times): exit 0" test $? -eq 0
 stop_fixture
-python3 "$FACTS" "$WORK/plain.trace.json" --folded "$WORK/plain.folded" > "$WORK/plain.facts" 2> /dev/null
+PLAIN_ROOTS="task: tokio_fixture::parse_task,task: tokio_fixture::render_task,task: tokio_fixture::compress_task"
+python3 "$FACTS" "$WORK/plain.trace.json" --folded "$WORK/plain.folded" --roots "$PLAIN_ROOTS" > "$WORK/plain.facts" 2> /dev/null
 check "tokio_plain: polls ($(fact "$WORK/plain.facts" polls))" test "$(fact "$WORK/plain.facts" polls)" -gt 100
 check "tokio_plain: never overlapping on a thread" test "$(fact "$WORK/plain.facts" overlaps)" = 0
 n_all=$(sed -nE 's/^taskspy: ([0-9]+) samples,.*/\1/p' "$WORK/plain.err")
 n_cut=$(sed -nE 's/^taskspy: ([0-9]+) stacks were truncated.*/\1/p' "$WORK/plain.err")
+# CPU-bound tasks (each poll one burn): a kind's share of the poll time is its share of the CPU samples
+for kind in parse render compress; do
+    p=$(fact "$WORK/plain.facts" "root_poll_share_task:_tokio_fixture::${kind}_task")
+    s=$(fact "$WORK/plain.facts" "root_sample_share_task:_tokio_fixture::${kind}_task")
+    check "tokio_plain ${kind}_task: poll time $p% ~ CPU samples $s% (within 10 points)" within "$p" "$s" 10
+done
+grep -E '^root_(poll|sample)_share_' "$WORK/plain.facts" | diag
 check "tokio_plain: stacks not cut by poll-end probes (${n_cut:-0} of $n_all truncated, < 5%)" \
     test $(( ${n_cut:-0} * 20 )) -lt "${n_all:-0}"
 

@@ -23,8 +23,12 @@ end-to-end tests check, one "NAME VALUE" line each:
   misnamed N               ... of which the log gives the task another kind
   share_KIND P             with --spawn-log: percentage of the poll time of the logged tasks spent in KIND
   sample_share_KIND P      with --folded: percentage of task-rooted samples under "task: task_KIND"
+  root_poll_share_R P      with --roots R1,R2,...: percentage of the poll time of polls named by those roots
+                           spent in polls named R (as a poll is named: its task root, e.g. "task: f")
+  root_sample_share_R P    with --roots and --folded: percentage of the samples under those roots that are
+                           under R (spaces in R written as "_" in the fact's name)
 
-usage: trace_facts.py TRACE [--folded FOLDED] [--spawn-log LOG]
+usage: trace_facts.py TRACE [--folded FOLDED] [--spawn-log LOG] [--roots R1,R2,...]
   LOG: the C executor fixture's --log-tasks output ("spawn ID KIND" lines).
 """
 import argparse
@@ -139,6 +143,7 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("--folded")
     ap.add_argument("--spawn-log")
+    ap.add_argument("--roots")
     a = ap.parse_args()
     try:
         doc = load(a.trace)
@@ -201,6 +206,20 @@ def main():
         total = sum(time.values())
         for k in kinds:
             out["share_" + k] = "%.1f" % (100.0 * time[k] / total) if total else "nan"
+    if a.roots:
+        roots = a.roots.split(",")
+        poll_time = collections.Counter()
+        for e in polls:
+            if e["name"] in roots:
+                poll_time[e["name"]] += ns(e["dur"])
+        total = sum(poll_time.values())
+        for r in roots:
+            out["root_poll_share_" + r.replace(" ", "_")] = "%.1f" % (100.0 * poll_time[r] / total) if total else "nan"
+        if a.folded:
+            under = {r: sum(n for st, n in folded_counts(a.folded).items() if st.split(";")[0] == r) for r in roots}
+            total = sum(under.values())
+            for r in roots:
+                out["root_sample_share_" + r.replace(" ", "_")] = "%.1f" % (100.0 * under[r] / total) if total else "nan"
     for k, v in out.items():
         print(k, v)
     return 0
