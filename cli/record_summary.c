@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* record_summary.c: the summary `taskspy record` prints at the end (SPEC section 1): samples and lost samples,
  * threads, processing cost, marker probes attached, polls and tasks, the busiest tasks and the long polls; with
- * --wait-output the tasks that waited longest and the longest [runnable] delay. */
+ * --wait-output the waker events and stacks per second, the tasks that waited longest and the longest
+ * [runnable] delay. */
 #include "cli/record_summary.h"
 
 #include <inttypes.h>
@@ -183,6 +184,13 @@ void record_summary_print_waits(FILE *out, const struct wait_summary *w, const s
                  " waker locations probed\n",
             w->intervals, w->n_tasks, w->suspended_ns / 1e9, w->runnable_ns / 1e9, w->stacks,
             st->wait_stacks_skipped, st->wait_stacks_lost, (uint64_t)st->waker_locations);
+    /* the rates make bench row 10 (waker events and stacks per second on a saturated server) */
+    if (st->duration_s > 0)
+        fprintf(out, "taskspy: waits: %" PRIu64 " waker events (%" PRIu64 " registrations, %" PRIu64
+                     " wakes) in %.1f s: %.0f events/s, %.0f stacks/s taken, %.0f/s skipped\n",
+                st->waker_registrations + st->wakes, st->waker_registrations, st->wakes, st->duration_s,
+                (st->waker_registrations + st->wakes) / st->duration_s, w->stacks / st->duration_s,
+                st->wait_stacks_skipped / st->duration_s);
     if (w->n_tasks)
         fprintf(out, "taskspy: waited longest:\n");
     for (size_t i = 0; i < w->n_listed && i < 5; i++)

@@ -192,6 +192,8 @@ struct sampler_stats {
     /* the wait profile (cfg->wait_profile) */
     size_t waker_locations;                  /* waker functions probed (clone/wake, or --waker-symbol, task-wake) */
     uint64_t task_events;                    /* task events delivered */
+    uint64_t waker_registrations;            /* of task_events: SAMPLER_TASK_WAKER_REGISTERED */
+    uint64_t wakes;                          /* of task_events: SAMPLER_TASK_WAKE */
     uint64_t wait_stacks;                    /* waker-registration stacks delivered */
     uint64_t wait_stacks_skipped;            /* registrations whose stack the budget did not take */
     uint64_t wait_stacks_lost;               /* stacks the filter let through but never read (a full buffer) */

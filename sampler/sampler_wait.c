@@ -289,6 +289,10 @@ bool sampler_wait_process(struct sampler *s, const struct queued_entry *e, const
             .thread = thread_number(s, (pid_t)e->unused), .task_id = e->task_id, .time_ns = e->time_ns,
         };
         s->stats.task_events++;
+        if (ev.kind == SAMPLER_TASK_WAKER_REGISTERED)
+            s->stats.waker_registrations++;
+        else if (ev.kind == SAMPLER_TASK_WAKE)
+            s->stats.wakes++;
         if (sink && sink->on_task_event)
             sink->on_task_event(sink->ctx, &ev);
         return true;

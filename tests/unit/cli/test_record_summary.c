@@ -112,8 +112,8 @@ static void test_without_markers(void **state)
     free(text);
 }
 
-/* --wait-output: waits counted, the tasks that waited longest with their roots, the longest [runnable] delay,
- * the sampler's note. */
+/* --wait-output: waits counted, waker events and stacks per second, the tasks that waited longest with their
+ * roots, the longest [runnable] delay, the sampler's note. */
 static void test_waits(void **state)
 {
     (void)state;
@@ -130,7 +130,8 @@ static void test_waits(void **state)
                               .stacks = 300, .longest_runnable_ns = 31500000, .longest_runnable_task = 9,
                               .longest_runnable_root = server, .tasks = tasks, .n_tasks = 2, .n_listed = 2 };
     struct sampler_stats st = { .wait_stacks_skipped = 700, .wait_stacks_lost = 2, .waker_locations = 3,
-                                .wait_note = "some note" };
+                                .wait_note = "some note", .duration_s = 2.0, .waker_registrations = 5000,
+                                .wakes = 4000 };
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
@@ -140,6 +141,8 @@ static void test_waits(void **state)
     CONTAINS(text, "taskspy: waits: some note\n");
     CONTAINS(text, "taskspy: waits: 1500 waits of 2 tasks, 3.90 s suspended, 0.25 s runnable; 300 registration "
                    "stacks (700 skipped by the budget, 2 lost), 3 waker locations probed\n");
+    CONTAINS(text, "taskspy: waits: 9000 waker events (5000 registrations, 4000 wakes) in 2.0 s: 4500 events/s, "
+                   "150 stacks/s taken, 350/s skipped\n");
     CONTAINS(text, "taskspy: waited longest:\n"
                    "taskspy:   task 0x7f0000001000 (task: app::sleeper): 2900.0 ms suspended, 4.0 ms runnable\n"
                    "taskspy:   task 9 (task: app::serve): 1000.0 ms suspended, 250.0 ms runnable\n");
