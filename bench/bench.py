@@ -19,11 +19,14 @@ beside them as the floor any reader of per-hit samples starts from. Environment 
   BENCH_PP [11]     post-processing run, s     BENCH_PP_HZ [5000] its frequency
   BENCH_PP_RUNS [2] post-processing runs       BENCH_STACKS [1000,10000,100000] rendering sizes
   BENCH_HTTP [4]    seconds of wrk per run   BENCH_HTTP_PAIRS [3] its pairs (>= 3)
-  BENCH_ONLY        comma list of rows to run (1 to 9; 1 and 2 run together)
+  BENCH_WAIT_TRIPLES [5] row 10's triples (>= 3)
+  BENCH_ONLY        comma list of rows to run (1 to 10; 1 and 2 run together)
 Row 8 is a saturated HTTP server (the hyper fixture driven by wrk on loopback) recorded by taskspy and by
 perf record --call-graph dwarf,65528: lost samples, requests/s lost, processing CPU per sample, RSS.
 Row 9 is zero-probe attribution (issue 18): a poll's cost with the TLS store vs a USDT probe vs no marker on
 the C executor, and tokio's throughput loss under zero-probe attribution vs the probe route vs perf record.
+Row 10 is the wait profile's cost (issue 16): the same server recorded with --wait-output vs CPU-only vs not
+at all, in requests/s and requests per target CPU-s, with the waker events and stacks per second it takes.
 Rows 6 (Chromium zooming a 100,000-stack SVG) and 7 (output latency of a 100,000-symbol target) are the
 timings that used to be assertions of make check; the tests there check the behaviour only.
 """
@@ -48,6 +51,7 @@ PP_RUNS = int(os.environ.get("BENCH_PP_RUNS", "2"))
 STACKS = [int(x) for x in os.environ.get("BENCH_STACKS", "1000,10000,100000").split(",")]
 HTTP = float(os.environ.get("BENCH_HTTP", "4"))
 HTTP_PAIRS = max(3, int(os.environ.get("BENCH_HTTP_PAIRS", "3")))
+WAIT_TRIPLES = max(3, int(os.environ.get("BENCH_WAIT_TRIPLES", "5")))
 ATTACH_DELAY = 0.3          # fixture threads are up; the attach falls in the discarded first second
 FLAMEGRAPH_PL = next((p for p in ("/usr/bin/flamegraph.pl", "/usr/share/perl5/Devel/NYTProf/flamegraph.pl")
                       if os.path.exists(p)), None)
@@ -658,11 +662,24 @@ def perf_counts(data):
     return samples, lost
 
 
-def http_run(kind, hz):
+def proc_cpu_s(pid):
+    """The user + system CPU seconds process pid has used so far (/proc/PID/stat), or None when it is gone."""
+    try:
+        with open("/proc/%s/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()     # after the command name: state is fields[0]
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def http_run(kind, hz, wait=False):
     """One run of the hyper fixture saturated by wrk on 127.0.0.1 for HTTP seconds; kind "U" (unprofiled),
-    "taskspy" or "perf", attached HTTP_SETTLE s before wrk starts and recording until it ends. Returns a
-    dict: rps (wrk's requests/s), served (the server's own count), and for a profiled run samples, lost,
-    cpu (profiler CPU-s, rusage), rss (KB), proc (taskspy's processing CPU-s, in-process)."""
+    "taskspy" (with --wait-output too when wait) or "perf", attached HTTP_SETTLE s before wrk starts and
+    recording until it ends. Returns a dict: rps (wrk's requests/s), requests and wrk_s (wrk's count and
+    duration), tcpu (the server's CPU-s during wrk's run), served (the server's own count), and for a
+    profiled run samples, lost, cpu (profiler CPU-s, rusage), rss (KB), proc (taskspy's processing CPU-s,
+    in-process); with wait the summary's waker events (registrations, wakes) and registration stacks
+    (stacks, skipped, stacks_lost)."""
     server = subprocess.Popen([os.path.join(FIX, "hyper_server"), "--seconds", "%.0f" % (HTTP + HTTP_SETTLE + 10)],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     first = server.stdout.readline()
@@ -678,7 +695,9 @@ def http_run(kind, hz):
     data = os.path.join(TMP, "http-perf.data")
     if kind == "taskspy":
         prof = subprocess.Popen([TASKSPY, "record", "-p", pid, "-d", length, "-F", str(hz), "--call-graph", "dwarf",
-                                 "-o", os.path.join(TMP, "http.folded")], stdout=subprocess.DEVNULL,
+                                 "-o", os.path.join(TMP, "http.folded")] +
+                                (["--wait-output", os.path.join(TMP, "http.wait.folded")] if wait else []),
+                                stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
     elif kind == "perf":
         prof = subprocess.Popen(["perf", "record", "-q", "-F", str(hz), "--call-graph", "dwarf,65528", "-p", pid,
@@ -686,10 +705,15 @@ def http_run(kind, hz):
                                 stderr=subprocess.PIPE, text=True)
     if prof:
         time.sleep(HTTP_SETTLE)
+    cpu_before = proc_cpu_s(pid)
     wrk = subprocess.run(["wrk", "-t1", "-c%d" % WRK_CONNECTIONS, "-d%.0fs" % HTTP, "http://127.0.0.1:%s/" % port],
                          capture_output=True, text=True).stdout
+    cpu_after = proc_cpu_s(pid)
+    res["tcpu"] = cpu_after - cpu_before if None not in (cpu_before, cpu_after) else None
     m = re.search(r"Requests/sec:\s+([0-9.]+)", wrk)
     res["rps"] = float(m.group(1)) if m else None
+    m = re.search(r"(\d+) requests in ([0-9.]+)s,", wrk)
+    res["requests"], res["wrk_s"] = (int(m.group(1)), float(m.group(2))) if m else (None, None)
     if prof:
         err = prof.stderr.read()
         _, status, ru = os.wait4(prof.pid, 0)
@@ -700,6 +724,13 @@ def http_run(kind, hz):
             res["samples"], res["lost"] = summary_line(err) or (None, None)
             m = re.search(r"processing: \d+ samples and \d+ marker records in ([0-9.]+) CPU-s", err)
             res["proc"] = float(m.group(1)) if m else None
+            if wait:
+                m = re.search(r"waits: (\d+) waker events \((\d+) registrations, (\d+) wakes\)", err)
+                res["events"], res["registrations"], res["wakes"] = \
+                    tuple(int(g) for g in m.groups()) if m else (None, None, None)
+                m = re.search(r"; (\d+) registration stacks \((\d+) skipped by the budget, (\d+) lost\)", err)
+                res["stacks"], res["skipped"], res["stacks_lost"] = \
+                    tuple(int(g) for g in m.groups()) if m else (None, None, None)
         else:
             res["samples"], res["lost"] = perf_counts(data)
             os.unlink(data)
@@ -871,10 +902,90 @@ def bench_zero_probe():
     log("   done in %.0f s" % (time.monotonic() - t))
 
 
+# ---- 10. the wait profile's cost -------------------------------------------------------------------------
+WAIT_HZ = 99            # taskspy record's default frequency
+
+
+def bench_wait():
+    """Row 10 (issue 16, SPEC sections 3a and 7): hyper_server saturated by wrk as in row 8, recorded by taskspy
+    with --wait-output (waker probes, poll return probes, registration stacks), by taskspy CPU-only (the
+    same record without --wait-output) and not at all, in triples interleaved with unprofiled runs
+    (U C W U W C U ...). Each mode's throughput loss against the two bracketing unprofiled runs, in
+    requests/s and in requests per target CPU-s (the server's own CPU over wrk's run, which other load on
+    the host does not move); --wait-output's extra over CPU-only is taken within each triple. Waker events
+    and registration stacks per second of wrk's run come from the record summary's counts."""
+    log("10. wait profile cost: hyper_server under wrk -c%d, %d triples, %.0f s per run, %d Hz dwarf"
+        % (WRK_CONNECTIONS, WAIT_TRIPLES, HTTP, WAIT_HZ))
+    t = time.monotonic()
+    modes = ("cpu-only", "wait")
+    seq, per_cpu, runs = [], [], {}
+
+    def one(mode):
+        res = http_run("U" if mode == "U" else "taskspy", WAIT_HZ, wait=(mode == "wait"))
+        runs.setdefault(mode, []).append(res)
+        seq.append((mode, res.get("rps")))
+        per_cpu.append((mode, res["requests"] / res["tcpu"] if res.get("requests") and res.get("tcpu") else None))
+
+    for r in range(WAIT_TRIPLES):
+        one("U")
+        for mode in (modes if r % 2 == 0 else modes[::-1]):
+            one(mode)
+    one("U")
+    pct = lambda x: fmt(None if x is None else 100 * x, "%.1f%%")
+
+    def losses(sequence):
+        """({mode: median loss against the bracketing unprofiled runs}, median loss of wait against cpu-only
+        in the same triple, pairs kept)"""
+        pairs = bracketed(sequence, WAIT_TRIPLES)
+        loss = {m: med([1 - x / b for x, b in pairs.get(m, []) if x and b]) for m in modes}
+        extra, triple = [], {}
+        for mode, v in sequence:
+            if mode == "U":
+                if triple.get("wait") and triple.get("cpu-only"):
+                    extra.append(1 - triple["wait"] / triple["cpu-only"])
+                triple = {}
+            else:
+                triple[mode] = v
+        return loss, med(extra), min(len(pairs.get(m, [])) for m in modes)
+
+    rps_loss, rps_extra, rps_n = losses(seq)
+    cpu_loss, cpu_extra, cpu_n = losses(per_cpu)
+    rows.append(("10", "saturated HTTP, --wait-output: requests/s loss vs no recording (CPU-only; extra over it)",
+                 "%s (%s; %s)" % (pct(rps_loss["wait"]), pct(rps_loss["cpu-only"]), pct(rps_extra)), "<= 10%"))
+    rows.append(("10", "saturated HTTP, --wait-output: loss of requests per target CPU-s vs no recording "
+                 "(CPU-only; extra over it)",
+                 "%s (%s; %s)" % (pct(cpu_loss["wait"]), pct(cpu_loss["cpu-only"]), pct(cpu_extra)), "<= 10%"))
+    ws = runs.get("wait", [])
+    rate = lambda key: med([r[key] / r["wrk_s"] for r in ws if r.get(key) is not None and r.get("wrk_s")])
+    rows.append(("10", "saturated HTTP, --wait-output: waker events/s; registration stacks/s taken; skipped",
+                 "%s; %s; %s" % (fmt(rate("events"), "%.0f"), fmt(rate("stacks"), "%.0f"), fmt(rate("skipped"), "%.0f")),
+                 "-"))
+    per_req = {m: med([1e6 * r["tcpu"] / r["requests"] for r in runs.get(m, []) if r.get("tcpu") and r.get("requests")])
+               for m in ("U",) + modes}
+    rps = {m: med([r.get("rps") for r in runs.get(m, [])]) for m in ("U",) + modes}
+    details.append("10. requests/s (medians): none %s, CPU-only %s, --wait-output %s; target CPU-us per request: none "
+                   "%s, CPU-only %s, --wait-output %s (%d runs of none, %d triples, wrk -t1 -c%d for %.0f s; losses are "
+                   "medians of %d/%d kept pairs, requests/s / per CPU-s)"
+                   % (fmt(rps["U"], "%.0f"), fmt(rps["cpu-only"], "%.0f"), fmt(rps["wait"], "%.0f"),
+                      fmt(per_req["U"], "%.1f"), fmt(per_req["cpu-only"], "%.1f"), fmt(per_req["wait"], "%.1f"),
+                      len(runs.get("U", [])), WAIT_TRIPLES, WRK_CONNECTIONS, HTTP, rps_n, cpu_n))
+    details.append("10. --wait-output per second of wrk's run (medians): %s registrations, %s wakes, %s stacks taken, "
+                   "%s skipped by the budget, %s lost; taskspy processing %s CPU-s per run (CPU-only %s)"
+                   % (fmt(rate("registrations"), "%.0f"), fmt(rate("wakes"), "%.0f"), fmt(rate("stacks"), "%.0f"),
+                      fmt(rate("skipped"), "%.0f"), fmt(rate("stacks_lost"), "%.1f"),
+                      fmt(med([r.get("proc") for r in ws]), "%.3f"),
+                      fmt(med([r.get("proc") for r in runs.get("cpu-only", [])]), "%.3f")))
+    details.append("10. per run requests/s and CPU-us per request, in run order: " +
+                   " ".join("%s %s/%s" % ({"U": "U", "cpu-only": "C", "wait": "W"}[m], fmt(v, "%.0f"),
+                                          fmt(1e6 / c if c else None, "%.1f"))
+                            for (m, v), (_, c) in zip(seq, per_cpu)))
+    log("   done in %.0f s" % (time.monotonic() - t))
+
+
 def main():
     steps = [("1,2", bench_slowdown_and_markers), ("3", bench_postprocessing), ("4", bench_rendering),
              ("5", bench_memory), ("6", bench_browser_zoom), ("7", bench_many_symbols), ("8", bench_http),
-             ("9", bench_zero_probe)]
+             ("9", bench_zero_probe), ("10", bench_wait)]
     only = os.environ.get("BENCH_ONLY")
     try:
         for step_rows, step in steps:

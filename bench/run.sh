@@ -5,8 +5,9 @@
 # usage: sh bench/run.sh ABS_TASKSPY ABS_FIXTURES_DIR
 # Durations and pair counts come from the environment (see bench/bench.py): BENCH_PAIRS, BENCH_RUN,
 # BENCH_LONG (60), BENCH_SHORT (10), BENCH_PP, BENCH_PP_HZ, BENCH_PP_RUNS, BENCH_STACKS, BENCH_HTTP,
-# BENCH_HTTP_PAIRS. BENCH_ONLY=3,5,8 runs only those rows (scenarios), e.g. `BENCH_ONLY=8 make bench` for the
-# saturated HTTP server alone.
+# BENCH_HTTP_PAIRS, BENCH_WAIT_TRIPLES. BENCH_ONLY=3,5,8 runs only those rows (scenarios), e.g.
+# `BENCH_ONLY=8 make bench` for the saturated HTTP server alone, `BENCH_ONLY=10 make bench` for the wait
+# profile's cost on it.
 set -eu
 if [ $# -ne 2 ]; then
     echo "usage: sh bench/run.sh ABS_TASKSPY ABS_FIXTURES_DIR" >&2
