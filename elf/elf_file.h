@@ -124,6 +124,13 @@ bool elf_dynamic_begin(struct elf_dynamic_iter *it, const struct elf_file *ef);
  * the string it names (*string NULL for other tags; an entry whose string is out of bounds is skipped). */
 bool elf_dynamic_next(struct elf_dynamic_iter *it, int64_t *tag, uint64_t *value, const char **string);
 
+/* ---- elf_loaded.c: a program loaded in another process ---------------------------------------------- */
+/* Reads len bytes at addr of the other process into buf; false when it cannot. */
+typedef bool (*elf_memory_reader)(void *ctx, uint64_t addr, void *buf, size_t len);
+/* The address DT_DEBUG of the program holds (the dynamic linker's r_debug), from its program headers at
+ * phdr (AT_PHDR, phnum of them: AT_PHNUM) in the process's memory. 0 when not set yet or not found. */
+uint64_t elf_loaded_r_debug(uint64_t phdr, uint64_t phnum, elf_memory_reader read, void *ctx);
+
 /* ---- debug_file.c: the separate debug file ------------------------------------------------------- */
 /* Path of the separate debug file of ef (the object at path as the target names it, opened through the
  * root prefix, "" or "/proc/PID/root"), looked up where Debian's -dbgsym packages and `objcopy

@@ -23,7 +23,7 @@
 #include "sampler/markers/tls_join.h"
 #include "base/u64_map.h"
 #include "sampler/unwind/unwind.h"
-#include "sampler/record_queue.h"
+#include "sampler/perf/record_queue.h"
 
 #define MAX_THREADS 65536
 /* Records copied out and waiting for the processing thread, at most (then samples are left out, counted). */

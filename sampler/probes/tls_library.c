@@ -154,6 +154,12 @@ static bool read_at(int mem, uint64_t addr, void *buf, size_t len)
     return pread(mem, buf, len, (off_t)addr) == (ssize_t)len;
 }
 
+/* read_at as elf/'s memory reader (ctx: the int fd of /proc/PID/mem) */
+static bool read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    return read_at(*(const int *)ctx, addr, buf, len);
+}
+
 /* &_r_debug, from the executable's DT_DEBUG (the program headers' place from the auxiliary vector). 0 while
  * the dynamic linker has not set it. */
 static uint64_t r_debug_address(pid_t pid, int mem)
@@ -172,31 +178,7 @@ static uint64_t r_debug_address(pid_t pid, int mem)
         else if (auxv[i] == AT_PHNUM)
             phnum = auxv[i + 1];
     }
-    Elf64_Phdr phdrs[64];
-    if (!phdr || phnum == 0 || phnum > 64 || !read_at(mem, phdr, phdrs, phnum * sizeof(Elf64_Phdr)))
-        return 0;
-    uint64_t bias = 0, dynamic = 0, dynamic_size = 0;
-    bool have_bias = false;
-    for (uint64_t i = 0; i < phnum; i++)
-        if (phdrs[i].p_type == PT_PHDR) {
-            bias = phdr - phdrs[i].p_vaddr;
-            have_bias = true;
-        }
-    for (uint64_t i = 0; i < phnum; i++)
-        if (phdrs[i].p_type == PT_DYNAMIC) {
-            dynamic = phdrs[i].p_vaddr;
-            dynamic_size = phdrs[i].p_memsz;
-        }
-    if (!have_bias || !dynamic)
-        return 0;
-    for (uint64_t at = 0; at + sizeof(Elf64_Dyn) <= dynamic_size && at < 64 * 1024; at += sizeof(Elf64_Dyn)) {
-        Elf64_Dyn d;
-        if (!read_at(mem, bias + dynamic + at, &d, sizeof(d)) || d.d_tag == DT_NULL)
-            return 0;
-        if (d.d_tag == DT_DEBUG)
-            return d.d_un.d_ptr;
-    }
-    return 0;
+    return elf_loaded_r_debug(phdr, phnum, read_mem, &mem);
 }
 
 /* One object of the link map, as found in its file. */

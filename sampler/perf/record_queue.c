@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* record_queue.c: batches of copied records from the reading thread to the processing thread, under a byte
  * budget (see record_queue.h). */
-#include "sampler/record_queue.h"
+#include "sampler/perf/record_queue.h"
 
 #include <linux/perf_event.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* test_record_queue.c: unit tests of sampler/record_queue: batches come out in the order they went in with
+/* test_record_queue.c: unit tests of sampler/perf/record_queue: batches come out in the order they went in with
  * their entries intact; a batch that does not fit the byte budget keeps its non-sample records and leaves its
  * samples out, counted; close ends the consumer once the queue is empty; a producer and a consumer thread
  * hand over many batches without losing or reordering one, processed batches' memory going back to the
@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <linux/perf_event.h>
 
-#include "sampler/record_queue.h"
+#include "sampler/perf/record_queue.h"
 
 /* A fake record of type with payload bytes, its first payload u64 = tag. */
 static void add_record(struct record_batch *b, uint32_t type, uint64_t tag, size_t payload)

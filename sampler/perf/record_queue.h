@@ -3,7 +3,7 @@
  * records out of the ring buffers into a batch (with what it learnt of each: a sample's task) and queues it; the
  * processing thread takes batches in order and does the slow work (unwinding, the sink). The queue holds at
  * most a byte budget: a batch that does not fit keeps its records other than samples (names, mappings) and
- * leaves its samples out, counted. Included only by the .c files at sampler/'s top level. */
+ * leaves its samples out, counted. Used by the loop at sampler/'s top level (through sampler_internal.h). */
 #ifndef TASKSPY_RECORD_QUEUE_H
 #define TASKSPY_RECORD_QUEUE_H
 
