@@ -58,7 +58,7 @@ int wait_collect_finish(struct wait_collect *c, uint64_t stop_ns, bool ready_unl
 const char *wait_collect_nothing(const struct wait_collect *c, const char *note)
 {
     if (c->events == 0)
-        return note ? note : "no task events came (the target has no tokio waker functions and no task markers)";
+        return note ? note : "no task was polled or woken while recorded (no task events came)";
     if (!c->result || profile_total(c->result) == 0)
         return "no task waited after a poll while recorded";
     return NULL;
