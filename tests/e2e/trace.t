@@ -109,7 +109,7 @@ check "tokio_plain: stacks not cut by poll-end probes (${n_cut:-0} of $n_all tru
 # ---- tokio without markers, --wait-output: each task's waits on a track of its own ------------------------------
 SLEEP_LINE=$(grep -n '// WAIT:sleep_waiter:1' "$ROOT/tests/fixtures/tokio/src/main.rs" | cut -d: -f1)
 start_fixture tokio_plain 40 --wait-tasks
-"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 -o "$WORK/waits.folded" -o "$WORK/waits.trace.json" \
+"$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/waits.folded" -o "$WORK/waits.trace.json" \
     --wait-output "$WORK/waits-wait.folded" 2> "$WORK/waits.err"
 check "record tokio_plain --wait-output to a trace: exit 0" test $? -eq 0
 stop_fixture
@@ -128,12 +128,13 @@ trace_wait_us=$(fact "$WORK/waits.facts" wait_us)
 folded_wait_us=$(samples "$WORK/waits-wait.folded")
 check "waits: their total ${trace_wait_us:-?} us is the wait profile's $folded_wait_us us (less than 1 ms of rounding apart)" \
     awk -v t="${trace_wait_us:-x}" -v f="$folded_wait_us" 'BEGIN { d = t - f; exit !(t ~ /^[0-9.]+$/ && d >= 0 && d < 1000) }'
-# (a wait before the task's first registration stack was taken has only the task root: at most a few)
-check "waits: the sleep task's spans carry its await point (main.rs:$SLEEP_LINE) in args, >= 90% of their time" \
+# (a wait before the task's first registration stack was taken has only the task root: stacks come at a
+# budget shared with the busy tasks' registrations, so on a loaded machine the first may come late)
+check "waits: the sleep task's spans carry its await point (main.rs:$SLEEP_LINE) in args, >= 80% of their time" \
     python3 -c 'import json, sys; d = json.load(open(sys.argv[1]));
 w = [e for e in d["traceEvents"] if e.get("cat") == "wait" and e["name"].startswith("task: tokio_fixture::sleep_waiter ")]
 at = sum(e["dur"] for e in w if e["args"].get("await") == "tokio_fixture::sleep_waiter @ main.rs:" + sys.argv[2])
-sys.exit(not (w and at >= 0.9 * sum(e["dur"] for e in w)))' \
+sys.exit(not (w and at >= 0.8 * sum(e["dur"] for e in w)))' \
     "$WORK/waits.trace.json" "$SLEEP_LINE"
 
 # ---- idle: no samples, no polls, still a trace ----------------------------------------------------------------
