@@ -464,6 +464,7 @@ static int open_sampler(struct recording *r)
         .poll_times = o->poll_times || r->k->want_trace,     /* a trace shows polls: their durations */
         .stop = &stop_requested,
         .search_path = getenv("PATH"), .marker_records = o->marker_records, .uprobe_events = o->uprobe_events,
+        .marker_slot_bits = o->marker_slot_bits,
         .on_warning = print_warning, .warning_ctx = &r->k->status,
         .wait_profile = r->k->want_wait, .waker_symbol = o->waker_symbol,
     };

@@ -20,6 +20,10 @@ enum sampler_call_graph { SAMPLER_CALL_GRAPH_DWARF, SAMPLER_CALL_GRAPH_FP };
 #define SAMPLER_MAX_FRAMES 256u
 #define SAMPLER_NO_THREAD UINT32_MAX     /* a sample of a thread whose name could not be learnt */
 
+/* The BPF marker slots per CPU region, log2 (sampler_config.marker_slot_bits). */
+#define SAMPLER_MARKER_SLOT_BITS_MIN 4
+#define SAMPLER_MARKER_SLOT_BITS_MAX 15
+
 struct sampler_config {
     pid_t pid;                       /* attach to this process (all threads), or 0 to launch argv */
     char *const *argv;               /* command to launch when pid == 0 */
@@ -36,6 +40,7 @@ struct sampler_config {
     const char *search_path;         /* PATH to find the launched command in (as execvp does); NULL: a default */
     enum sampler_marker_records marker_records;  /* debugging: how marker hits come (default: best route) */
     enum sampler_uprobe_events uprobe_events;    /* debugging: which uprobe events (default: tracefs first) */
+    unsigned marker_slot_bits;       /* testing: log2 of the BPF marker slots per CPU region (0: the largest) */
     /* The wait profile (SPEC section 3a): also deliver task events (poll start/end, wake, waker registered)
      * through on_task_event and waker-registration stacks through on_wait_stack. */
     bool wait_profile;

@@ -100,7 +100,7 @@ static bool bpf_ready(struct markers *m)
 {
     if (m->bpf_state == 0) {
         char err[256];
-        m->bpf_state = marker_bpf_open(&m->bpf, m->pid, err, sizeof(err)) == 0 ? 1 : -1;
+        m->bpf_state = marker_bpf_open(&m->bpf, m->pid, m->slot_bits, err, sizeof(err)) == 0 ? 1 : -1;
         /* Not permitted: uprobes are not either (both need CAP_SYS_ADMIN here), and attaching says so. */
         if (m->bpf_state != 1 && !bpf_not_permitted(m, errno))
             markers_warn(m, "markers write perf samples (%s)", err);

@@ -32,6 +32,7 @@ struct markers_config {
     size_t n_cpus;
     size_t buffer_pages;               /* data pages per marker buffer (a power of two) */
     enum sampler_marker_records records;   /* debugging: skip BPF routes */
+    unsigned slot_bits;                /* testing: log2 of the BPF slots per CPU region (0: the largest) */
     enum sampler_uprobe_events uprobes;    /* debugging: uprobe PMU events, not tracefs */
     void (*on_warning)(void *ctx, const char *message);   /* one line, no prefix; NULL: not reported */
     void *warning_ctx;

@@ -54,6 +54,7 @@ struct markers {
     bool have_pmu;
     struct marker_bpf *bpf;            /* hits through BPF slots (NULL: not set up yet, or unavailable) */
     int bpf_state;                     /* 0 untried, 1 ready, -1 unavailable (or SAMPLER_MARKER_RECORDS_PERF) */
+    unsigned slot_bits;                /* log2 of the BPF slots per CPU region (0: the largest) */
     bool bpf_links;                    /* programs on uprobe_multi links (else on perf uprobe events) */
     struct uprobe_tracefs tracefs;
     int tracefs_state;                 /* 0 untried (or not mounted), 1 ready, -1 unavailable */
