@@ -790,17 +790,18 @@ def unprofiled_noise(sequence):
 
 
 def loss_ratio_text(tl, pl, noise):
-    """taskspy's loss / perf's loss, stated as a ratio only when perf's loss is beyond noise; else whether
-    taskspy's is (both in points)."""
+    """taskspy's loss / perf's loss, stated as a ratio only when both losses are beyond noise; else which are
+    within it (losses in points)."""
     if None in (tl, pl, noise):
         return "n/a (taskspy %s, perf %s)" % (fmt(tl, "%.3f"), fmt(pl, "%.3f"))
     pts = lambda x: "%+.1f" % (100 * x)
-    if pl > noise:
-        return "%.2f (taskspy %s, perf %s points; %s points apart, %s noise %.1f)" % (
+    if tl > noise and pl > noise:
+        return "%.2f (taskspy %s, perf %s points; %s apart, %s noise %.1f)" % (
             tl / pl, pts(tl), pts(pl), pts(tl - pl), "within" if abs(tl - pl) <= noise else "beyond", 100 * noise)
-    if tl > noise:
-        return "taskspy %s points, beyond noise; perf %s, within noise (%.1f points)" % (pts(tl), pts(pl), 100 * noise)
-    return "within noise (%.1f points): taskspy %s, perf %s" % (100 * noise, pts(tl), pts(pl))
+    if tl <= noise and pl <= noise:
+        return "within noise (%.1f points): taskspy %s, perf %s" % (100 * noise, pts(tl), pts(pl))
+    return "taskspy %s points, %s noise; perf %s, %s (noise %.1f points)" % (
+        pts(tl), "beyond" if tl > noise else "within", pts(pl), "beyond" if pl > noise else "within", 100 * noise)
 
 
 def bench_http():
