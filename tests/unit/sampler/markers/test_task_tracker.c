@@ -4,8 +4,9 @@
  * mismatched or orphan poll-ends, task_tracker_lost making only threads that saw markers UNKNOWN until their next
  * poll-start, the round API (queue / round_begin / at / round_end) applying hits queued out of order across threads
  * and buffers per thread in time order (equal times in arrival order), hits after round_end's time surviving into
- * the next round, a randomized comparison with a per-thread reference, and task_tracker_sort (busiest first, ties
- * by id) with lookups still correct afterwards. */
+ * the next round, a randomized comparison with a per-thread reference, task_tracker_sort (busiest first, ties
+ * by id) with lookups still correct afterwards, and task_tracker_sample (the per-sample query) answering as
+ * task_tracker_at, task_tracker_poll_return and task_tracker_hit_before do. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
