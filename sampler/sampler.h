@@ -102,6 +102,9 @@ struct sampler_wait_stack {
     pid_t tid;
     uint32_t thread;
     uint64_t task_id;
+    uint64_t poll_probe_addr;        /* a stack in a poll marker's poll, its task from the poll (tokio's clone_waker
+                                        in a marker program): the poll-start probe's address, as in
+                                        sampler_sample; else 0 */
     uint64_t time_ns;
     const uint64_t *user_ips;
     size_t n_user;

@@ -198,12 +198,12 @@ void sampler_wait_site(void *ctx, const char *path, uint64_t offset, bool runtim
 }
 
 /* A stack at a runtime-ids site (%rdi a header): its task is the marker task its thread polled at its time,
- * as for a CPU sample (e->task_state SAMPLER_IN_TASK, e->task_id). Returns false outside a marker poll. */
+ * as for a CPU sample (e->task_state SAMPLER_IN_TASK, e->task_id, e->probe_addr). Returns false outside a
+ * marker poll. */
 static bool attribute_runtime_stack(struct sampler *s, const struct decoded_sample *d, struct queued_entry *e)
 {
     enum sampler_task_state state;
-    uint64_t probe_addr;
-    task_tracker_at(&s->tasks, d->tid, d->time, 0, &state, &e->task_id, &probe_addr);
+    task_tracker_at(&s->tasks, d->tid, d->time, 0, &state, &e->task_id, &e->probe_addr);
     e->task_state = state;
     return state == SAMPLER_IN_TASK;
 }
@@ -318,9 +318,11 @@ static void deliver_stack(struct sampler *s, const struct queued_entry *e, const
     if (out.n_user == 0)
         return;
     /* %rdi, the registering task; at a runtime-ids site, the marker task the thread polled (set at the copy) */
-    uint64_t task_id = e->task_state == SAMPLER_IN_TASK ? e->task_id : regs[PERF_REG_X86_DI];
+    bool in_marker_poll = e->task_state == SAMPLER_IN_TASK;
     struct sampler_wait_stack ws = {
-        .tid = (pid_t)d.tid, .thread = thread_number(s, (pid_t)d.tid), .task_id = task_id,
+        .tid = (pid_t)d.tid, .thread = thread_number(s, (pid_t)d.tid),
+        .task_id = in_marker_poll ? e->task_id : regs[PERF_REG_X86_DI],
+        .poll_probe_addr = in_marker_poll ? e->probe_addr : 0,
         .time_ns = d.time, .user_ips = out.user_ips, .n_user = out.n_user, .truncated = out.truncated,
     };
     s->stats.wait_stacks++;
