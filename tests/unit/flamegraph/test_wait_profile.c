@@ -5,7 +5,7 @@
  * task where it last registered, events of one task arriving out of order across threads (settled by rounds),
  * the waker machinery cut from the leaf and the runtime cut from the root, terminated tasks and the
  * ready-unless-registered rule not counting after their last poll, wait stacks cut below the poll-marker frame
- * the samples showed or the stack's own poll marker named, on random event streams no task's waits ever exceeding the recording's duration, and many
+ * the samples showed, on random event streams no task's waits ever exceeding the recording's duration, and many
  * short-lived tasks leaving the table no bigger than the tasks alive, with the results of all of them. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -405,9 +405,9 @@ int main(void)
         cmocka_unit_test(test_terminated_and_ready),
         cmocka_unit_test(test_marker_runtime_root_only),
         cmocka_unit_test(test_cut_at_marker_frame),
-        cmocka_unit_test(test_cut_at_wait_stacks_own_marker_frame),
         cmocka_unit_test(test_duration_bound),
         cmocka_unit_test(test_short_lived_tasks_bounded),
+        cmocka_unit_test(test_cut_at_wait_stacks_own_marker_frame),   /* tokio's waker stacks in marker programs */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
