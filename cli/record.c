@@ -544,32 +544,6 @@ static int open_wait_output(struct recording *r)
     return CARRY_ON;
 }
 
-/* Is probe name a task-terminate marker ('-', '_' and "__" alike)? */
-static bool is_terminate_probe(const char *name)
-{
-    char plain[64];
-    size_t n = 0;
-    for (const char *c = name; *c && n + 1 < sizeof(plain); c++)
-        if (*c != '-' && *c != '_')
-            plain[n++] = *c;
-    plain[n] = '\0';
-    return strcmp(plain, "taskterminate") == 0;
-}
-
-/* A runtime that reports waker registrations (tokio's clone_waker, --waker-symbol) but has no task-terminate
- * marker (tokio without markers) does not say when a task completed: the wait profile then takes a poll that
- * registered no waker and was not woken again as the task's last. The probes attached tell. */
-static bool completion_unknown(const struct sampler_stats *st)
-{
-    bool registrations = false, terminates = false;
-    for (size_t i = 0; i < st->n_probes; i++) {
-        registrations |= strcmp(st->probes[i].name, "waker clone (registration)") == 0 ||
-                         strcmp(st->probes[i].provider, "waker-symbol") == 0;
-        terminates |= is_terminate_probe(st->probes[i].name);
-    }
-    return registrations && !terminates;
-}
-
 static int start_wait_profile(struct recording *r)
 {
     if (!r->k->want_wait)
@@ -597,7 +571,9 @@ static int settle_waits(struct recording *r)
         return CARRY_ON;
     const struct sampler_stats *st = sampler_stats(r->s);
     uint64_t stop_ns = r->start_ns + (uint64_t)(st->duration_s * 1e9);
-    k->keep_doubtful_waits = !completion_unknown(st);
+    /* A runtime that reports waker registrations but not task completion (tokio without markers): the wait
+     * profile takes a poll that registered no waker and was not woken again as the task's last. */
+    k->keep_doubtful_waits = !st->task_completion_unknown;
     if (wait_collect_finish(&k->wait, stop_ns, !k->keep_doubtful_waits) != 0 || k->failed ||
         (k->addresses && wait_profile_each_site(k->wait.profile, add_wait_site, k->addresses) != 0)) {
         fprintf(stderr, "taskspy: out of memory while settling the waits; nothing written\n");

@@ -195,6 +195,9 @@ struct sampler_stats {
     uint64_t tls_compared, tls_disagreements;/* joined samples the poll probes also placed, and disagreed on */
     /* the wait profile (cfg->wait_profile) */
     size_t waker_locations;                  /* waker functions probed (clone/wake, or --waker-symbol, task-wake) */
+    bool task_completion_unknown;            /* waker registrations are probed (tokio's clone_waker,
+                                                --waker-symbol) but no task-terminate marker: the runtime does
+                                                not say when a task completed */
     uint64_t task_events;                    /* task events delivered */
     uint64_t waker_registrations;            /* of task_events: SAMPLER_TASK_WAKER_REGISTERED */
     uint64_t wakes;                          /* of task_events: SAMPLER_TASK_WAKE */

@@ -108,6 +108,11 @@ void markers_stats(struct markers *m, struct sampler_probe_stat **probes, size_t
     *n = m ? m->stats.n : 0;
 }
 
+bool markers_completion_unknown(const struct markers *m)
+{
+    return m && m->registration_probes && !m->terminate_probes;
+}
+
 /* The tracefs definitions of the attached probes, removed once their events are closed. */
 static void remove_tracefs_events(struct markers *m)
 {

@@ -74,6 +74,9 @@ size_t markers_count(const struct markers *m);
 /* Locations of the wait profile's probes attached: waker functions, task-wake markers, the waker symbol. */
 size_t markers_waker_locations(const struct markers *m);
 void markers_stats(struct markers *m, struct sampler_probe_stat **probes, size_t *n);
+/* Whether waker registrations are probed but no task-terminate marker is: the runtime does not say when a
+ * task completed. */
+bool markers_completion_unknown(const struct markers *m);
 void markers_close(struct markers *m);
 
 #endif

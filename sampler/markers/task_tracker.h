@@ -130,6 +130,16 @@ void task_tracker_poll_return(const struct task_tracker *t, uint32_t tid, uint64
 /* The probe address of tid's last hit at or before time_ns (0: none known). A sample taken while the kernel
  * single-steps a probed instruction out of line (in the "[uprobes]" page) stands for that probe's address. */
 uint64_t task_tracker_hit_before(const struct task_tracker *t, uint32_t tid, uint64_t time_ns);
+/* Everything a sample's attribution needs about tid at time_ns, from one thread lookup and one search of its
+ * hits: what task_tracker_at (with user_ip), task_tracker_poll_return and task_tracker_hit_before answer. */
+struct task_tracker_sample {
+    enum sampler_task_state state;
+    uint64_t task_id, probe_addr;          /* as task_tracker_at */
+    uint64_t ret_slot, ret_addr;           /* as task_tracker_poll_return */
+    uint64_t last_hit_addr;                /* as task_tracker_hit_before */
+};
+void task_tracker_sample(const struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t user_ip,
+                         struct task_tracker_sample *out);
 /* Apply every queued hit up to time_ns in time order (statistics, state); later ones wait for the next
  * round. */
 void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns);
