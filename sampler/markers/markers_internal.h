@@ -64,7 +64,8 @@ struct markers {
     struct u64_map probe_of_id;        /* event id -> probes.v[] */
     VEC_OF(char *) scanned;            /* object paths already scanned */
     VEC_OF(struct sampler_probe_stat) stats;
-    bool registration_probes;          /* a waker-registration probe is attached (MARKER_WAKER_REGISTERED) */
+    bool registration_probes;          /* a waker-registration probe is attached (MARKER_WAKER_REGISTERED, or
+                                          MARKER_RUNTIME_WAKER_REGISTERED) */
     bool terminate_probes;             /* a task-terminate marker is attached */
     void (*on_warning)(void *ctx, const char *message);
     void *warning_ctx;
