@@ -155,6 +155,14 @@ static bool expand_frames(struct record_sink *k, const struct sampler_sample *s,
     return true;
 }
 
+/* The function of the poll marker at probe_addr (its innermost frame's), or PROFILE_NO_FRAME (0: none). May grow
+ * the frame pool. */
+static uint32_t marker_function_at(struct record_sink *k, uint64_t probe_addr)
+{
+    const struct cached_address *c = probe_addr ? frames_of(k, probe_addr, false, false) : NULL;
+    return c && c->n ? k->frame_pool.v[c->first + c->n - 1].function : PROFILE_NO_FRAME;
+}
+
 static void sink_sample(void *ctx, const struct sampler_sample *s)
 {
     struct record_sink *k = ctx;
@@ -168,12 +176,8 @@ static void sink_sample(void *ctx, const struct sampler_sample *s)
         k->failed = true;
         return;
     }
-    uint32_t marker_function = PROFILE_NO_FRAME;
-    if (s->task_state == SAMPLER_IN_TASK && s->poll_probe_addr) {
-        const struct cached_address *c = frames_of(k, s->poll_probe_addr, false, false);
-        if (c && c->n)
-            marker_function = k->frame_pool.v[c->first + c->n - 1].function;
-    }
+    uint32_t marker_function = s->task_state == SAMPLER_IN_TASK ? marker_function_at(k, s->poll_probe_addr)
+                                                                 : PROFILE_NO_FRAME;
     for (size_t i = 0; i < n; i++)      /* the pool no longer moves for this sample */
         k->expanded[i] = &k->frame_pool.v[k->expanded_at[i]];
     enum stack_task_state state = s->task_state == SAMPLER_IN_TASK       ? STACK_IN_TASK
@@ -216,7 +220,9 @@ static void sink_wait_stack(void *ctx, const struct sampler_wait_stack *w)
         for (uint32_t j = 0; j < c->n && n < MAX_EXPANDED_FRAMES; j++)
             k->expanded_at[n++] = c->first + j;
     }
-    for (size_t i = 0; i < n; i++)
+    /* in a poll marker's poll (tokio's clone_waker in a marker program): cut below its marker frame */
+    task_stacks_saw_marker(k->stacks, marker_function_at(k, w->poll_probe_addr));
+    for (size_t i = 0; i < n; i++)      /* the pool no longer moves for this stack */
         k->expanded[i] = &k->frame_pool.v[k->expanded_at[i]];
     uint32_t root = w->thread < k->thread_roots.n ? k->thread_roots.v[w->thread] : PROFILE_NO_FRAME;
     if (root == PROFILE_NO_FRAME)

@@ -78,7 +78,8 @@ struct sampler_sample {
 
 /* The wait profile's events (cfg->wait_profile). For tokio without markers task_id is the task's header
  * pointer, the value Harness<T,S>::poll and the waker vtable functions receive in rdi; with poll markers it
- * is the markers' arg0. */
+ * is the markers' arg0, tokio's waker functions' headers joined to it (the task whose poll registered the
+ * header). */
 enum sampler_task_event_kind {
     SAMPLER_TASK_POLL_START,         /* a worker thread began polling the task */
     SAMPLER_TASK_POLL_END,           /* ... and that poll returned (Pending or Ready) */
@@ -106,6 +107,9 @@ struct sampler_wait_stack {
     pid_t tid;
     uint32_t thread;
     uint64_t task_id;
+    uint64_t poll_probe_addr;        /* a stack in a poll marker's poll, its task from the poll (tokio's clone_waker
+                                        in a marker program): the poll-start probe's address, as in
+                                        sampler_sample; else 0 */
     uint64_t time_ns;
     const uint64_t *user_ips;
     size_t n_user;
@@ -205,6 +209,9 @@ struct sampler_stats {
     uint64_t wait_stacks;                    /* waker-registration stacks delivered */
     uint64_t wait_stacks_skipped;            /* registrations whose stack the budget did not take */
     uint64_t wait_stacks_lost;               /* stacks the filter let through but never read (a full buffer) */
+    uint64_t unjoined_waker_events;          /* tokio waker-function hits in a program whose tasks come from poll
+                                                markers that named no marker task (a header no poll had
+                                                registered yet; a stack outside a marker poll): dropped */
     const char *wait_note;                   /* why there is no wait profile or only part of one (no waker
                                                 functions found, no BPF), one line; NULL: none */
 };

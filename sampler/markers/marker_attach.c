@@ -155,7 +155,7 @@ static int attach_via_bpf(struct markers *m, struct marker_probe *p, const char 
 static int probe_attached(struct markers *m, struct marker_probe *p, bool bpf)
 {
     p->bpf = bpf;
-    m->registration_probes |= p->kind == MARKER_WAKER_REGISTERED;
+    m->registration_probes |= p->kind == MARKER_WAKER_REGISTERED || p->kind == MARKER_RUNTIME_WAKER_REGISTERED;
     m->terminate_probes |= p->kind == MARKER_TERMINATE;
     m->probes.n++;
     count_probe_stat(m, p);

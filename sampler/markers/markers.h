@@ -24,8 +24,10 @@ struct markers_config {
     bool wait_profile;                 /* also task-wake markers, runtime waker functions and waker_symbol */
     const char *waker_symbol;          /* a function (rdi: a task id) called where a task registers its waker */
     /* A function where tasks register their waker was attached (path as opened from here, file offset):
-     * the sampler takes stacks there. NULL: not told. ctx: warning_ctx. */
-    void (*on_waker_site)(void *ctx, const char *path, uint64_t offset);
+     * the sampler takes stacks there. runtime_ids: its %rdi is the runtime's task header in a program whose
+     * tasks come from poll markers (hits of kind MARKER_RUNTIME_WAKER_REGISTERED). NULL: not told. ctx:
+     * warning_ctx. */
+    void (*on_waker_site)(void *ctx, const char *path, uint64_t offset, bool runtime_ids);
     pid_t pid;                         /* the target */
     const char *root;                  /* "/proc/PID/root": where the target's files are seen from here */
     const int *cpus;                   /* the CPUs marker events go on, each with a marker buffer */

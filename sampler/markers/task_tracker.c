@@ -90,11 +90,14 @@ static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enu
     struct thread_poll_state *th = &t->threads.v[idx];
     struct sampler_task_stat *task;
     if (kind == MARKER_POLL_START || kind == MARKER_POLL_END || kind == MARKER_WAKE ||
-        kind == MARKER_WAKER_REGISTERED || kind == MARKER_TERMINATE)
+        kind == MARKER_WAKER_REGISTERED || kind == MARKER_RUNTIME_WAKE || kind == MARKER_RUNTIME_WAKER_REGISTERED ||
+        kind == MARKER_TERMINATE)
         tell_event(t, th, kind, arg0, time_ns);
     switch (kind) {
     case MARKER_WAKE:
     case MARKER_WAKER_REGISTERED:
+    case MARKER_RUNTIME_WAKE:
+    case MARKER_RUNTIME_WAKER_REGISTERED:
         return 0;
     case MARKER_POLL_START:
         if (!(task = task_stat(t, arg0)))

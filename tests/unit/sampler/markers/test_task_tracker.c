@@ -667,6 +667,59 @@ static void test_task_events(void **state)
     task_tracker_free(&t);
 }
 
+/* Runtime waker-function hits in a marker program (MARKER_RUNTIME_ kinds, arg0 a header): told like wakes and
+ * registrations, before the hit changes anything, so task_tracker_current in the callback gives the marker
+ * task the thread polled at the hit (what the sampler joins the header to); they change no thread's state. */
+struct polled_list { struct task_tracker *t; enum marker_kind kind[8]; uint64_t arg[8], polled[8]; bool in[8]; size_t n; };
+static void tell_polled(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns)
+{
+    struct polled_list *l = ctx;
+    (void)time_ns;
+    if (l->n >= 8)
+        return;
+    enum sampler_task_state st;
+    uint64_t probe;
+    task_tracker_current(l->t, tid, &st, &l->polled[l->n], &probe);
+    l->in[l->n] = st == SAMPLER_IN_TASK;
+    l->kind[l->n] = kind;
+    l->arg[l->n++] = task_id;
+}
+
+static void test_runtime_waker_events(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    struct polled_list l = { .t = &t, .n = 0 };
+    t.on_task_event = tell_polled;
+    t.poll_ctx = &l;
+    const struct marker_hit hits[] = {
+        { .tid = 1, .kind = MARKER_POLL_START, .time_ns = 100, .arg0 = 5 },
+        { .tid = 1, .kind = MARKER_RUNTIME_WAKER_REGISTERED, .time_ns = 150, .arg0 = 0x7f00a000 },
+        { .tid = 1, .kind = MARKER_POLL_END, .time_ns = 200, .arg0 = 5 },
+        { .tid = 1, .kind = MARKER_RUNTIME_WAKE, .time_ns = 250, .arg0 = 0x7f00a000 },
+    };
+    for (size_t i = 0; i < sizeof(hits) / sizeof(hits[0]); i++)
+        assert_int_equal(task_tracker_queue(&t, &hits[i]), 0);
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    enum sampler_task_state st;
+    uint64_t id, probe;
+    task_tracker_at(&t, 1, 160, 0, &st, &id, &probe);       /* a stack at the clone: inside task 5's poll */
+    assert_int_equal(st, SAMPLER_IN_TASK);
+    assert_int_equal(id, 5);
+    task_tracker_round_end(&t, UINT64_MAX);
+    assert_int_equal(l.n, 4);
+    assert_int_equal(l.kind[1], MARKER_RUNTIME_WAKER_REGISTERED);
+    assert_int_equal(l.arg[1], 0x7f00a000);
+    assert_true(l.in[1]);
+    assert_int_equal(l.polled[1], 5);
+    assert_int_equal(l.kind[3], MARKER_RUNTIME_WAKE);
+    assert_false(l.in[3]);                                    /* after the poll's end */
+    assert_int_equal(t.polls, 1);                             /* no poll, no task from the header */
+    assert_int_equal(t.tasks.n, 1);
+    task_tracker_free(&t);
+}
+
 /* The return address a poll function's entry recorded (its return probe's trampoline replaces it on the
  * stack): known inside that poll, from queued hits and then from the applied state; not after its return;
  * the last probe hit before a time for samples in an out-of-line single step. */
@@ -794,6 +847,7 @@ int main(void)
         cmocka_unit_test(test_silent_loss_seen_in_next_end),
         cmocka_unit_test(test_sample_in_marker_trap),
         cmocka_unit_test(test_round_out_of_order),
+        cmocka_unit_test(test_runtime_waker_events),
         cmocka_unit_test(test_round_keeps_later_hits),
         cmocka_unit_test(test_round_equal_times_keep_arrival_order),
         cmocka_unit_test(test_round_random_against_reference),
