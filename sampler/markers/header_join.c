@@ -16,11 +16,10 @@ void header_join_free(struct header_join *j)
     vec_free(&j->tasks);
 }
 
-/* Learn header for task. Returns 0 or -1 (no memory). */
-static int learn(struct header_join *j, uint64_t header, uint64_t task)
+int header_join_learn(struct header_join *j, uint64_t key, uint64_t task)
 {
     uint32_t at;
-    if (u64_map_get(&j->index, header, &at)) {
+    if (u64_map_get(&j->index, key, &at)) {
         j->tasks.v[at] = task;
         return 0;
     }
@@ -28,7 +27,7 @@ static int learn(struct header_join *j, uint64_t header, uint64_t task)
     if (!slot)
         return -1;
     *slot = task;
-    if (u64_map_put(&j->index, header, (uint32_t)(j->tasks.n - 1)) != 0) {
+    if (u64_map_put(&j->index, key, (uint32_t)(j->tasks.n - 1)) != 0) {
         j->tasks.n--;
         return -1;
     }
@@ -39,24 +38,29 @@ int header_join_registered(struct header_join *j, uint64_t header, bool in_poll,
 {
     if (in_poll) {
         *task = polled;
-        return learn(j, header, polled) == 0 ? 1 : -1;
+        return header_join_learn(j, header, polled) == 0 ? 1 : -1;
     }
-    uint32_t at;
-    if (!u64_map_get(&j->index, header, &at)) {
+    if (!header_join_find(j, header, task)) {
         j->unknown_registrations++;
         return 0;
     }
-    *task = j->tasks.v[at];
     return 1;
 }
 
 bool header_join_wake(struct header_join *j, uint64_t header, uint64_t *task)
 {
-    uint32_t at;
-    if (!u64_map_get(&j->index, header, &at)) {
+    if (!header_join_find(j, header, task)) {
         j->unknown_wakes++;
         return false;
     }
+    return true;
+}
+
+bool header_join_find(const struct header_join *j, uint64_t key, uint64_t *task)
+{
+    uint32_t at;
+    if (!u64_map_get(&j->index, key, &at))
+        return false;
     *task = j->tasks.v[at];
     return true;
 }

@@ -21,6 +21,7 @@
 #include "sampler/bpf/bpf_sys.h"
 #include "sampler/bpf/btf_offsets.h"
 #include "sampler/bpf/sample_program.h"
+#include "sampler/markers/header_join.h"
 #include "sampler/markers/sample_time_check.h"
 #include "sampler/markers/tls_locate.h"
 #include "sampler/probes/tls_library.h"
@@ -42,8 +43,8 @@ struct tls_join {
     uint64_t last_probe_addr;                    /* of a poll probe that opened a poll the marker agrees with,
                                                     else the poll-start marker's address (below) */
     bool probe_ids_comparable;                   /* the probes' task ids are the marker's (not tokio's) */
-    struct u64_map probe_ids;                    /* else: a probe's task id -> the marker's, learnt from the
-                                                    samples both placed in a task */
+    struct header_join probe_names;              /* else: the marker's task id -> the probes' id for that task,
+                                                    learnt from the samples both placed in a task */
     struct u64_map seen;                         /* task ids the samples were in (for the status line) */
     uint64_t tasks_seen;
     /* The executable's poll-start USDT marker, not attached: where the poll wrapper is, to cut task stacks at
@@ -147,11 +148,11 @@ int tls_join_open(struct tls_join **out, const struct tls_join_target *t, char *
     if (rc <= 0)
         return rc;
     struct tls_join *j = calloc(1, sizeof(*j));
-    if (!j || u64_map_init(&j->index, 1024) != 0 || u64_map_init(&j->probe_ids, 256) != 0 ||
+    if (!j || u64_map_init(&j->index, 1024) != 0 || header_join_init(&j->probe_names) != 0 ||
         u64_map_init(&j->seen, 256) != 0) {
         if (j) {
             u64_map_free(&j->index);
-            u64_map_free(&j->probe_ids);
+            header_join_free(&j->probe_names);
         }
         free(j);
         snprintf(err, errlen, "out of memory");
@@ -302,6 +303,26 @@ static void place_library_marker(struct tls_join *j, uint64_t time_ns)
     }
 }
 
+/* A sample the marker places in task, while poll probes whose ids are of another kind are attached (tokio's
+ * CONTEXT.current_task_id beside the probes' header addresses, or a marker program's own ids): named by the
+ * probes' id, which every poll event, wait and summary line of the recording carries, so one task has one
+ * name in every output. Where the probes place the sample in a task too, theirs (learnt for the marker's id:
+ * the marker's id stays one task's for its life, a header passes to a new task once the old one is done);
+ * else the probes' id last learnt for the marker's; else the marker's own (counted). */
+static uint64_t probes_name(struct tls_join *j, uint64_t task, enum sampler_task_state probe_state, uint64_t probe_task)
+{
+    uint64_t named;
+    if (probe_state == SAMPLER_IN_TASK) {
+        if (header_join_learn(&j->probe_names, task, probe_task) != 0)
+            j->stats.probe_names_lost++;
+        return probe_task;
+    }
+    if (header_join_find(&j->probe_names, task, &named))
+        return named;
+    j->stats.probe_unnamed++;
+    return task;
+}
+
 void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool probes,
                      enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr)
 {
@@ -348,11 +369,9 @@ void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool pr
             j->stats.probe_disagreements++;
         else if (task)
             j->last_probe_addr = *probe_addr;
-    } else if (probes && probe_state == SAMPLER_IN_TASK && task && task <= UINT32_MAX) {
-        u64_map_put(&j->probe_ids, probe_task, (uint32_t)task);   /* (out of memory: that poll stays unnamed) */
     }
     *state = task ? SAMPLER_IN_TASK : SAMPLER_NOT_IN_TASK;
-    *task_id = task;
+    *task_id = probes && !j->probe_ids_comparable && task ? probes_name(j, task, probe_state, probe_task) : task;
     uint32_t one;
     if (task && !u64_map_get(&j->seen, task, &one) && u64_map_put(&j->seen, task, 1) == 0)
         j->tasks_seen++;
@@ -369,13 +388,6 @@ uint64_t tls_join_tasks_seen(const struct tls_join *j)
     return j->tasks_seen;
 }
 
-uint64_t tls_join_task_of_probe_id(const struct tls_join *j, uint64_t probe_id)
-{
-    uint32_t id;
-    if (j->probe_ids_comparable || !u64_map_get(&j->probe_ids, probe_id, &id))
-        return probe_id;
-    return id;
-}
 
 const struct tls_join_stats *tls_join_stats(const struct tls_join *j)
 {
@@ -393,7 +405,7 @@ void tls_join_close(struct tls_join *j)
     bpf_ring_destroy(&j->ring);
     vec_free(&j->pending);
     u64_map_free(&j->index);
-    u64_map_free(&j->probe_ids);
+    header_join_free(&j->probe_names);
     u64_map_free(&j->seen);
     free(j);
 }

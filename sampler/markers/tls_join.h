@@ -29,6 +29,8 @@ struct tls_join_stats {
     uint64_t unreadable;               /* records whose marker could not be read: [unknown task] */
     uint64_t probe_disagreements;      /* joined samples where the poll probes said otherwise */
     uint64_t probe_compared;           /* joined samples compared with the poll probes' answer */
+    uint64_t probe_unnamed;            /* samples in a task the probes had no id for (the marker's id kept) */
+    uint64_t probe_names_lost;         /* probe ids not learnt (out of memory) */
 };
 
 /* The --markers spec split: *tls is true for "auto" or a "tls" entry; probes gets the rest of the spec
@@ -64,14 +66,11 @@ void tls_join_mapping(struct tls_join *j, const char *path, uint64_t start, uint
 /* The task of the sample of tid at time_ns. The poll probes' answer comes in *state, *task_id and
  * *probe_addr and is replaced by the marker's: in a task (value non-zero), not (0), or unknown (no
  * record, or the marker was not readable). probes: poll probes are attached, so their answer is compared
- * (for the summary). */
+ * (for the summary); where their ids are of another kind (tokio's CONTEXT beside tokio's header addresses or
+ * a marker program's ids), a sample in a task is named by the probes' id for it, as the poll events, waits
+ * and summary of the recording are: the marker's id only where the probes never named its task. */
 void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool probes,
                      enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr);
-/* A poll probe's task id as the marker names the task (tokio's CONTEXT gives tokio's ids where the probes
- * give header addresses or a fixture's own ids): learnt from the samples both placed in a task; probe_id
- * itself when the ids are the same kind or the task was not sampled yet. For poll events, so that they name
- * the tasks the samples do. */
-uint64_t tls_join_task_of_probe_id(const struct tls_join *j, uint64_t probe_id);
 /* Distinct non-zero task ids the samples were in so far. */
 uint64_t tls_join_tasks_seen(const struct tls_join *j);
 const struct tls_join_stats *tls_join_stats(const struct tls_join *j);
