@@ -9,9 +9,11 @@
 # (waits unsplit at task roots, the summary says why). An HTTP server (hyper) under wrk: a handler awaiting a
 # 20 ms timer waits about 20 ms per request at that line. The wait SVG in headless Chromium
 # (tests/browser/wait_svg_check.js). A program without tokio or markers: one line why, exit 0, the CPU
-# profile written and no wait file. Bad --wait-output names: a usage error.
+# profile written and no wait file. Bad --wait-output names: a usage error. One task, one name: on tokio
+# without markers (tasks read from tokio's CONTEXT at each sample, polls and waits from the probes' headers)
+# the CPU profile's task roots, the wait profile's, the summary's and the trace's tracks name a task alike.
 source "$(dirname "$0")/lib/tap.sh"
-plan 56
+plan 63
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MAIN_RS=$ROOT/tests/fixtures/tokio/src/main.rs
@@ -91,6 +93,37 @@ echo "$over" | diag
 check "group-by task: no task's waits exceed the recording's $secs s" test -z "$over"
 check "group-by task: roots are 'task 0xID: ENTRY'" grep -q '^task 0x[0-9a-f]*: tokio_fixture::sleep_waiter;' "$WORK/by-task.folded"
 
+# one task, one name in every output (--group-by task): tokio's CONTEXT gives the samples tokio's own ids, the
+# probes give the polls and waits header addresses; the samples take the probes' id for the poll they are in
+# task_roots FOLDED: "SAMPLES<TAB>task ID: ENTRY" per task root
+task_roots() { awk '/^task / { n = $NF; split($0, a, ";"); sub(/ [0-9]+$/, "", a[1]); t[a[1]] += n }
+    END { for (r in t) print t[r] "\t" r }' "$1"; }
+# named_share WHOLE CPU_ROOTS WAIT_ROOTS: "M T": of T CPU task samples, M under a root the wait profile has
+# (WHOLE 1: the same "task ID: ENTRY"; 0: the same ID)
+named_share() { awk -F'\t' -v whole="$1" '{ k = $2; if (!whole) sub(/:.*/, "", k) }
+    NR == FNR { w[k] = 1; next } { t += $1; if (k in w) m += $1 } END { print m + 0, t + 0 }' "$3" "$2"; }
+run names record -p "$FIXTURE_PID" -d 2 -F 499 --group-by task -o "$WORK/names-cpu.folded" \
+    --wait-output "$WORK/names-wait.folded"
+task_roots "$WORK/names-cpu.folded" > "$WORK/names-cpu.roots"
+task_roots "$WORK/names-wait.folded" > "$WORK/names-wait.roots"
+read -r by_id task_samples <<< "$(named_share 0 "$WORK/names-cpu.roots" "$WORK/names-wait.roots")"
+read -r by_name _ <<< "$(named_share 1 "$WORK/names-cpu.roots" "$WORK/names-wait.roots")"
+check "one name: exit 0, at least 50 CPU samples in tasks ($task_samples)" test "$RC" -eq 0 -a "$task_samples" -ge 50
+check "one name: CPU task roots by the waits' ids ($by_id of $task_samples task samples, >= 90%)" \
+    between "$(ratio "$by_id" "$task_samples")" 0.9 1
+# a header reused by a task of another kind whose waits had no stack yet is filed under the header's last entry
+check "one name: CPU task roots are wait roots, 'task ID: ENTRY' alike ($by_name of $task_samples, >= 80%)" \
+    between "$(ratio "$by_name" "$task_samples")" 0.8 1
+yield_cpu=$(cut -f2 "$WORK/names-cpu.roots" | grep ': tokio_fixture::yield_waiter$')
+yield_wait=$(cut -f2 "$WORK/names-wait.roots" | grep ': tokio_fixture::yield_waiter$')
+check "one name: the yield task has one root in both profiles ('$yield_cpu', '$yield_wait')" \
+    test -n "$yield_cpu" -a "$yield_cpu" = "$yield_wait"
+busiest=$(sed -n 's/^taskspy:   task \([^:]*\): [0-9]* polls.*/\1/p' "$WORK/names.err")
+cpu_ids=$(cut -f2 "$WORK/names-cpu.roots" | sed 's/^task \([^:]*\):.*/\1/')
+in_cpu=$(for id in $busiest; do echo "$cpu_ids" | grep -qx "$id" && echo "$id"; done | wc -l)
+check "one name: the summary's busiest tasks by their CPU roots' ids ($in_cpu of $(echo $busiest | wc -w), >= 3)" \
+    test "$in_cpu" -ge 3
+
 # the wait SVG, checked in the browser
 run svg record -p "$FIXTURE_PID" -d 2 -o "$WORK/svg-cpu.svg" --wait-output "$WORK/wait.svg"
 check "wait svg: exit 0, written" test "$RC" -eq 0 -a -s "$WORK/wait.svg"
@@ -117,6 +150,40 @@ sleep_run=$(samples "$WORK/busy-wait.folded" "$SLEEP_ROOT.*\\[runnable\\]$")
 check "saturated: the sleep task waits for a worker after its timer fires ($sleep_run us [runnable])" test "$sleep_run" -gt 0
 check "saturated: the summary gives the longest [runnable] delay" \
     grep -Eq '^taskspy: longest \[runnable\] delay: [0-9.]+ ms, task 0x[0-9a-f]+ \(task: ' "$WORK/busy.err"
+# the Chrome trace of a recording with waits: its CPU samples' task roots are its poll events' and wait tracks' ids
+start_fixture tokio_plain 60 --wait-tasks
+run trace record -p "$FIXTURE_PID" -d 1 -F 499 --group-by task -o "$WORK/trace-cpu.folded" -o "$WORK/w.trace.json" \
+    --wait-output "$WORK/trace-wait.folded"
+stop_fixture
+python3 - "$WORK/w.trace.json" > "$WORK/trace.names" 2>&1 <<'PY'
+import json, re, sys
+trace = json.load(open(sys.argv[1]))
+frames = trace["stackFrames"]
+def root(sf):
+    sf = str(sf)
+    while "parent" in frames[sf]:
+        sf = frames[sf]["parent"]
+    return frames[sf]["name"]
+polls, waits, samples = set(), set(), []
+for e in trace["traceEvents"]:
+    if e.get("cat") == "poll" and "task_id" in e.get("args", {}):
+        polls.add(e["args"]["task_id"])
+    elif e.get("ph") == "M" and e["name"] == "thread_name":
+        m = re.match(r"waits of task (\S+?):", e["args"]["name"])
+        if m:
+            waits.add(m.group(1))
+    elif e.get("cat") == "sample" and "sf" in e:
+        m = re.match(r"task (\S+?):", root(e["sf"]))
+        if m:
+            samples.append(m.group(1))
+print(len(samples), sum(s in polls for s in samples), sum(s in waits for s in samples))
+PY
+diag < "$WORK/trace.names"
+read -r tr_samples tr_polls tr_waits < "$WORK/trace.names"
+check "trace: exit 0, task samples named by their polls' ids (${tr_polls:-?} of ${tr_samples:-?}, >= 90%, at least 20)" \
+    awk -v rc="$RC" -v n="${tr_samples:-x}" -v m="${tr_polls:-0}" 'BEGIN { exit !(rc == 0 && n ~ /^[0-9]+$/ && n >= 20 && m >= 0.9 * n) }'
+check "trace: task samples named by their wait tracks' ids (${tr_waits:-?} of ${tr_samples:-?}, >= 90%)" \
+    awk -v n="${tr_samples:-x}" -v m="${tr_waits:-0}" 'BEGIN { exit !(n ~ /^[0-9]+$/ && n >= 20 && m >= 0.9 * n) }'
 
 # ---- the SDT build (tokio_markers): tasks named by the poll markers, waits from task-poll-end to the next
 # task-poll-start; tokio's waker functions are probed too, their task headers joined to the marker tasks (a
