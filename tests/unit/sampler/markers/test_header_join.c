@@ -2,7 +2,8 @@
 /* test_header_join.c: unit tests of the join of tokio's task headers to poll-marker task ids
  * (sampler/markers/header_join): a waker clone inside a marker task's poll registers for that task and learns
  * its header; wakes go to the task the header was learnt for; unknown headers are counted and dropped; a
- * header the allocator gives to a new task is learnt anew; outside a poll a known header keeps its task. */
+ * header the allocator gives to a new task is learnt anew; outside a poll a known header keeps its task. The
+ * other direction (tls_join.c: tokio's task id -> the poll probes' header): learn and find, no counters. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -85,6 +86,28 @@ static void test_many_headers(void **state)
     header_join_free(&j);
 }
 
+/* tokio's ids learnt for the probes' headers: a finished task's header passes to a new id, the old id keeps
+ * the header it was learnt for; an id never learnt is not found and counts as neither a wake nor a clone. */
+static void test_learn_find(void **state)
+{
+    (void)state;
+    struct header_join j;
+    assert_int_equal(header_join_init(&j), 0);
+    uint64_t header = 0;
+    assert_false(header_join_find(&j, 17, &header));
+    assert_int_equal(header_join_learn(&j, 17, 0x5600a000), 0);
+    assert_int_equal(header_join_learn(&j, 18, 0x5600a000), 0);        /* task 17 done, its header reused */
+    assert_true(header_join_find(&j, 17, &header));
+    assert_int_equal(header, 0x5600a000);
+    assert_int_equal(header_join_learn(&j, 17, 0x5600a000), 0);        /* learnt again: no second entry */
+    assert_true(header_join_find(&j, 18, &header));
+    assert_int_equal(header, 0x5600a000);
+    assert_false(header_join_find(&j, 19, &header));
+    assert_int_equal(j.tasks.n, 2);
+    assert_int_equal(j.unknown_wakes + j.unknown_registrations, 0);
+    header_join_free(&j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -92,6 +115,7 @@ int main(void)
         cmocka_unit_test(test_clone_outside_a_poll),
         cmocka_unit_test(test_header_reused),
         cmocka_unit_test(test_many_headers),
+        cmocka_unit_test(test_learn_find),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
