@@ -6,6 +6,7 @@
  * totals and child links are derived when the nodes are read. */
 #include "flamegraph/profile_internal.h"
 
+#include "base/intern_table.h"
 #include "base/vec.h"
 #include "flamegraph/big_alloc.h"
 
@@ -69,22 +70,11 @@ struct profile {
     size_t batch_cap;
 };
 
-/* A word at a time: frame names are long (Rust paths), and this runs for every frame of every stack. */
+/* A name's hash in the name table: the one interner's (base/intern_table), which the folded reader also
+ * computes while it looks for the end of each frame (profile_intern_batch takes those). */
 static uint32_t hash_bytes(const char *s, size_t len)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdULL;
-        h ^= h >> 32;
-    }
-    uint64_t tail = 0;
-    memcpy(&tail, s + i, len - i);
-    h = (h ^ tail) * 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 29;
-    return (uint32_t)h;
+    return (uint32_t)intern_hash_bytes(INTERN_HASH_SEED, s, len);
 }
 
 static uint64_t hash_pair(uint32_t parent, uint32_t frame)
@@ -237,13 +227,13 @@ uint32_t profile_intern(struct profile *p, const char *name, size_t len)
 /* Three passes that only prefetch (the slot, then the entry it names, then that entry's text), so the
  * lookups of the whole batch wait for memory together; then the plain lookups, which find all of it in
  * cache. The prefetch passes change nothing: a name added by an earlier lookup of the batch is found. */
-int profile_intern_batch(struct profile *p, const char *const *names, const uint32_t *lens, size_t n,
-                         uint32_t *ids)
+int profile_intern_batch(struct profile *p, const char *const *names, const uint32_t *lens,
+                         const uint32_t *hashes, size_t n, uint32_t *ids)
 {
     for (size_t i = 0; i < n; i++) {
         if (lens[i] > UINT32_MAX / 2)
             return -1;
-        ids[i] = hash_bytes(names[i], lens[i]);
+        ids[i] = hashes ? hashes[i] : hash_bytes(names[i], lens[i]);
         __builtin_prefetch(&p->frame_slots[ids[i] & p->frame_slot_mask]);
     }
     for (size_t i = 0; i < n; i++) {
@@ -395,6 +385,8 @@ static int reserve_batch(struct profile *p, size_t n)
  * (node, next frame) and prefetches its slot, and one does the plain lookups (creating what is missing),
  * so the cache misses of all the stacks overlap. A stack's prefix shared with the stack before it is not
  * looked up again. */
+#define ADD_AHEAD 24u
+
 int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t *start, const uint32_t *len,
                       const uint64_t *count, size_t n, size_t known_frames)
 {
@@ -436,12 +428,18 @@ int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t 
             uint32_t k = active[a];
             if (d >= shared[k]) {
                 hash[k] = hash_pair(node[k], frames[start[k] + d]);
-                __builtin_prefetch(&p->child_slots[hash[k] & p->child_slot_mask]);
+                if (a < ADD_AHEAD)
+                    __builtin_prefetch(&p->child_slots[hash[k] & p->child_slot_mask]);
             }
         }
         size_t kept = 0;
         for (size_t a = 0; a < n_active; a++) {
             uint32_t k = active[a];
+            if (a + ADD_AHEAD < n_active) {
+                uint32_t ahead = active[a + ADD_AHEAD];
+                if (d >= shared[ahead])
+                    __builtin_prefetch(&p->child_slots[hash[ahead] & p->child_slot_mask]);
+            }
             uint32_t frame = frames[start[k] + d];
             uint32_t v;
             if (d < shared[k])

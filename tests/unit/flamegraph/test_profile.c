@@ -445,7 +445,7 @@ static void test_batches_match_one_by_one(void **state)
     assert_non_null(batch);
     for (size_t i = 0; i < n_names; i++)
         lens[i] = (uint32_t)strlen(names[i]);
-    assert_int_equal(profile_intern_batch(batch, names, lens, n_names, batch_ids), 0);
+    assert_int_equal(profile_intern_batch(batch, names, lens, NULL, n_names, batch_ids), 0);
     for (size_t i = 0; i < n_names; i++)
         assert_int_equal(batch_ids[i], profile_intern(one, names[i], lens[i]));
     assert_int_equal(batch_ids[5], batch_ids[0]);         /* the same name twice in one batch: one id */
