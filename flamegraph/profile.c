@@ -17,6 +17,9 @@
  * big one's names take a few huge pages (big_alloc) instead of a fault per 4 KiB page. */
 #define ARENA_FIRST (64u * 1024u)
 #define ARENA_LAST (2u * 1024u * 1024u)
+/* Chunks up to here come from malloc; bigger ones are big_alloc's whole huge pages, so a 512 KiB or 1 MiB
+ * chunk would take (and zero) 2 MiB: after this size the chunks are ARENA_LAST at once. */
+#define ARENA_SMALL_MAX (256u * 1024u)
 #define LAST_PATH_MAX 512u
 
 struct arena_chunk {
@@ -92,7 +95,7 @@ static char *arena_copy(struct profile *p, const char *s, size_t len)
 {
     struct arena_chunk *c = p->chunks;
     if (!c || c->cap - c->used < len + 1) {
-        size_t bytes = !c ? ARENA_FIRST : c->bytes < ARENA_LAST ? c->bytes * 2 : ARENA_LAST;
+        size_t bytes = !c ? ARENA_FIRST : c->bytes * 2 <= ARENA_SMALL_MAX ? c->bytes * 2 : ARENA_LAST;
         if (len + 1 > bytes - sizeof(*c))
             bytes = sizeof(*c) + len + 1;
         struct arena_chunk *fresh = big_alloc(bytes);
@@ -217,9 +220,15 @@ static uint32_t intern_hashed(struct profile *p, const char *name, size_t len, u
     return id;
 }
 
+/* The name table again after profile_trim: rebuilt from the names' stored hashes. */
+static int restore_frame_slots(struct profile *p)
+{
+    return p->frame_slots || grow_frame_slots(p, p->frame_slot_mask) == 0 ? 0 : -1;
+}
+
 uint32_t profile_intern(struct profile *p, const char *name, size_t len)
 {
-    if (len > UINT32_MAX / 2)
+    if (len > UINT32_MAX / 2 || restore_frame_slots(p) != 0)
         return PROFILE_NO_FRAME;
     return intern_hashed(p, name, len, hash_bytes(name, len));
 }
@@ -230,6 +239,8 @@ uint32_t profile_intern(struct profile *p, const char *name, size_t len)
 int profile_intern_batch(struct profile *p, const char *const *names, const uint32_t *lens,
                          const uint32_t *hashes, size_t n, uint32_t *ids)
 {
+    if (restore_frame_slots(p) != 0)
+        return -1;
     for (size_t i = 0; i < n; i++) {
         if (lens[i] > UINT32_MAX / 2)
             return -1;
@@ -309,9 +320,38 @@ static int grow_child_slots(struct profile *p, size_t mask)
     return 0;
 }
 
+/* The child table again after profile_trim: every node but the root put back under its key. */
+static int restore_child_slots(struct profile *p)
+{
+    if (p->child_slots)
+        return 0;
+    size_t mask = p->child_slot_mask;
+    struct child_slot *slots = big_alloc((mask + 1) * sizeof(*slots));
+    if (!slots)
+        return -1;
+    for (size_t v = 1; v < p->n_nodes; v++) {
+        const struct profile_node *n = &p->nodes[v];
+        size_t i = hash_pair(n->parent, n->frame) & mask;
+        while (slots[i].node)
+            i = (i + 1) & mask;
+        slots[i] = (struct child_slot){ n->parent, n->frame, (uint32_t)v + 1 };
+    }
+    p->child_slots = slots;
+    return 0;
+}
+
+void profile_trim(struct profile *p)
+{
+    big_free(p->child_slots, (p->child_slot_mask + 1) * sizeof(*p->child_slots));
+    p->child_slots = NULL;
+    big_free(p->frame_slots, (p->frame_slot_mask + 1) * sizeof(*p->frame_slots));
+    p->frame_slots = NULL;
+}
+
 int profile_reserve(struct profile *p, size_t nodes, size_t names)
 {
-    if (nodes > PROFILE_NO_NODE - 1 || names > PROFILE_NO_FRAME - 1)
+    if (nodes > PROFILE_NO_NODE - 1 || names > PROFILE_NO_FRAME - 1 || restore_child_slots(p) != 0 ||
+        restore_frame_slots(p) != 0)
         return -1;
     size_t mask = p->child_slot_mask;
     while (nodes * 4 > mask * 3)
@@ -393,7 +433,7 @@ int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t 
     if (n == 0)
         return 0;
     p->last_leaf = PROFILE_NO_NODE;
-    if (reserve_batch(p, n) != 0) {
+    if (restore_child_slots(p) != 0 || reserve_batch(p, n) != 0) {
         p->last_depth = 0;
         return -1;
     }
