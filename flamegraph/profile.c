@@ -427,6 +427,16 @@ static int reserve_batch(struct profile *p, size_t n)
  * looked up again. */
 #define ADD_AHEAD 24u
 
+/* A lookup's first slot and the cache line after it: a probe runs on past the first line's end in about
+ * half the lookups (12-byte slots, 2-5 probed at two-thirds load). Prefetching past the table's end is
+ * harmless (a prefetch never faults). */
+static void prefetch_slots(const struct profile *p, uint64_t hash)
+{
+    const char *slot = (const char *)&p->child_slots[hash & p->child_slot_mask];
+    __builtin_prefetch(slot);
+    __builtin_prefetch(slot + 64);
+}
+
 int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t *start, const uint32_t *len,
                       const uint64_t *count, size_t n, size_t known_frames)
 {
@@ -469,7 +479,7 @@ int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t 
             if (d >= shared[k]) {
                 hash[k] = hash_pair(node[k], frames[start[k] + d]);
                 if (a < ADD_AHEAD)
-                    __builtin_prefetch(&p->child_slots[hash[k] & p->child_slot_mask]);
+                    prefetch_slots(p, hash[k]);
             }
         }
         size_t kept = 0;
@@ -478,7 +488,7 @@ int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t 
             if (a + ADD_AHEAD < n_active) {
                 uint32_t ahead = active[a + ADD_AHEAD];
                 if (d >= shared[ahead])
-                    __builtin_prefetch(&p->child_slots[hash[ahead] & p->child_slot_mask]);
+                    prefetch_slots(p, hash[ahead]);
             }
             uint32_t frame = frames[start[k] + d];
             uint32_t v;
