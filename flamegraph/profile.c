@@ -61,6 +61,8 @@ struct profile {
     size_t distinct_stacks;
     bool derived_stale;             /* totals (summed from self counts) and the child/sibling links are
                                        made when the nodes are read, not per stack added */
+    size_t derived_nodes;           /* nodes whose totals and links the last derive set (the rest are as
+                                       add_node made them: total 0, no child) */
     /* the path of the stack added last: consecutive stacks share prefixes (sorted input, one thread's
      * samples), which then need no lookups */
     uint32_t last_frames[LAST_PATH_MAX];
@@ -535,24 +537,28 @@ int profile_add_ids(struct profile *p, const uint32_t *frames, size_t n, uint64_
 
 /* Sum totals from self counts and link each node's children: children always come after their parent in
  * the node array, so one pass from the last node to the first adds each finished subtree into its parent
- * (and puts it first among the parent's children). Totals and links are a cache of the tree, so this is
- * allowed on a const profile. */
+ * (and puts it first among the parent's children). A node starts with total 0 and no child (add_node), so
+ * only the nodes an earlier pass summed need clearing first: the usual single derive is one pass over the
+ * nodes, not two. Totals and links are a cache of the tree, so this is allowed on a const profile. */
 static void refresh_derived(const struct profile *cp)
 {
     struct profile *p = (struct profile *)cp;
     if (!p->derived_stale)
         return;
     struct profile_node *nodes = p->nodes;
-    for (size_t i = 0; i < p->n_nodes; i++) {
-        nodes[i].total = nodes[i].self;
+    for (size_t i = 0; i < p->derived_nodes; i++) {
+        nodes[i].total = 0;
         nodes[i].first_child = PROFILE_NO_NODE;
     }
     for (size_t i = p->n_nodes; i-- > 1;) {
+        nodes[i].total += nodes[i].self;
         struct profile_node *parent = &nodes[nodes[i].parent];
         parent->total += nodes[i].total;
         nodes[i].next_sibling = parent->first_child;
         parent->first_child = (uint32_t)i;
     }
+    nodes[0].total += nodes[0].self;
+    p->derived_nodes = p->n_nodes;
     p->derived_stale = false;
 }
 
