@@ -125,7 +125,7 @@ static int open_markers(struct sampler *s, char *err, size_t errlen)
 {
     int cpu_ids[1024];
     struct markers_config mc = {
-        .spec = s->probe_spec, .poll_times = s->cfg.poll_times || s->cfg.wait_profile, .pid = s->target.pid, .root = s->root,
+        .spec = s->probe_spec, .poll_times = s->cfg.poll_times, .pid = s->target.pid, .root = s->root,
         .cpus = cpu_ids, .n_cpus = cpu_buffers_mapped(&s->cpus, NULL, cpu_ids, 1024), .buffer_pages = s->cpus.pages,
         .records = s->cfg.marker_records, .uprobes = s->cfg.uprobe_events, .on_warning = sampler_relay_warning,
         .warning_ctx = s, .wait_profile = s->cfg.wait_profile, .waker_symbol = s->cfg.waker_symbol,
