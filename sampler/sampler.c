@@ -351,9 +351,9 @@ void sampler_close(struct sampler *s)
     if (s->markers)
         markers_close(s->markers);
     tls_join_close(s->tls);
-    sampler_wait_close(s);
     cpu_buffers_free(&s->cpus);
     event_fds_close(&s->events);
+    sampler_wait_close(s);          /* after its events are closed: it removes their tracefs definitions */
     if (s->target.launched && !s->target.exited && s->target.go_fd < 0)
         target_terminate(&s->target, 1000);
     target_close(&s->target);
