@@ -18,11 +18,13 @@ beside them as the floor any reader of per-hit samples starts from. Environment 
   BENCH_LONG [60]   long memory run, seconds   BENCH_SHORT [10] short memory run, seconds
   BENCH_PP [11]     post-processing run, s     BENCH_PP_HZ [5000] its frequency
   BENCH_PP_RUNS [2] post-processing runs       BENCH_STACKS [1000,10000,100000] rendering sizes
-  BENCH_HTTP [4]    seconds of wrk per run   BENCH_HTTP_PAIRS [3] its pairs (>= 3)
+  BENCH_HTTP [4]    seconds of wrk per run   BENCH_HTTP_PAIRS [5] row 8's rounds (>= 3)
   BENCH_WAIT_TRIPLES [5] row 10's triples (>= 3)
   BENCH_ONLY        comma list of rows to run (1 to 10; 1 and 2 run together)
 Row 8 is a saturated HTTP server (the hyper fixture driven by wrk on loopback) recorded by taskspy and by
-perf record --call-graph dwarf,65528: lost samples, requests/s lost, processing CPU per sample, RSS.
+perf record --call-graph dwarf,65528: lost samples, requests/s lost and requests per target CPU-s lost (each
+profiler's loss against the bracketing unprofiled runs, stated as a ratio only beyond the unprofiled runs'
+noise), processing CPU per sample, RSS.
 Row 9 is zero-probe attribution (issue 18): a poll's cost with the TLS store vs a USDT probe vs no marker on
 the C executor, and tokio's throughput loss under zero-probe attribution vs the probe route vs perf record.
 Row 10 is the wait profile's cost (issue 16): the same server recorded with --wait-output vs CPU-only vs not
@@ -50,7 +52,7 @@ PP_HZ = int(os.environ.get("BENCH_PP_HZ", "5000"))
 PP_RUNS = int(os.environ.get("BENCH_PP_RUNS", "2"))
 STACKS = [int(x) for x in os.environ.get("BENCH_STACKS", "1000,10000,100000").split(",")]
 HTTP = float(os.environ.get("BENCH_HTTP", "4"))
-HTTP_PAIRS = max(3, int(os.environ.get("BENCH_HTTP_PAIRS", "3")))
+HTTP_PAIRS = max(3, int(os.environ.get("BENCH_HTTP_PAIRS", "5")))
 WAIT_TRIPLES = max(3, int(os.environ.get("BENCH_WAIT_TRIPLES", "5")))
 ATTACH_DELAY = 0.3          # fixture threads are up; the attach falls in the discarded first second
 FLAMEGRAPH_PL = next((p for p in ("/usr/bin/flamegraph.pl", "/usr/share/perl5/Devel/NYTProf/flamegraph.pl")
@@ -743,42 +745,99 @@ def http_run(kind, hz, wait=False):
     return res
 
 
+def requests_per_cpu_s(res):
+    """The requests the server answered (its own count) per second of its CPU over wrk's run: what a request
+    costs inside the server, which other load on the host (and a profiler's own CPU) does not move."""
+    requests = res.get("served") or res.get("requests")
+    return requests / res["tcpu"] if requests and res.get("tcpu") else None
+
+
+def interleaved_http(blocks, rounds, run):
+    """Rows 8 and 10: rounds x blocks of hyper_server runs, each block an unprofiled run ("U") followed by the
+    block's modes, the blocks' order and each block's modes rotating from round to round, and a last "U".
+    run(mode) -> http_run's dict. Returns ({mode: [dicts]}, [(mode, requests/s)], [(mode, requests per
+    target CPU-s)]) in run order."""
+    runs, seq, per_cpu = {}, [], []
+
+    def one(mode):
+        res = run(mode)
+        runs.setdefault(mode, []).append(res)
+        seq.append((mode, res.get("rps")))
+        per_cpu.append((mode, requests_per_cpu_s(res)))
+
+    for r in range(rounds):
+        for i, block in enumerate(blocks[r % len(blocks):] + blocks[:r % len(blocks)]):
+            one("U")
+            k = (r + i) % len(block)
+            for mode in block[k:] + block[:k]:
+                one(mode)
+    one("U")
+    return runs, seq, per_cpu
+
+
+def bracketed_losses(sequence, modes, rounds):
+    """({mode: median of 1 - x / mean of the two unprofiled runs bracketing x}, pairs kept for the mode with
+    fewest) of an interleaved_http sequence."""
+    pairs = bracketed(sequence, rounds)
+    loss = {m: med([1 - x / b for x, b in pairs.get(m, []) if x and b]) for m in modes}
+    return loss, min(len(pairs.get(m, [])) for m in modes)
+
+
+def unprofiled_noise(sequence):
+    """The median relative difference of consecutive unprofiled runs: a loss below it is not measured."""
+    base = [v for k, v in sequence if k == "U" and v]
+    return med([abs(a - b) / ((a + b) / 2) for a, b in zip(base, base[1:])])
+
+
+def loss_ratio_text(tl, pl, noise):
+    """taskspy's loss / perf's loss, stated as a ratio only when both losses are beyond noise; else which are
+    within it (losses in points)."""
+    if None in (tl, pl, noise):
+        return "n/a (taskspy %s, perf %s)" % (fmt(tl, "%.3f"), fmt(pl, "%.3f"))
+    pts = lambda x: "%+.1f" % (100 * x)
+    if tl > noise and pl > noise:
+        return "%.2f (taskspy %s, perf %s points; %s apart, %s noise %.1f)" % (
+            tl / pl, pts(tl), pts(pl), pts(tl - pl), "within" if abs(tl - pl) <= noise else "beyond", 100 * noise)
+    if tl <= noise and pl <= noise:
+        return "within noise (%.1f points): taskspy %s, perf %s" % (100 * noise, pts(tl), pts(pl))
+    return "taskspy %s points, %s noise; perf %s, %s (noise %.1f points)" % (
+        pts(tl), "beyond" if tl > noise else "within", pts(pl), "beyond" if pl > noise else "within", 100 * noise)
+
+
 def bench_http():
     """hyper_server (2 workers, no markers) saturated by wrk on loopback, recorded by taskspy and by perf
-    record --call-graph dwarf,65528 at 99 and 999 Hz, interleaved with unprofiled runs like row 1."""
-    log("8. saturated HTTP: hyper_server under wrk -c%d, %d pairs, %.0f s per run, 99 and 999 Hz dwarf"
+    record --call-graph dwarf,65528 at 99 and 999 Hz, interleaved with unprofiled runs (U T P U P T ... at
+    one frequency, then the other, the order rotating per round). Two losses each: requests/s (raw
+    throughput: the profiler's own CPU competes with the server for the 2 cores) and requests per target
+    CPU-s (the server's own count over its CPU from /proc/PID/stat during wrk's run: the cost inside the
+    server, which neither the profiler's CPU elsewhere nor other tenants' load moves much)."""
+    log("8. saturated HTTP: hyper_server under wrk -c%d, %d rounds, %.0f s per run, 99 and 999 Hz dwarf"
         % (WRK_CONNECTIONS, HTTP_PAIRS, HTTP))
-    seq, runs = [], {}
-    for r in range(HTTP_PAIRS):
-        for i, hz in enumerate((99, 999) if r % 2 == 0 else (999, 99)):
-            seq.append(("U", http_run("U", 0)["rps"]))
-            for kind in (("taskspy", "perf") if (r + i) % 2 == 0 else ("perf", "taskspy")):
-                res = http_run(kind, hz)
-                runs.setdefault((kind, hz), []).append(res)
-                seq.append(((kind, hz), res["rps"]))
-    seq.append(("U", http_run("U", 0)["rps"]))
-    pairs = bracketed(seq, HTTP_PAIRS)
+    blocks = [(("taskspy", hz), ("perf", hz)) for hz in (99, 999)]
+    runs, seq, per_cpu = interleaved_http(blocks, HTTP_PAIRS, lambda mode: http_run(*mode) if mode != "U"
+                                          else http_run("U", 0))
+    modes = [m for b in blocks for m in b]
+    rps_loss, rps_n = bracketed_losses(seq, modes, HTTP_PAIRS)
+    cpu_loss, cpu_n = bracketed_losses(per_cpu, modes, HTTP_PAIRS)
+    noise, cpu_noise = unprofiled_noise(seq), unprofiled_noise(per_cpu)
     base = [v for k, v in seq if k == "U" and v]
-    noise = med([abs(a - b) / ((a + b) / 2) for a, b in zip(base, base[1:])])
     pct = lambda x: fmt(None if x is None else 100 * x, "%.1f%%")
     for hz in (99, 999):
-        lost, loss = {}, {}
+        lost = {}
         for kind in ("taskspy", "perf"):
             rs = runs.get((kind, hz), [])
             counted = [r for r in rs if r.get("samples") is not None]     # all runs' losses over all their samples
             total = sum(r["samples"] + r["lost"] for r in counted)
             lost[kind] = sum(r["lost"] for r in counted) / total if total else None
-            loss[kind] = med([1 - x / b for x, b in pairs.get((kind, hz), []) if x and b])
         tl, pl = lost["taskspy"], lost["perf"]
         rows.append(("8", "saturated HTTP, %d Hz dwarf: lost samples, taskspy vs perf" % hz,
                      "%s vs %s" % (pct(tl), pct(pl)), "<= perf + 0.5 points"))
-        tx, px = loss["taskspy"], loss["perf"]
-        ratio = tx / px if tx is not None and px and px > 0.005 else None
-        text = fmt(ratio) if ratio is not None else "n/a (perf loss %s)" % pct(px)
-        if tx is not None and px is not None and noise is not None:
-            text += " (%+.1f points, %s noise %.1f)" % (100 * (tx - px), "within" if abs(tx - px) <= noise
-                                                       else "beyond", 100 * noise)
-        rows.append(("8", "saturated HTTP, %d Hz dwarf: requests/s loss, taskspy / perf" % hz, text, "<= 1.0"))
+        tx, px = rps_loss[("taskspy", hz)], rps_loss[("perf", hz)]
+        cx, cp = cpu_loss[("taskspy", hz)], cpu_loss[("perf", hz)]
+        rows.append(("8", "saturated HTTP, %d Hz dwarf: requests/s loss (raw throughput, the profilers' own CPU "
+                     "competing on 2 cores), taskspy / perf" % hz, loss_ratio_text(tx, px, noise), "<= 1.0"))
+        rows.append(("8", "saturated HTTP, %d Hz dwarf: loss of requests per target CPU-s (the cost inside the "
+                     "server), taskspy / perf" % hz, loss_ratio_text(cx, cp, cpu_noise), "<= 1.0"))
         ts = runs.get(("taskspy", hz), [])
         per_sample = med([1e6 * r["proc"] / r["samples"] for r in ts if r.get("proc") and r.get("samples")])
         whole = med([1e6 * r["cpu"] / r["samples"] for r in ts if r.get("samples")])
@@ -786,16 +845,22 @@ def bench_http():
         rows.append(("8", "saturated HTTP, %d Hz dwarf: taskspy processing CPU-us per sample; peak RSS MB" % hz,
                      "%s; %s" % (fmt(per_sample, "%.0f"), fmt(rss, "%.1f")), "-"))
         ps = runs.get(("perf", hz), [])
-        details.append("8. %3d Hz: lost taskspy %s, perf %s (of all runs' samples; per run lost/samples: %s | %s); requests/s loss taskspy %s, perf %s "
-                       "(median of %d/%d pairs); taskspy: samples %s, processing %s CPU-s, whole process %s CPU-us "
-                       "per sample, RSS %s KB; perf record: CPU %s s, RSS %s KB (medians)"
+        per_req = lambda mode: med([1e6 * r["tcpu"] / (r.get("served") or r["requests"]) for r in runs.get(mode, [])
+                                    if r.get("tcpu") and (r.get("served") or r.get("requests"))])
+        rps = lambda mode: med([r.get("rps") for r in runs.get(mode, [])])
+        details.append("8. %3d Hz: lost taskspy %s, perf %s (of all runs' samples; per run lost/samples: %s | %s); "
+                       "requests/s (medians) taskspy %s, perf %s, loss %s, %s; target CPU-us per request taskspy %s, "
+                       "perf %s, loss of requests per target CPU-s %s, %s (medians of %d/%d kept pairs); taskspy: "
+                       "samples %s, processing %s CPU-s, whole process %s CPU-us per sample, %s CPU-s, RSS %s KB; "
+                       "perf record: CPU %s s, RSS %s KB (medians)"
                        % (hz, pct(tl), pct(pl), " ".join("%s/%s" % (r.get("lost"), r.get("samples")) for r in ts),
-                          " ".join("%s/%s" % (r.get("lost"), r.get("samples")) for r in ps), pct(tx), pct(px),
-                          len(pairs.get(("taskspy", hz), [])), len(pairs.get(("perf", hz), [])),
-                          fmt(med([r.get("samples") for r in ts]), "%.0f"),
+                          " ".join("%s/%s" % (r.get("lost"), r.get("samples")) for r in ps),
+                          fmt(rps(("taskspy", hz)), "%.0f"), fmt(rps(("perf", hz)), "%.0f"), pct(tx), pct(px),
+                          fmt(per_req(("taskspy", hz)), "%.1f"), fmt(per_req(("perf", hz)), "%.1f"), pct(cx), pct(cp),
+                          rps_n, cpu_n, fmt(med([r.get("samples") for r in ts]), "%.0f"),
                           fmt(med([r.get("proc") for r in ts]), "%.3f"), fmt(whole, "%.0f"),
-                          fmt(med([r["rss"] for r in ts]), "%.0f"), fmt(med([r["cpu"] for r in ps]), "%.3f"),
-                          fmt(med([r["rss"] for r in ps]), "%.0f")))
+                          fmt(med([r["cpu"] for r in ts]), "%.3f"), fmt(med([r["rss"] for r in ts]), "%.0f"),
+                          fmt(med([r["cpu"] for r in ps]), "%.3f"), fmt(med([r["rss"] for r in ps]), "%.0f")))
     # the stage's CPU has a fixed part (loading the 18 MB binary's symbols and unwind tables on first use):
     # the cost of one more sample is the difference between the two frequencies' medians
     proc = {hz: (med([r.get("proc") for r in runs.get(("taskspy", hz), [])]),
@@ -806,10 +871,20 @@ def bench_http():
                        "CPU-us per additional sample, %.3f CPU-s fixed" % (p99, n99, p999, n999,
                                                                           1e6 * (p999 - p99) / (n999 - n99),
                                                                           p99 - n99 * (p999 - p99) / (n999 - n99)))
-    details.append("8. unprofiled requests/s: median %.0f, min %.0f, max %.0f (%d runs, wrk -t1 -c%d on 127.0.0.1, "
-                   "%.0f s); noise = median difference of consecutive unprofiled runs, %s"
-                   % (med(base) or 0, min(base or [0]), max(base or [0]), len(base), WRK_CONNECTIONS, HTTP,
-                      pct(noise)))
+    cpu_base = [1e6 / v for k, v in per_cpu if k == "U" and v]
+    details.append("8. unprofiled: requests/s median %.0f, min %.0f, max %.0f; target CPU-us per request median %s, "
+                   "min %s, max %s (%d runs, wrk -t1 -c%d on 127.0.0.1, %.0f s; requests: the server's own count); "
+                   "noise = median difference of consecutive unprofiled runs: requests/s %s, requests per target "
+                   "CPU-s %s; a loss is 1 - profiled / mean of the two bracketing unprofiled runs, median over the "
+                   "%d rounds' pairs"
+                   % (med(base) or 0, min(base or [0]), max(base or [0]), fmt(med(cpu_base), "%.1f"),
+                      fmt(min(cpu_base) if cpu_base else None, "%.1f"), fmt(max(cpu_base) if cpu_base else None, "%.1f"),
+                      len(base), WRK_CONNECTIONS, HTTP, pct(noise), pct(cpu_noise), HTTP_PAIRS))
+    names = {"U": "U", "taskspy": "T", "perf": "P"}
+    details.append("8. per run requests/s and CPU-us per request, in run order: " +
+                   " ".join("%s %s/%s" % (names[m] if m == "U" else "%s%d" % (names[m[0]], m[1]), fmt(v, "%.0f"),
+                                          fmt(1e6 / c if c else None, "%.1f"))
+                            for (m, v), (_, c) in zip(seq, per_cpu)))
 
 
 # ---- 9. zero-probe attribution ---------------------------------------------------------------------
@@ -918,26 +993,14 @@ def bench_wait():
         % (WRK_CONNECTIONS, WAIT_TRIPLES, HTTP, WAIT_HZ))
     t = time.monotonic()
     modes = ("cpu-only", "wait")
-    seq, per_cpu, runs = [], [], {}
-
-    def one(mode):
-        res = http_run("U" if mode == "U" else "taskspy", WAIT_HZ, wait=(mode == "wait"))
-        runs.setdefault(mode, []).append(res)
-        seq.append((mode, res.get("rps")))
-        per_cpu.append((mode, res["requests"] / res["tcpu"] if res.get("requests") and res.get("tcpu") else None))
-
-    for r in range(WAIT_TRIPLES):
-        one("U")
-        for mode in (modes if r % 2 == 0 else modes[::-1]):
-            one(mode)
-    one("U")
+    runs, seq, per_cpu = interleaved_http([modes], WAIT_TRIPLES, lambda mode: http_run(
+        "U" if mode == "U" else "taskspy", WAIT_HZ, wait=(mode == "wait")))
     pct = lambda x: fmt(None if x is None else 100 * x, "%.1f%%")
 
     def losses(sequence):
         """({mode: median loss against the bracketing unprofiled runs}, median loss of wait against cpu-only
         in the same triple, pairs kept)"""
-        pairs = bracketed(sequence, WAIT_TRIPLES)
-        loss = {m: med([1 - x / b for x, b in pairs.get(m, []) if x and b]) for m in modes}
+        loss, kept = bracketed_losses(sequence, modes, WAIT_TRIPLES)
         extra, triple = [], {}
         for mode, v in sequence:
             if mode == "U":
@@ -946,7 +1009,7 @@ def bench_wait():
                 triple = {}
             else:
                 triple[mode] = v
-        return loss, med(extra), min(len(pairs.get(m, [])) for m in modes)
+        return loss, med(extra), kept
 
     rps_loss, rps_extra, rps_n = losses(seq)
     cpu_loss, cpu_extra, cpu_n = losses(per_cpu)

@@ -155,6 +155,14 @@ static bool expand_frames(struct record_sink *k, const struct sampler_sample *s,
     return true;
 }
 
+/* The function of the poll marker at probe_addr (its innermost frame's), or PROFILE_NO_FRAME (0: none). May grow
+ * the frame pool. */
+static uint32_t marker_function_at(struct record_sink *k, uint64_t probe_addr)
+{
+    const struct cached_address *c = probe_addr ? frames_of(k, probe_addr, false, false) : NULL;
+    return c && c->n ? k->frame_pool.v[c->first + c->n - 1].function : PROFILE_NO_FRAME;
+}
+
 static void sink_sample(void *ctx, const struct sampler_sample *s)
 {
     struct record_sink *k = ctx;
@@ -168,12 +176,8 @@ static void sink_sample(void *ctx, const struct sampler_sample *s)
         k->failed = true;
         return;
     }
-    uint32_t marker_function = PROFILE_NO_FRAME;
-    if (s->task_state == SAMPLER_IN_TASK && s->poll_probe_addr) {
-        const struct cached_address *c = frames_of(k, s->poll_probe_addr, false, false);
-        if (c && c->n)
-            marker_function = k->frame_pool.v[c->first + c->n - 1].function;
-    }
+    uint32_t marker_function = s->task_state == SAMPLER_IN_TASK ? marker_function_at(k, s->poll_probe_addr)
+                                                                 : PROFILE_NO_FRAME;
     for (size_t i = 0; i < n; i++)      /* the pool no longer moves for this sample */
         k->expanded[i] = &k->frame_pool.v[k->expanded_at[i]];
     enum stack_task_state state = s->task_state == SAMPLER_IN_TASK       ? STACK_IN_TASK
@@ -216,7 +220,9 @@ static void sink_wait_stack(void *ctx, const struct sampler_wait_stack *w)
         for (uint32_t j = 0; j < c->n && n < MAX_EXPANDED_FRAMES; j++)
             k->expanded_at[n++] = c->first + j;
     }
-    for (size_t i = 0; i < n; i++)
+    /* in a poll marker's poll (tokio's clone_waker in a marker program): cut below its marker frame */
+    task_stacks_saw_marker(k->stacks, marker_function_at(k, w->poll_probe_addr));
+    for (size_t i = 0; i < n; i++)      /* the pool no longer moves for this stack */
         k->expanded[i] = &k->frame_pool.v[k->expanded_at[i]];
     uint32_t root = w->thread < k->thread_roots.n ? k->thread_roots.v[w->thread] : PROFILE_NO_FRAME;
     if (root == PROFILE_NO_FRAME)
@@ -464,6 +470,7 @@ static int open_sampler(struct recording *r)
         .poll_times = o->poll_times || r->k->want_trace,     /* a trace shows polls: their durations */
         .stop = &stop_requested,
         .search_path = getenv("PATH"), .marker_records = o->marker_records, .uprobe_events = o->uprobe_events,
+        .marker_slot_bits = o->marker_slot_bits,
         .on_warning = print_warning, .warning_ctx = &r->k->status,
         .wait_profile = r->k->want_wait, .waker_symbol = o->waker_symbol,
     };
@@ -538,32 +545,6 @@ static int open_wait_output(struct recording *r)
     return CARRY_ON;
 }
 
-/* Is probe name a task-terminate marker ('-', '_' and "__" alike)? */
-static bool is_terminate_probe(const char *name)
-{
-    char plain[64];
-    size_t n = 0;
-    for (const char *c = name; *c && n + 1 < sizeof(plain); c++)
-        if (*c != '-' && *c != '_')
-            plain[n++] = *c;
-    plain[n] = '\0';
-    return strcmp(plain, "taskterminate") == 0;
-}
-
-/* A runtime that reports waker registrations (tokio's clone_waker, --waker-symbol) but has no task-terminate
- * marker (tokio without markers) does not say when a task completed: the wait profile then takes a poll that
- * registered no waker and was not woken again as the task's last. The probes attached tell. */
-static bool completion_unknown(const struct sampler_stats *st)
-{
-    bool registrations = false, terminates = false;
-    for (size_t i = 0; i < st->n_probes; i++) {
-        registrations |= strcmp(st->probes[i].name, "waker clone (registration)") == 0 ||
-                         strcmp(st->probes[i].provider, "waker-symbol") == 0;
-        terminates |= is_terminate_probe(st->probes[i].name);
-    }
-    return registrations && !terminates;
-}
-
 static int start_wait_profile(struct recording *r)
 {
     if (!r->k->want_wait)
@@ -591,7 +572,9 @@ static int settle_waits(struct recording *r)
         return CARRY_ON;
     const struct sampler_stats *st = sampler_stats(r->s);
     uint64_t stop_ns = r->start_ns + (uint64_t)(st->duration_s * 1e9);
-    k->keep_doubtful_waits = !completion_unknown(st);
+    /* A runtime that reports waker registrations but not task completion (tokio without markers): the wait
+     * profile takes a poll that registered no waker and was not woken again as the task's last. */
+    k->keep_doubtful_waits = !st->task_completion_unknown;
     if (wait_collect_finish(&k->wait, stop_ns, !k->keep_doubtful_waits) != 0 || k->failed ||
         (k->addresses && wait_profile_each_site(k->wait.profile, add_wait_site, k->addresses) != 0)) {
         fprintf(stderr, "taskspy: out of memory while settling the waits; nothing written\n");

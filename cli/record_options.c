@@ -128,6 +128,10 @@ static const struct option_spec record_specs[] = {
       .choices = marker_record_routes, .bad_value = "invalid --debug-marker-records '%s' (bpf, bpf-event or perf)" },
     { .name = "debug-uprobes", .arg = "KIND", .kind = OPTION_CHOICE, .offset = AT(uprobe_events),
       .choices = uprobe_event_kinds, .bad_value = "invalid --debug-uprobes '%s' (tracefs or pmu)" },
+    /* log2 of the BPF marker slots per CPU region (default 15): small regions overrun, for the tests of loss */
+    { .name = "debug-marker-slots", .arg = "BITS", .kind = OPTION_WHOLE, .offset = AT(marker_slot_bits),
+      .min = SAMPLER_MARKER_SLOT_BITS_MIN, .max = SAMPLER_MARKER_SLOT_BITS_MAX,
+      .bad_value = "invalid --debug-marker-slots '%s' (4 to 15: log2 of the slots per CPU)" },
 };
 
 static const struct option_table record_table = {

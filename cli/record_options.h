@@ -34,6 +34,7 @@ struct record_options {
     const char *waker_symbol;    /* --waker-symbol */
     enum sampler_marker_records marker_records;   /* hidden --debug-marker-records */
     enum sampler_uprobe_events uprobe_events;     /* hidden --debug-uprobes */
+    unsigned marker_slot_bits;                    /* hidden --debug-marker-slots; 0: the default */
 };
 
 /* Parse argv (argv[0] == "record"). Returns 0, 1 when --help was printed, or -1 with a message in err. */

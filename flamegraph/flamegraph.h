@@ -89,6 +89,10 @@ int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task
  * samples showed last when it is on this stack, else at the runtime boundaries), without adding it: frame ids root first in *ids (valid until the next call on t), their
  * number in *n_ids; 0 when only the task's root can be told (a stack inside the poll wrapper of a task whose
  * entry is not known yet: task_stacks_task_root at the end names it). Returns 0 or -1 (no memory). */
+/* A stack inside a poll marker's poll that task_stacks_add does not get (a waker-registration stack) had
+ * marker_function as its poll-marker frame's function: task_stacks_cut cuts below it from now on, as after a
+ * sample with it. PROFILE_NO_FRAME: nothing changes. */
+void task_stacks_saw_marker(struct task_stacks *t, uint32_t marker_function);
 int task_stacks_cut(struct task_stacks *t, uint32_t thread_root, uint64_t task_id,
                     const struct stack_frame *const *frames, size_t n, const uint32_t **ids, size_t *n_ids);
 /* The profile node of the stack the last task_stacks_add put in the profile, or PROFILE_NO_NODE when it

@@ -463,6 +463,12 @@ int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task
     return 0;
 }
 
+void task_stacks_saw_marker(struct task_stacks *t, uint32_t marker_function)
+{
+    if (marker_function != PROFILE_NO_FRAME)
+        t->seen_marker = marker_function;
+}
+
 int task_stacks_cut(struct task_stacks *t, uint32_t thread_root, uint64_t task_id,
                     const struct stack_frame *const *frames, size_t n, const uint32_t **ids, size_t *n_ids)
 {

@@ -16,6 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sampler/bpf/bpf_slots.h"
+
+_Static_assert(SAMPLER_MARKER_SLOT_BITS_MIN == BPF_SLOTS_MIN_BITS && SAMPLER_MARKER_SLOT_BITS_MAX == BPF_SLOTS_MAX_BITS,
+               "the sampler's slot bits are the BPF slot regions'");
+
 /* ---- opening ------------------------------------------------------------------------------------ */
 
 static struct sampler *sampler_new(const struct sampler_config *cfg)
@@ -127,7 +132,7 @@ static int open_markers(struct sampler *s, char *err, size_t errlen)
     struct markers_config mc = {
         .spec = s->probe_spec, .poll_times = s->cfg.poll_times, .pid = s->target.pid, .root = s->root,
         .cpus = cpu_ids, .n_cpus = cpu_buffers_mapped(&s->cpus, NULL, cpu_ids, 1024), .buffer_pages = s->cpus.pages,
-        .records = s->cfg.marker_records, .uprobes = s->cfg.uprobe_events, .on_warning = sampler_relay_warning,
+        .records = s->cfg.marker_records, .slot_bits = s->cfg.marker_slot_bits, .uprobes = s->cfg.uprobe_events, .on_warning = sampler_relay_warning,
         .warning_ctx = s, .wait_profile = s->cfg.wait_profile, .waker_symbol = s->cfg.waker_symbol,
         .on_waker_site = s->cfg.wait_profile ? sampler_wait_site : NULL,
     };
@@ -307,6 +312,7 @@ static void finish_recording(struct sampler *s)
     if (s->markers) {
         markers_stats(s->markers, &s->stats.probes, &s->stats.n_probes);
         markers_routes(s->markers, &s->stats.marker_locations_bpf, &s->stats.marker_locations_perf);
+        s->stats.task_completion_unknown = markers_completion_unknown(s->markers);
     }
 }
 

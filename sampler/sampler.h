@@ -20,6 +20,10 @@ enum sampler_call_graph { SAMPLER_CALL_GRAPH_DWARF, SAMPLER_CALL_GRAPH_FP };
 #define SAMPLER_MAX_FRAMES 256u
 #define SAMPLER_NO_THREAD UINT32_MAX     /* a sample of a thread whose name could not be learnt */
 
+/* The BPF marker slots per CPU region, log2 (sampler_config.marker_slot_bits). */
+#define SAMPLER_MARKER_SLOT_BITS_MIN 4
+#define SAMPLER_MARKER_SLOT_BITS_MAX 15
+
 struct sampler_config {
     pid_t pid;                       /* attach to this process (all threads), or 0 to launch argv */
     char *const *argv;               /* command to launch when pid == 0 */
@@ -36,6 +40,7 @@ struct sampler_config {
     const char *search_path;         /* PATH to find the launched command in (as execvp does); NULL: a default */
     enum sampler_marker_records marker_records;  /* debugging: how marker hits come (default: best route) */
     enum sampler_uprobe_events uprobe_events;    /* debugging: which uprobe events (default: tracefs first) */
+    unsigned marker_slot_bits;       /* testing: log2 of the BPF marker slots per CPU region (0: the largest) */
     /* The wait profile (SPEC section 3a): also deliver task events (poll start/end, wake, waker registered)
      * through on_task_event and waker-registration stacks through on_wait_stack. */
     bool wait_profile;
@@ -73,7 +78,8 @@ struct sampler_sample {
 
 /* The wait profile's events (cfg->wait_profile). For tokio without markers task_id is the task's header
  * pointer, the value Harness<T,S>::poll and the waker vtable functions receive in rdi; with poll markers it
- * is the markers' arg0. */
+ * is the markers' arg0, tokio's waker functions' headers joined to it (the task whose poll registered the
+ * header). */
 enum sampler_task_event_kind {
     SAMPLER_TASK_POLL_START,         /* a worker thread began polling the task */
     SAMPLER_TASK_POLL_END,           /* ... and that poll returned (Pending or Ready) */
@@ -101,6 +107,9 @@ struct sampler_wait_stack {
     pid_t tid;
     uint32_t thread;
     uint64_t task_id;
+    uint64_t poll_probe_addr;        /* a stack in a poll marker's poll, its task from the poll (tokio's clone_waker
+                                        in a marker program): the poll-start probe's address, as in
+                                        sampler_sample; else 0 */
     uint64_t time_ns;
     const uint64_t *user_ips;
     size_t n_user;
@@ -191,12 +200,18 @@ struct sampler_stats {
     uint64_t tls_compared, tls_disagreements;/* joined samples the poll probes also placed, and disagreed on */
     /* the wait profile (cfg->wait_profile) */
     size_t waker_locations;                  /* waker functions probed (clone/wake, or --waker-symbol, task-wake) */
+    bool task_completion_unknown;            /* waker registrations are probed (tokio's clone_waker,
+                                                --waker-symbol) but no task-terminate marker: the runtime does
+                                                not say when a task completed */
     uint64_t task_events;                    /* task events delivered */
     uint64_t waker_registrations;            /* of task_events: SAMPLER_TASK_WAKER_REGISTERED */
     uint64_t wakes;                          /* of task_events: SAMPLER_TASK_WAKE */
     uint64_t wait_stacks;                    /* waker-registration stacks delivered */
     uint64_t wait_stacks_skipped;            /* registrations whose stack the budget did not take */
     uint64_t wait_stacks_lost;               /* stacks the filter let through but never read (a full buffer) */
+    uint64_t unjoined_waker_events;          /* tokio waker-function hits in a program whose tasks come from poll
+                                                markers that named no marker task (a header no poll had
+                                                registered yet; a stack outside a marker poll): dropped */
     const char *wait_note;                   /* why there is no wait profile or only part of one (no waker
                                                 functions found, no BPF), one line; NULL: none */
 };

@@ -143,7 +143,7 @@ void sampler_tls_mapping(struct sampler *s, const char *path, uint64_t start, ui
  * (the task tracker's callback, ctx: the sampler), and end a round (its stacks, then QUEUED_WAIT_ROUND); on
  * the processing thread, deliver a wait entry (true when e was one); fill the statistics; close. */
 int sampler_wait_open(struct sampler *s);
-void sampler_wait_site(void *ctx, const char *path, uint64_t offset);
+void sampler_wait_site(void *ctx, const char *path, uint64_t offset, bool runtime_ids);
 bool sampler_wait_copy(struct sampler *s, const struct perf_event_header *rec);
 void sampler_wait_queue_event(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns);
 void sampler_wait_round_end(struct sampler *s, uint64_t until_ns);

@@ -49,10 +49,14 @@ static uint64_t sampled_user_ip(const struct sampler *s, const struct decoded_sa
 /* A sample's entry: the task its thread polled at its time (or the TLS marker read with the sample). */
 static void attribute_sample(struct sampler *s, const struct decoded_sample *d, struct queued_entry *e)
 {
-    enum sampler_task_state state;
-    task_tracker_at(&s->tasks, d->tid, d->time, sampled_user_ip(s, d), &state, &e->task_id, &e->probe_addr);
-    task_tracker_poll_return(&s->tasks, d->tid, d->time, &e->ret_slot, &e->ret_addr);
-    e->last_hit_addr = task_tracker_hit_before(&s->tasks, d->tid, d->time);
+    struct task_tracker_sample at;
+    task_tracker_sample(&s->tasks, d->tid, d->time, sampled_user_ip(s, d), &at);
+    enum sampler_task_state state = at.state;
+    e->task_id = at.task_id;
+    e->probe_addr = at.probe_addr;
+    e->ret_slot = at.ret_slot;
+    e->ret_addr = at.ret_addr;
+    e->last_hit_addr = at.last_hit_addr;
     sampler_tls_sample(s, d->tid, d->time, &state, &e->task_id, &e->probe_addr);   /* the TLS marker decides */
     e->task_state = state;
 }

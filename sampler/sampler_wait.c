@@ -8,10 +8,12 @@
  * tracefs uprobe event per site when tracefs is mounted: one probe consumer and one filter run per hit, the
  * sample written by the event of the CPU it ran on (measured on the saturated hyper fixture: the uprobe PMU's
  * event per CPU is a consumer of its own, and their two dispatches and filters per registration cost the
- * target as much as the three waker and poll programs together); else uprobe PMU events, one filter each; the reading thread sets those
- * records apart (by event id) and queues them after the round's task events, and the processing thread
- * unwinds them like CPU samples. Each round ends with a QUEUED_WAIT_ROUND: everything up to its time is
- * delivered. */
+ * target as much as the three waker and poll programs together); else uprobe PMU events, one filter each.
+ * The reading thread sets those records apart (by event id) and queues them after the round's task events,
+ * and the processing thread unwinds them like CPU samples. Each round ends with a QUEUED_WAIT_ROUND: everything up to its time is
+ * delivered. In a program whose tasks come from poll markers, tokio's waker functions name tasks by header:
+ * their events are joined to the marker tasks (sampler/markers/header_join.h) as the tracker applies them,
+ * and their stacks go to the marker task their thread polled, like CPU samples. */
 #include "sampler/sampler_internal.h"
 
 #include <errno.h>
@@ -25,6 +27,7 @@
 
 #include "sampler/bpf/bpf_sys.h"
 #include "sampler/bpf/wait_filter_program.h"
+#include "sampler/markers/header_join.h"
 #include "sampler/markers/uprobe_pmu.h"
 #include "sampler/markers/uprobe_tracefs.h"
 
@@ -53,10 +56,12 @@ struct wait_stacks {
     struct uprobe_pmu pmu;
     struct uprobe_arg_plan plan;       /* what each event records */
     struct sample_layout layout;       /* ... and how to decode it */
-    struct u64_map ids;                /* event id -> 0 */
+    struct u64_map ids;                /* event id -> 1 at a runtime-ids site (%rdi a header), else 0 */
     struct record_batch pending;       /* this round's stacks (reading thread) */
     uint64_t copied;                   /* stack records read */
     size_t sites;                      /* registration sites with stack events */
+    struct header_join join;           /* runtime task headers -> marker tasks (reading thread) */
+    uint64_t stray_runtime_stacks;     /* stacks at a runtime-ids site outside a marker poll (dropped) */
     char note[640];
 };
 
@@ -72,7 +77,9 @@ int sampler_wait_open(struct sampler *s)
     if (!s->cfg.wait_profile)
         return 0;
     struct wait_stacks *w = calloc(1, sizeof(*w));
-    if (!w || u64_map_init(&w->ids, 64) != 0) {
+    if (!w || u64_map_init(&w->ids, 64) != 0 || header_join_init(&w->join) != 0) {
+        if (w)
+            u64_map_free(&w->ids);
         free(w);
         return -1;
     }
@@ -174,13 +181,14 @@ static int filter_program(struct sampler *s, size_t c)
     return *fd;
 }
 
-/* An event of the site is opened (fd): remember it. Returns 0, or -1 (noted; fd closed). */
-static int keep_site_event(struct sampler *s, size_t c, int fd)
+/* An event of the site is opened (fd): remember it (runtime_ids: as sampler_wait_site's). Returns 0, or -1
+ * (noted; fd closed). */
+static int keep_site_event(struct sampler *s, size_t c, int fd, bool runtime_ids)
 {
     struct wait_stacks *w = s->wait;
     uint64_t id;
     if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 || cpu_buffers_route(&s->cpus, c, fd) != 0 ||
-        u64_map_put(&w->ids, id, 0) != 0 || event_fds_add(&s->events, fd) != 0) {
+        u64_map_put(&w->ids, id, runtime_ids) != 0 || event_fds_add(&s->events, fd) != 0) {
         wait_note(s, "waker-registration stacks incomplete: %s", strerror(errno));
         close(fd);
         return -1;
@@ -191,7 +199,7 @@ static int keep_site_event(struct sampler *s, size_t c, int fd)
 /* The site's stacks through one tracefs event: its perf event on every CPU, the filter on the first (the
  * program belongs to the tracefs event, run once per hit for all of them). Returns the events opened, 0
  * when none could be (then uprobe PMU events are tried). */
-static size_t open_tracefs_site(struct sampler *s, const char *path, uint64_t offset)
+static size_t open_tracefs_site(struct sampler *s, const char *path, uint64_t offset, bool runtime_ids)
 {
     struct wait_stacks *w = s->wait;
     int prog = filter_program(s, SIZE_MAX);
@@ -219,19 +227,19 @@ static size_t open_tracefs_site(struct sampler *s, const char *path, uint64_t of
             close((int)fd);
             break;                       /* no filter: no events (a sample at every hit is not affordable) */
         }
-        if (keep_site_event(s, c, (int)fd) == 0)
+        if (keep_site_event(s, c, (int)fd, runtime_ids) == 0)
             opened++;
     }
     return opened;
 }
 
-void sampler_wait_site(void *ctx, const char *path, uint64_t offset)
+void sampler_wait_site(void *ctx, const char *path, uint64_t offset, bool runtime_ids)
 {
     struct sampler *s = ctx;
     struct wait_stacks *w = s->wait;
     if (!w || !stacks_ready(s))
         return;
-    size_t opened = w->use_tracefs ? open_tracefs_site(s, path, offset) : 0;
+    size_t opened = w->use_tracefs ? open_tracefs_site(s, path, offset, runtime_ids) : 0;
     if (opened > 0) {
         w->sites++;
         return;
@@ -248,7 +256,7 @@ void sampler_wait_site(void *ctx, const char *path, uint64_t offset)
             close(fd);
             continue;
         }
-        if (keep_site_event(s, c, fd) == 0)
+        if (keep_site_event(s, c, fd, runtime_ids) == 0)
             opened++;
     }
     if (opened == 0)
@@ -257,30 +265,69 @@ void sampler_wait_site(void *ctx, const char *path, uint64_t offset)
         w->sites++;
 }
 
+/* A stack at a runtime-ids site (%rdi a header): its task is the marker task its thread polled at its time,
+ * as for a CPU sample (e->task_state SAMPLER_IN_TASK, e->task_id, e->probe_addr). Returns false outside a
+ * marker poll. */
+static bool attribute_runtime_stack(struct sampler *s, const struct decoded_sample *d, struct queued_entry *e)
+{
+    enum sampler_task_state state;
+    task_tracker_at(&s->tasks, d->tid, d->time, 0, &state, &e->task_id, &e->probe_addr);
+    e->task_state = state;
+    return state == SAMPLER_IN_TASK;
+}
+
 bool sampler_wait_copy(struct sampler *s, const struct perf_event_header *rec)
 {
     struct wait_stacks *w = s->wait;
     uint64_t id;
-    uint32_t unused;
+    uint32_t runtime_ids;
     if (!w || w->sites == 0 || rec->size < sizeof(*rec) + 8)
         return false;
     memcpy(&id, rec + 1, 8);
-    if (!u64_map_get(&w->ids, id, &unused))
+    if (!u64_map_get(&w->ids, id, &runtime_ids))
         return false;
+    w->copied++;
     struct queued_entry e = { .kind = QUEUED_WAIT_STACK, .size = rec->size };
     struct decoded_sample d;
-    if (perf_decode_sample(rec, &w->layout, &d) == 0)   /* the poll it is in: its return address, for the unwind */
+    bool decoded = perf_decode_sample(rec, &w->layout, &d) == 0;
+    if (decoded)   /* the poll it is in: its return address, for the unwind */
         task_tracker_poll_return(&s->tasks, d.tid, d.time, &e.ret_slot, &e.ret_addr);
+    if (runtime_ids && (!decoded || !attribute_runtime_stack(s, &d, &e))) {
+        w->stray_runtime_stacks++;
+        return true;
+    }
     if (record_batch_add(&w->pending, &e, rec) != 0)
         s->copy_failures++;
-    w->copied++;
     return true;
+}
+
+/* A runtime waker function's event in a program whose tasks come from poll markers (kind MARKER_RUNTIME_...,
+ * *task_id its header): joined to the marker task, the thread's poll as the tracker has applied it so far
+ * being the event's. Sets *kind and *task_id to the plain event; false when it joins no task (dropped). */
+static bool join_runtime_event(struct sampler *s, uint32_t tid, enum marker_kind *kind, uint64_t *task_id)
+{
+    struct header_join *j = &s->wait->join;
+    if (*kind == MARKER_RUNTIME_WAKE) {
+        *kind = MARKER_WAKE;
+        return header_join_wake(j, *task_id, task_id);
+    }
+    enum sampler_task_state state;
+    uint64_t polled, probe_addr;
+    task_tracker_current(&s->tasks, tid, &state, &polled, &probe_addr);
+    *kind = MARKER_WAKER_REGISTERED;
+    int joined = header_join_registered(j, *task_id, state == SAMPLER_IN_TASK, polled, task_id);
+    if (joined < 0)
+        s->copy_failures++;
+    return joined > 0;
 }
 
 void sampler_wait_queue_event(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns)
 {
     struct sampler *s = ctx;
     enum sampler_task_event_kind k;
+    if ((kind == MARKER_RUNTIME_WAKE || kind == MARKER_RUNTIME_WAKER_REGISTERED) &&
+        !join_runtime_event(s, tid, &kind, &task_id))
+        return;
     switch (kind) {
     case MARKER_POLL_START: k = SAMPLER_TASK_POLL_START; break;
     case MARKER_POLL_END: k = SAMPLER_TASK_POLL_END; break;
@@ -338,8 +385,12 @@ static void deliver_stack(struct sampler *s, const struct queued_entry *e, const
     sampler_user_frames(s, &d, n_chain_user, e, &out);
     if (out.n_user == 0)
         return;
+    /* %rdi, the registering task; at a runtime-ids site, the marker task the thread polled (set at the copy) */
+    bool in_marker_poll = e->task_state == SAMPLER_IN_TASK;
     struct sampler_wait_stack ws = {
-        .tid = (pid_t)d.tid, .thread = thread_number(s, (pid_t)d.tid), .task_id = regs[PERF_REG_X86_DI],
+        .tid = (pid_t)d.tid, .thread = thread_number(s, (pid_t)d.tid),
+        .task_id = in_marker_poll ? e->task_id : regs[PERF_REG_X86_DI],
+        .poll_probe_addr = in_marker_poll ? e->probe_addr : 0,
         .time_ns = d.time, .user_ips = out.user_ips, .n_user = out.n_user, .truncated = out.truncated,
     };
     s->stats.wait_stacks++;
@@ -383,6 +434,7 @@ void sampler_wait_finish(struct sampler *s)
     if (!w)
         return;
     s->stats.waker_locations = markers_waker_locations(s->markers);
+    s->stats.unjoined_waker_events = w->join.unknown_wakes + w->join.unknown_registrations + w->stray_runtime_stacks;
     if (w->counters) {
         uint64_t taken = __atomic_load_n(&w->counters->taken, __ATOMIC_RELAXED);
         s->stats.wait_stacks_skipped = __atomic_load_n(&w->counters->skipped, __ATOMIC_RELAXED);
@@ -419,6 +471,7 @@ void sampler_wait_close(struct sampler *s)
     if (w->tasks_fd >= 0)
         close(w->tasks_fd);
     u64_map_free(&w->ids);
+    header_join_free(&w->join);
     record_batch_free(&w->pending);
     free(w);
     s->wait = NULL;

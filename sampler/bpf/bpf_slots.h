@@ -32,7 +32,7 @@ struct bpf_slot {
 };
 
 #define BPF_SLOT_SHIFT 6               /* log2 sizeof(struct bpf_slot) */
-#define BPF_SLOTS_MIN_BITS 8
+#define BPF_SLOTS_MIN_BITS 4           /* 16 slots: tests force a region overrun with it */
 #define BPF_SLOTS_MAX_BITS 15          /* a region must stay under the kernel's 4 MiB array value limit */
 
 struct bpf_slots {

@@ -23,7 +23,7 @@ struct marker_bpf {
     struct bpf_ring doorbell;          /* one record per eighth of a region: wakes the reader */
 };
 
-int marker_bpf_open(struct marker_bpf **out, pid_t tgid, char *err, size_t errlen)
+int marker_bpf_open(struct marker_bpf **out, pid_t tgid, unsigned slot_bits, char *err, size_t errlen)
 {
     *out = NULL;
     struct marker_bpf *b = calloc(1, sizeof(*b));
@@ -39,7 +39,7 @@ int marker_bpf_open(struct marker_bpf **out, pid_t tgid, char *err, size_t errle
     size_t n = cpus > 0 ? (size_t)cpus : 1;
     /* The largest regions: 32768 hits per CPU, 180 ms at 180,000 hits per second, so a reader busy with
      * something else for a while still finds them all (the doorbell rings every 4096). */
-    unsigned bits = BPF_SLOTS_MAX_BITS;
+    unsigned bits = slot_bits ? slot_bits : BPF_SLOTS_MAX_BITS;
     long page = sysconf(_SC_PAGESIZE);
     const char *what = "slot regions";
     if (bpf_slots_create(&b->slots, n, bits) != 0 ||

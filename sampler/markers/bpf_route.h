@@ -18,9 +18,10 @@
 
 struct marker_bpf;
 
-/* Slot regions (one per CPU, 2 MiB each) for hits in process tgid. Returns 0, or -1 with a
- * reason in err (errno kept: EPERM when BPF is not permitted). */
-int marker_bpf_open(struct marker_bpf **out, pid_t tgid, char *err, size_t errlen);
+/* Slot regions (one per CPU, 2 MiB each: 2^BPF_SLOTS_MAX_BITS slots; slot_bits, when not 0, gives fewer,
+ * for tests that overrun them) for hits in process tgid. Returns 0, or -1 with a reason in err (errno kept:
+ * EPERM when BPF is not permitted). */
+int marker_bpf_open(struct marker_bpf **out, pid_t tgid, unsigned slot_bits, char *err, size_t errlen);
 /* Run the location's program (tagging its records with location, reading arg0; NULL: none; with ret_addr
  * also the return address at %rsp, for a function's entry) at a uprobe of
  * its own: a uprobe_multi link at offset of path (a uretprobe with retprobe; semaphore at ref_ctr_offset,

@@ -100,7 +100,7 @@ static bool bpf_ready(struct markers *m)
 {
     if (m->bpf_state == 0) {
         char err[256];
-        m->bpf_state = marker_bpf_open(&m->bpf, m->pid, err, sizeof(err)) == 0 ? 1 : -1;
+        m->bpf_state = marker_bpf_open(&m->bpf, m->pid, m->slot_bits, err, sizeof(err)) == 0 ? 1 : -1;
         /* Not permitted: uprobes are not either (both need CAP_SYS_ADMIN here), and attaching says so. */
         if (m->bpf_state != 1 && !bpf_not_permitted(m, errno))
             markers_warn(m, "markers write perf samples (%s)", err);
@@ -155,6 +155,8 @@ static int attach_via_bpf(struct markers *m, struct marker_probe *p, const char 
 static int probe_attached(struct markers *m, struct marker_probe *p, bool bpf)
 {
     p->bpf = bpf;
+    m->registration_probes |= p->kind == MARKER_WAKER_REGISTERED || p->kind == MARKER_RUNTIME_WAKER_REGISTERED;
+    m->terminate_probes |= p->kind == MARKER_TERMINATE;
     m->probes.n++;
     count_probe_stat(m, p);
     return 0;

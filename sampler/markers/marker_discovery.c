@@ -167,10 +167,14 @@ void markers_scan_object(struct markers *m, const char *path)
     size_t poll_markers = usable ? attach_markers(m, &notes, full, skip) : 0;
     /* No poll markers here: probe the poll functions of the runtimes taskspy knows (tokio's
      * Harness<T,S>::poll), the task's identity read from a register at entry. */
-    if (usable && poll_markers == 0 && strcmp(m->spec, "auto") == 0)
+    if (usable && poll_markers == 0 && strcmp(m->spec, "auto") == 0) {
         attach_runtime_functions(m, &ef, full);
-    else if (m->waker_symbol)
-        attach_waker_functions(m, &ef, full, NULL);     /* a marker runtime's --waker-symbol, in any object */
+    } else {
+        if (poll_markers > 0)   /* tasks from the markers, perhaps on tokio: its waker functions too */
+            attach_marker_runtime_wakers(m, &ef, full);
+        if (m->waker_symbol)
+            attach_waker_functions(m, &ef, full, NULL); /* a marker runtime's --waker-symbol, in any object */
+    }
     usdt_notes_free(&notes);
     elf_file_close(&ef);
 }

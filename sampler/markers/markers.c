@@ -43,6 +43,7 @@ int markers_open(struct markers **out, const struct markers_config *cfg, char *e
     m->prefer_tracefs = cfg->uprobes != SAMPLER_UPROBES_PMU;
     m->bpf_state = cfg->records == SAMPLER_MARKER_RECORDS_PERF ? -1 : 0;
     m->bpf_links = cfg->records != SAMPLER_MARKER_RECORDS_BPF_EVENT;
+    m->slot_bits = cfg->slot_bits;
     m->on_warning = cfg->on_warning;
     m->warning_ctx = cfg->warning_ctx;
     *out = m;
@@ -106,6 +107,11 @@ void markers_stats(struct markers *m, struct sampler_probe_stat **probes, size_t
 {
     *probes = m ? m->stats.v : NULL;
     *n = m ? m->stats.n : 0;
+}
+
+bool markers_completion_unknown(const struct markers *m)
+{
+    return m && m->registration_probes && !m->terminate_probes;
 }
 
 /* The tracefs definitions of the attached probes, removed once their events are closed. */

@@ -24,14 +24,17 @@ struct markers_config {
     bool wait_profile;                 /* also task-wake markers, runtime waker functions and waker_symbol */
     const char *waker_symbol;          /* a function (rdi: a task id) called where a task registers its waker */
     /* A function where tasks register their waker was attached (path as opened from here, file offset):
-     * the sampler takes stacks there. NULL: not told. ctx: warning_ctx. */
-    void (*on_waker_site)(void *ctx, const char *path, uint64_t offset);
+     * the sampler takes stacks there. runtime_ids: its %rdi is the runtime's task header in a program whose
+     * tasks come from poll markers (hits of kind MARKER_RUNTIME_WAKER_REGISTERED). NULL: not told. ctx:
+     * warning_ctx. */
+    void (*on_waker_site)(void *ctx, const char *path, uint64_t offset, bool runtime_ids);
     pid_t pid;                         /* the target */
     const char *root;                  /* "/proc/PID/root": where the target's files are seen from here */
     const int *cpus;                   /* the CPUs marker events go on, each with a marker buffer */
     size_t n_cpus;
     size_t buffer_pages;               /* data pages per marker buffer (a power of two) */
     enum sampler_marker_records records;   /* debugging: skip BPF routes */
+    unsigned slot_bits;                /* testing: log2 of the BPF slots per CPU region (0: the largest) */
     enum sampler_uprobe_events uprobes;    /* debugging: uprobe PMU events, not tracefs */
     void (*on_warning)(void *ctx, const char *message);   /* one line, no prefix; NULL: not reported */
     void *warning_ctx;
@@ -72,6 +75,9 @@ size_t markers_count(const struct markers *m);
 /* Locations of the wait profile's probes attached: waker functions, task-wake markers, the waker symbol. */
 size_t markers_waker_locations(const struct markers *m);
 void markers_stats(struct markers *m, struct sampler_probe_stat **probes, size_t *n);
+/* Whether waker registrations are probed but no task-terminate marker is: the runtime does not say when a
+ * task completed. */
+bool markers_completion_unknown(const struct markers *m);
 void markers_close(struct markers *m);
 
 #endif

@@ -49,11 +49,12 @@ struct markers {
     bool wait_profile;                 /* also probe wakes and waker registrations */
     const char *waker_symbol;          /* NULL: none */
     size_t waker_locations;            /* wake / waker-registration locations attached */
-    void (*on_waker_site)(void *ctx, const char *path, uint64_t offset);
+    void (*on_waker_site)(void *ctx, const char *path, uint64_t offset, bool runtime_ids);
     struct uprobe_pmu pmu;
     bool have_pmu;
     struct marker_bpf *bpf;            /* hits through BPF slots (NULL: not set up yet, or unavailable) */
     int bpf_state;                     /* 0 untried, 1 ready, -1 unavailable (or SAMPLER_MARKER_RECORDS_PERF) */
+    unsigned slot_bits;                /* log2 of the BPF slots per CPU region (0: the largest) */
     bool bpf_links;                    /* programs on uprobe_multi links (else on perf uprobe events) */
     struct uprobe_tracefs tracefs;
     int tracefs_state;                 /* 0 untried (or not mounted), 1 ready, -1 unavailable */
@@ -64,6 +65,9 @@ struct markers {
     struct u64_map probe_of_id;        /* event id -> probes.v[] */
     VEC_OF(char *) scanned;            /* object paths already scanned */
     VEC_OF(struct sampler_probe_stat) stats;
+    bool registration_probes;          /* a waker-registration probe is attached (MARKER_WAKER_REGISTERED, or
+                                          MARKER_RUNTIME_WAKER_REGISTERED) */
+    bool terminate_probes;             /* a task-terminate marker is attached */
     void (*on_warning)(void *ctx, const char *message);
     void *warning_ctx;
 };
@@ -81,5 +85,8 @@ int attach_location(struct markers *m, const char *path, const struct probe_loca
 struct runtime_probe_list;
 void attach_waker_functions(struct markers *m, const struct elf_file *ef, const char *full,
                             const struct runtime_probe_list *found);
+/* The runtime's waker functions in an object whose tasks come from poll markers (full: its path from here),
+ * their hits of the MARKER_RUNTIME_ kinds (%rdi the runtime's task header). */
+void attach_marker_runtime_wakers(struct markers *m, const struct elf_file *ef, const char *full);
 
 #endif

@@ -90,11 +90,14 @@ static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enu
     struct thread_poll_state *th = &t->threads.v[idx];
     struct sampler_task_stat *task;
     if (kind == MARKER_POLL_START || kind == MARKER_POLL_END || kind == MARKER_WAKE ||
-        kind == MARKER_WAKER_REGISTERED || kind == MARKER_TERMINATE)
+        kind == MARKER_WAKER_REGISTERED || kind == MARKER_RUNTIME_WAKE || kind == MARKER_RUNTIME_WAKER_REGISTERED ||
+        kind == MARKER_TERMINATE)
         tell_event(t, th, kind, arg0, time_ns);
     switch (kind) {
     case MARKER_WAKE:
     case MARKER_WAKER_REGISTERED:
+    case MARKER_RUNTIME_WAKE:
+    case MARKER_RUNTIME_WAKER_REGISTERED:
         return 0;
     case MARKER_POLL_START:
         if (!(task = task_stat(t, arg0)))
@@ -319,18 +322,12 @@ static size_t hits_until(const struct thread_hits *h, uint64_t time_ns)
     return lo;
 }
 
-void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t user_ip,
-                     enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr)
+/* What the thread at threads[idx] was polling after its first lo queued hits (task_tracker_at's rule; lo from
+ * hits_until at the sample's time). */
+static void state_after_hits(const struct task_tracker *t, uint32_t idx, size_t lo, uint64_t user_ip,
+                             enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr)
 {
-    uint32_t idx;
-    if (!u64_map_get(&t->thread_index, tid, &idx)) {
-        *state = SAMPLER_NOT_IN_TASK;
-        *task_id = 0;
-        *probe_addr = 0;
-        return;
-    }
     const struct thread_hits *h = &t->hits.v[idx];
-    size_t lo = hits_until(h, time_ns);
     /* A sample taken in a poll marker's own trap (the kernel handling the probe, around the moment the hit was
      * stamped) is on the poll's side of it: before a poll-end's stamp or after a poll-start's. Its stack is the
      * task's (the marker sits in the poll wrapper, often with the task's future inlined around it). */
@@ -372,13 +369,53 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uin
     *probe_addr = st.probe_addr;
 }
 
+/* The probe address of the last hit among the first lo queued hits of threads[idx], else of the last applied. */
+static uint64_t hit_before(const struct task_tracker *t, uint32_t idx, size_t lo)
+{
+    return lo > 0 ? t->hits.v[idx].v[lo - 1].probe_addr : t->threads.v[idx].last_hit_addr;
+}
+
+/* The open poll's return address and slot after the first lo queued hits of threads[idx]. */
+static void poll_return_after(const struct task_tracker *t, uint32_t idx, size_t lo, uint64_t *ret_slot,
+                              uint64_t *ret_addr)
+{
+    const struct thread_hits *h = &t->hits.v[idx];
+    /* the last poll hit before it decides; none queued: the state the applied hits left */
+    for (size_t k = lo; k > 0; k--) {
+        const struct marker_hit *hit = &h->v[k - 1];
+        if (hit->kind == MARKER_POLL_START) {
+            *ret_slot = hit->ret_slot;
+            *ret_addr = hit->ret_addr;
+            return;
+        }
+        if (hit->kind == MARKER_POLL_END || hit->kind == MARKER_POLL_RETURN) {
+            *ret_slot = *ret_addr = 0;
+            return;
+        }
+    }
+    *ret_slot = t->threads.v[idx].poll_ret_slot;
+    *ret_addr = t->threads.v[idx].poll_ret_addr;
+}
+
+void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t user_ip,
+                     enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr)
+{
+    uint32_t idx;
+    if (!u64_map_get(&t->thread_index, tid, &idx)) {
+        *state = SAMPLER_NOT_IN_TASK;
+        *task_id = 0;
+        *probe_addr = 0;
+        return;
+    }
+    state_after_hits(t, idx, hits_until(&t->hits.v[idx], time_ns), user_ip, state, task_id, probe_addr);
+}
+
 uint64_t task_tracker_hit_before(const struct task_tracker *t, uint32_t tid, uint64_t time_ns)
 {
     uint32_t idx;
     if (!u64_map_get(&t->thread_index, tid, &idx))
         return 0;
-    size_t lo = hits_until(&t->hits.v[idx], time_ns);
-    return lo > 0 ? t->hits.v[idx].v[lo - 1].probe_addr : t->threads.v[idx].last_hit_addr;
+    return hit_before(t, idx, hits_until(&t->hits.v[idx], time_ns));
 }
 
 void task_tracker_poll_return(const struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t *ret_slot,
@@ -388,21 +425,21 @@ void task_tracker_poll_return(const struct task_tracker *t, uint32_t tid, uint64
     uint32_t idx;
     if (!u64_map_get(&t->thread_index, tid, &idx))
         return;
-    const struct thread_hits *h = &t->hits.v[idx];
-    size_t lo = hits_until(h, time_ns);
-    /* the last poll hit before it decides; none queued: the state the applied hits left */
-    for (size_t k = lo; k > 0; k--) {
-        const struct marker_hit *hit = &h->v[k - 1];
-        if (hit->kind == MARKER_POLL_START) {
-            *ret_slot = hit->ret_slot;
-            *ret_addr = hit->ret_addr;
-            return;
-        }
-        if (hit->kind == MARKER_POLL_END || hit->kind == MARKER_POLL_RETURN)
-            return;
+    poll_return_after(t, idx, hits_until(&t->hits.v[idx], time_ns), ret_slot, ret_addr);
+}
+
+void task_tracker_sample(const struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t user_ip,
+                         struct task_tracker_sample *out)
+{
+    uint32_t idx;
+    if (!u64_map_get(&t->thread_index, tid, &idx)) {
+        *out = (struct task_tracker_sample){ .state = SAMPLER_NOT_IN_TASK };
+        return;
     }
-    *ret_slot = t->threads.v[idx].poll_ret_slot;
-    *ret_addr = t->threads.v[idx].poll_ret_addr;
+    size_t lo = hits_until(&t->hits.v[idx], time_ns);
+    state_after_hits(t, idx, lo, user_ip, &out->state, &out->task_id, &out->probe_addr);
+    poll_return_after(t, idx, lo, &out->ret_slot, &out->ret_addr);
+    out->last_hit_addr = hit_before(t, idx, lo);
 }
 
 void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)

@@ -23,6 +23,11 @@ enum marker_kind {
     MARKER_POLL_RETURN,        /* a runtime poll function returned: ends whatever poll is open */
     MARKER_WAKE,               /* arg0's task was woken (task-wake, tokio's wake_by_val / wake_by_ref) */
     MARKER_WAKER_REGISTERED,   /* arg0's task registered its waker (tokio's clone_waker, --waker-symbol) */
+    /* As MARKER_WAKE and MARKER_WAKER_REGISTERED, in a program whose tasks come from poll markers: arg0 is the
+     * runtime's own task header (tokio's wake_by_val / wake_by_ref, clone_waker), which the sampler joins to
+     * the marker task (sampler/markers/header_join.h) */
+    MARKER_RUNTIME_WAKE,
+    MARKER_RUNTIME_WAKER_REGISTERED,
     MARKER_KIND_COUNT,
 };
 
@@ -85,7 +90,9 @@ struct task_tracker {
     void *poll_ctx;
     /* told of every task event as hits are applied (in time order per thread): kind MARKER_POLL_START,
      * MARKER_POLL_END (also a runtime poll function's return, with the task it ends), MARKER_WAKE,
-     * MARKER_WAKER_REGISTERED or MARKER_TERMINATE; NULL: not told. ctx: poll_ctx. */
+     * MARKER_WAKER_REGISTERED, MARKER_RUNTIME_WAKE, MARKER_RUNTIME_WAKER_REGISTERED or MARKER_TERMINATE, told
+     * before the hit changes its thread's state (task_tracker_current then gives the poll it happened in);
+     * NULL: not told. ctx: poll_ctx. */
     void (*on_task_event)(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns);
 };
 
@@ -123,6 +130,16 @@ void task_tracker_poll_return(const struct task_tracker *t, uint32_t tid, uint64
 /* The probe address of tid's last hit at or before time_ns (0: none known). A sample taken while the kernel
  * single-steps a probed instruction out of line (in the "[uprobes]" page) stands for that probe's address. */
 uint64_t task_tracker_hit_before(const struct task_tracker *t, uint32_t tid, uint64_t time_ns);
+/* Everything a sample's attribution needs about tid at time_ns, from one thread lookup and one search of its
+ * hits: what task_tracker_at (with user_ip), task_tracker_poll_return and task_tracker_hit_before answer. */
+struct task_tracker_sample {
+    enum sampler_task_state state;
+    uint64_t task_id, probe_addr;          /* as task_tracker_at */
+    uint64_t ret_slot, ret_addr;           /* as task_tracker_poll_return */
+    uint64_t last_hit_addr;                /* as task_tracker_hit_before */
+};
+void task_tracker_sample(const struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t user_ip,
+                         struct task_tracker_sample *out);
 /* Apply every queued hit up to time_ns in time order (statistics, state); later ones wait for the next
  * round. */
 void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns);

@@ -5,7 +5,9 @@
  * included); a marker runtime names its own registration function with --waker-symbol. Each is a probe like
  * a marker's, its task id in %rdi, through the same slots, and every registration site is told to the
  * sampler, which takes stacks there at a budget. Each sits at the function's first instruction the kernel
- * emulates (sampler/probes/emulated_probe_point.h), where one exists before %rdi changes. */
+ * emulates (sampler/probes/emulated_probe_point.h), where one exists before %rdi changes. In an object whose
+ * tasks come from poll markers, tokio's waker functions are probed too, their hits of kinds that say that
+ * %rdi is tokio's task header, not a marker's id (the sampler joins the two: header_join.h). */
 #include "sampler/markers/markers_internal.h"
 
 #include <asm/perf_regs.h>
@@ -14,7 +16,8 @@
 #include "sampler/probes/emulated_probe_point.h"
 #include "sampler/probes/runtime_probes.h"
 
-/* Attach one waker location (kind MARKER_WAKE or MARKER_WAKER_REGISTERED) whose task id is in %rdi. */
+/* Attach one waker location (kind MARKER_WAKE, MARKER_WAKER_REGISTERED or their MARKER_RUNTIME_ forms) whose
+ * task id is in %rdi. */
 static void attach_waker(struct markers *m, const char *full, const char *provider, const char *name,
                          uint64_t offset, enum marker_kind kind)
 {
@@ -23,8 +26,26 @@ static void attach_waker(struct markers *m, const char *full, const char *provid
     if (attach_location(m, full, &at, kind, &id) != 0)
         return;
     m->waker_locations++;
-    if (kind == MARKER_WAKER_REGISTERED && m->on_waker_site)
-        m->on_waker_site(m->warning_ctx, full, offset);
+    bool registration = kind == MARKER_WAKER_REGISTERED || kind == MARKER_RUNTIME_WAKER_REGISTERED;
+    if (registration && m->on_waker_site)
+        m->on_waker_site(m->warning_ctx, full, offset, kind == MARKER_RUNTIME_WAKER_REGISTERED);
+}
+
+/* The waker functions among found (every role), attached; runtime_ids: their %rdi is the runtime's task header
+ * in a program whose tasks come from poll markers. */
+static void attach_found(struct markers *m, const struct elf_file *ef, const char *full,
+                         const struct runtime_probe_list *found, bool runtime_ids)
+{
+    for (size_t i = 0; found && i < found->n; i++) {
+        const struct runtime_probe *r = &found->v[i];
+        /* at the first instruction the kernel emulates (no out-of-line single step), %rdi still the task */
+        uint64_t at = emulated_probe_point(ef, r->file_offset);
+        if (r->role == RUNTIME_PROBE_WAKER_CLONE)
+            attach_waker(m, full, r->runtime, "waker clone (registration)", at,
+                         runtime_ids ? MARKER_RUNTIME_WAKER_REGISTERED : MARKER_WAKER_REGISTERED);
+        else if (r->role == RUNTIME_PROBE_WAKE)
+            attach_waker(m, full, r->runtime, "wake", at, runtime_ids ? MARKER_RUNTIME_WAKE : MARKER_WAKE);
+    }
 }
 
 /* The file offset of the function named name in ef (its .symtab, else .dynsym), or -1. */
@@ -46,19 +67,22 @@ void attach_waker_functions(struct markers *m, const struct elf_file *ef, const 
 {
     if (!m->wait_profile)
         return;
-    for (size_t i = 0; found && i < found->n; i++) {
-        const struct runtime_probe *r = &found->v[i];
-        /* at the first instruction the kernel emulates (no out-of-line single step), %rdi still the task */
-        uint64_t at = emulated_probe_point(ef, r->file_offset);
-        if (r->role == RUNTIME_PROBE_WAKER_CLONE)
-            attach_waker(m, full, r->runtime, "waker clone (registration)", at, MARKER_WAKER_REGISTERED);
-        else if (r->role == RUNTIME_PROBE_WAKE)
-            attach_waker(m, full, r->runtime, "wake", at, MARKER_WAKE);
-    }
+    attach_found(m, ef, full, found, false);
     if (m->waker_symbol) {
         int64_t offset = find_function(ef, m->waker_symbol);
         if (offset >= 0)
             attach_waker(m, full, "waker-symbol", m->waker_symbol, emulated_probe_point(ef, (uint64_t)offset),
                          MARKER_WAKER_REGISTERED);
     }
+}
+
+void attach_marker_runtime_wakers(struct markers *m, const struct elf_file *ef, const char *full)
+{
+    if (!m->wait_profile)
+        return;
+    struct runtime_probe_list found;
+    if (runtime_probes_find_with_debug(ef, full, m->root, &found) != 0)
+        return;
+    attach_found(m, ef, full, &found, true);
+    runtime_probes_free(&found);
 }

@@ -3,11 +3,11 @@
 # load.t: attribution under load (SPEC sections 3 and 7): the executor and tokio fixtures with --fast-polls
 # (hundreds of thousands of polls a second) recorded at 999 Hz file no sample of a task's code under a thread
 # root (a task's sample whose task is not known is "[unknown task]"); lost samples and lost marker records are
-# reported per kind. A forced loss (marker records through small perf buffers) gives [unknown task] samples,
-# never misfiled ones. The same with zero-probe attribution (the TLS marker read at each sample, no probe).
+# reported per kind. A forced loss (marker records through small perf buffers, or BPF slot regions of 16
+# slots a CPU that the reading thread cannot keep up with) gives [unknown task] samples, never misfiled ones. The same with zero-probe attribution (the TLS marker read at each sample, no probe).
 # No timing threshold: only where samples are filed.
 source "$(dirname "$0")/lib/tap.sh"
-plan 20
+plan 26
 
 # misfiled FOLDED TASK_FRAME: samples with a frame of the task's code whose root is a thread root
 misfiled() {
@@ -44,6 +44,29 @@ lost=$(sed -n 's/^taskspy: lost marker records: \([0-9]*\) from full perf buffer
 check "forced loss: marker records lost from full perf buffers (${lost:-none})" test "${lost:-0}" -gt 0
 check "forced loss: [unknown task] samples ($(samples "$WORK/forced-loss.folded" '^\[unknown task\]'))" \
     test "$(samples "$WORK/forced-loss.folded" '^\[unknown task\]')" -gt 0
+
+# Forced BPF slot overrun: regions of 2^4 slots a CPU (hidden --debug-marker-slots; 32768 by default) are
+# overwritten before the reading thread gets to them. The lost hits carry no thread, so every thread is in an
+# unknown task until its next poll-start; a sample in a known task is in its own (--log-tasks: "spawn ID KIND",
+# each id one kind, with --group-by task the root "task ID: task_KIND").
+start_fixture executor 60 --log-tasks
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 999 --markers probes --debug-marker-slots 4 --group-by task \
+    -o "$WORK/slots.folded" 2> "$WORK/slots.err"
+check "bpf overrun: record exits 0" test $? -eq 0
+stop_fixture
+grep -E 'samples, |lost|hits through' "$WORK/slots.err" | diag
+check "bpf overrun: the hits came through BPF" grep -q '; hits through BPF' "$WORK/slots.err"
+lost=$(sed -n 's/^taskspy: lost marker records: [0-9]* from full perf buffers, \([0-9]*\) overwritten BPF slots.*/\1/p' "$WORK/slots.err")
+check "bpf overrun: overwritten BPF slots counted (${lost:-none})" test "${lost:-0}" -gt 0
+unknown=$(samples "$WORK/slots.folded" '^\[unknown task\]')
+check "bpf overrun: [unknown task] samples ($unknown)" test "$unknown" -gt 0
+bad=$(misfiled "$WORK/slots.folded" "$EXECUTOR_TASK")
+check "bpf overrun: no task code under a thread root ($bad)" test "$bad" -eq 0
+grep -o '^task [0-9]*: task_[a-z]*' "$WORK/slots.folded" | sort -u |
+    sed 's/^task \([0-9]*\): task_\(.*\)/spawn \1 \2/' > "$WORK/slots.ids"
+grep -vxFf "$WORK/executor.stdout" "$WORK/slots.ids" | head -3 | diag
+check "bpf overrun: samples in known tasks ($(wc -l < "$WORK/slots.ids") ids), each under its own task's id" \
+    sh -c "test -s '$WORK/slots.ids' && ! grep -vxFf '$WORK/executor.stdout' '$WORK/slots.ids'"
 
 # Zero-probe attribution, the default where the program has a TLS marker (the executor's taskspy_current_task)
 # or is tokio (CONTEXT.current_task_id): the task is read with each sample, no probe, no stream to fall behind

@@ -4,14 +4,14 @@
 # with --wait-tasks: its sleep task waits at its sleep line, mostly [suspended], its waits adding up to about
 # the recording's duration; its yield task waits at its yield line; with the runtime saturated some waits are
 # [runnable]; no waker machinery and no runtime frame in any wait stack; the CPU profile written as before;
-# the summary's longest waits. The C executor with a task-wake probe and --waker-symbol. The SDT build of the
-# tokio program (waits at task roots: no waker probes with
-# markers yet). An HTTP server (hyper) under wrk: a handler awaiting a 20 ms timer waits about 20 ms per request
-# at that line. The wait SVG in headless Chromium
+# the summary's longest waits. The SDT build of the tokio program: the same checks (tokio's waker functions
+# joined to the marker tasks). The C executor with a task-wake probe and --waker-symbol, and without either
+# (waits unsplit at task roots, the summary says why). An HTTP server (hyper) under wrk: a handler awaiting a
+# 20 ms timer waits about 20 ms per request at that line. The wait SVG in headless Chromium
 # (tests/browser/wait_svg_check.js). A program without tokio or markers: one line why, exit 0, the CPU
 # profile written and no wait file. Bad --wait-output names: a usage error.
 source "$(dirname "$0")/lib/tap.sh"
-plan 44
+plan 56
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MAIN_RS=$ROOT/tests/fixtures/tokio/src/main.rs
@@ -118,22 +118,47 @@ check "saturated: the sleep task waits for a worker after its timer fires ($slee
 check "saturated: the summary gives the longest [runnable] delay" \
     grep -Eq '^taskspy: longest \[runnable\] delay: [0-9.]+ ms, task 0x[0-9a-f]+ \(task: ' "$WORK/busy.err"
 
-# ---- the SDT build: waits from the poll markers (task-poll-end to the next task-poll-start); the sampler does
-# not probe tokio's waker functions when markers give the task ids (they name tasks by header), so there is no
-# wake and no stack: waits are filed at task roots, all [suspended], and the summary says why
-start_fixture tokio_markers 60 --wait-tasks
-run sdt record -p "$FIXTURE_PID" -d 3 -o "$WORK/sdt-cpu.folded" --wait-output "$WORK/sdt-wait.folded"
+# ---- the SDT build (tokio_markers): tasks named by the poll markers, waits from task-poll-end to the next
+# task-poll-start; tokio's waker functions are probed too, their task headers joined to the marker tasks (a
+# waker clone inside a task's poll is that task's): the checks of the build without markers hold
+start_fixture tokio_markers 60 --fast-polls --wait-tasks
+run sdt record -p "$FIXTURE_PID" -d 4 -o "$WORK/sdt-cpu.folded" --wait-output "$WORK/sdt-wait.folded"
 stop_fixture
 diag < "$WORK/sdt.err"
 check "sdt: exit 0, a wait profile written" test "$RC" -eq 0 -a -s "$WORK/sdt-wait.folded"
-check "sdt: waits at task roots, [suspended] (no wake, no stack)" \
-    every_stack "$WORK/sdt-wait.folded" '.' '^(task: [^;]*|\[task entry unknown\]);\[suspended\]$'
-check "sdt: the summary says why the waits are not split" grep -q '^taskspy: waits: no waker functions' "$WORK/sdt.err"
-# the sleep task is the first task the fixture spawns: marker id 1
-sdt_sleep=$(sed -n 's/^taskspy:   task 1 (.*): \([0-9.]*\) ms suspended.*/\1/p' "$WORK/sdt.err")
+check "sdt: every wait line ends in [suspended] or [runnable]" \
+    every_stack "$WORK/sdt-wait.folded" '.' ';\[(suspended|runnable)\]$'
+check "sdt: tokio's waker functions probed (clone, 2 wakes), no 'no waker functions' note" \
+    sh -c "grep -Eq '^taskspy: waits: .*, 3 waker locations probed' '$WORK/sdt.err' && ! grep -q 'no waker functions' '$WORK/sdt.err'"
+check "sdt: the sleep task waits at its sleep line (main.rs:$SLEEP_LINE, >= 90%)" \
+    most_stacks "$WORK/sdt-wait.folded" "$SLEEP_ROOT" "$SLEEP_AT" 100
+sleep_susp=$(samples "$WORK/sdt-wait.folded" "$SLEEP_ROOT.*\\[suspended\\]$")
+sleep_all=$(samples "$WORK/sdt-wait.folded" "$SLEEP_ROOT")
 secs=$(recorded_secs "$WORK/sdt.err")
-check "sdt: the sleep task (id 1) waits about the recording (${sdt_sleep:-?} ms in $secs s)" \
-    between "$(ratio "${sdt_sleep:-0}" "$(awk -v s="$secs" 'BEGIN { print s * 1e3 }')")" 0.85 1.03
+check "sdt: the sleep task is mostly [suspended] ($sleep_susp of $sleep_all us)" \
+    between "$(ratio "$sleep_susp" "$sleep_all")" 0.7 1
+check "sdt: the sleep task's waits add up to about the recording ($sleep_all us in $secs s)" \
+    between "$(ratio "$sleep_all" "$(awk -v s="$secs" 'BEGIN { print s * 1e6 }')")" 0.85 1.03
+# tasks are the markers' (decimal ids), not tokio's headers (0x addresses, as without markers)
+check "sdt: the summary names tasks by their marker ids" \
+    sh -c "grep -Eq '^taskspy:   task [0-9]+ \\(' '$WORK/sdt.err' && ! grep -q '^taskspy:   task 0x' '$WORK/sdt.err'"
+check "sdt: the yield task waits at its yield line (main.rs:$YIELD_LINE, >= 90%)" \
+    most_stacks "$WORK/sdt-wait.folded" "$YIELD_ROOT" "$YIELD_AT" 100
+check "sdt: no waker machinery at the leaves" no_stack "$WORK/sdt-wait.folded" '.' "$WAKER_MACHINERY"
+check "sdt: no runtime frames in task wait stacks" no_stack "$WORK/sdt-wait.folded" '^task' "$RUNTIME_FRAMES"
+check "sdt: the sleep and yield tasks' stacks are cut below the poll wrapper (the marker's frame)" \
+    no_stack "$WORK/sdt-wait.folded" "$SLEEP_ROOT|$YIELD_ROOT" 'Instrumented'
+
+start_fixture tokio_markers 60 --wait-tasks
+run sdt-busy record -p "$FIXTURE_PID" -d 4 -o "$WORK/sdt-busy-cpu.folded" --wait-output "$WORK/sdt-busy-wait.folded"
+stop_fixture
+diag < "$WORK/sdt-busy.err"
+runnable=$(samples "$WORK/sdt-busy-wait.folded" '\[runnable\]$')
+all=$(samples "$WORK/sdt-busy-wait.folded")
+check "sdt saturated: some waits are [runnable] ($runnable of $all us)" between "$(ratio "$runnable" "$all")" 0.01 1
+sleep_run=$(samples "$WORK/sdt-busy-wait.folded" "$SLEEP_ROOT.*\\[runnable\\]$")
+check "sdt saturated: the sleep task waits for a worker after its timer fires ($sleep_run us [runnable])" \
+    test "$sleep_run" -gt 0
 
 # ---- the C executor: poll markers, task-wake where a task is queued again (right after its poll), and
 # executor_waker_registered(id) named by --waker-symbol: waits split by the wakes (all but the first instants
@@ -155,6 +180,17 @@ over=$(awk -v limit="$(awk -v s="$secs" 'BEGIN { print (s + 0.05) * 1e6 }')" '{ 
     END { for (r in t) if (r != "[task entry unknown]" && t[r] > limit) print r, t[r] }' "$WORK/exec-wait.folded")
 echo "$over" | diag
 check "executor: no task's waits exceed the recording's $secs s" test -z "$over"
+
+# ---- a marker runtime without tokio, task-wake or --waker-symbol (the C executor built without task__wake):
+# nothing splits its waits: they sit at task roots, all [suspended], and the summary says why
+run nowake record -d 2 -o "$WORK/nowake-cpu.folded" --wait-output "$WORK/nowake-wait.folded" -- \
+    "$FIXTURES/executor_nowake" 3
+diag < "$WORK/nowake.err"
+check "no waker functions: exit 0, a wait profile written" test "$RC" -eq 0 -a -s "$WORK/nowake-wait.folded"
+check "no waker functions: waits at task roots, [suspended] (no wake, no stack)" \
+    every_stack "$WORK/nowake-wait.folded" '.' '^(task: [^;]*|\[task entry unknown\]);\[suspended\]$'
+check "no waker functions: the summary says why the waits are not split" \
+    grep -q '^taskspy: waits: no waker functions' "$WORK/nowake.err"
 
 # ---- an HTTP server (hyper, no markers) under wrk: a handler awaiting a T ms timer waits T ms per request there
 HYPER_RS=$ROOT/tests/fixtures/hyper/src/main.rs

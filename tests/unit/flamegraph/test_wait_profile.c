@@ -275,6 +275,29 @@ static void test_cut_at_marker_frame(void **state)
     env_free(&e);
 }
 
+/* A wait stack that knows its poll marker's frame (task_stacks_saw_marker: tokio's clone_waker in a marker
+ * program) is cut below it with no CPU sample of the task at all, and teaches the task its root. */
+static void test_cut_at_wait_stacks_own_marker_frame(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e);
+    const char *names[4] = { "start_thread", "exec::instrumented_poll", "app::serve::{{closure}}", "app::read" };
+    struct stack_frame f[4];
+    const struct stack_frame *ptrs[4];
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(task_stacks_prepare(e.t, names[i], "lib.rs", 7, false, &f[i]), 0);
+        ptrs[i] = &f[i];
+    }
+    task_stacks_saw_marker(e.t, PROFILE_NO_FRAME);     /* nothing known: changes nothing */
+    task_stacks_saw_marker(e.t, profile_intern(e.p, names[1], strlen(names[1])));
+    event(&e, WAIT_POLL_START, 3, 0);
+    assert_int_equal(wait_profile_stack(e.w, 3, 1 * US, e.thread_root, ptrs, 4, WAIT_NO_KEY), 0);
+    event(&e, WAIT_POLL_END, 3, 10);
+    expect_folded(&e, 20, "task: app::serve;app::serve @ lib.rs:7;app::read;[suspended] 10\n");
+    env_free(&e);
+}
+
 /* A CPU sample of task in app::handler: tells the task's entry (its root) without a registration stack. */
 static void sample_in_handler(struct env *e, uint64_t task)
 {
@@ -478,6 +501,7 @@ int main(void)
         cmocka_unit_test(test_unreported_end_then_reported),
         cmocka_unit_test(test_duration_bound),
         cmocka_unit_test(test_short_lived_tasks_bounded),
+        cmocka_unit_test(test_cut_at_wait_stacks_own_marker_frame),   /* tokio's waker stacks in marker programs */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

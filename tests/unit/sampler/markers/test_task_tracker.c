@@ -4,8 +4,9 @@
  * mismatched or orphan poll-ends, task_tracker_lost making only threads that saw markers UNKNOWN until their next
  * poll-start, the round API (queue / round_begin / at / round_end) applying hits queued out of order across threads
  * and buffers per thread in time order (equal times in arrival order), hits after round_end's time surviving into
- * the next round, a randomized comparison with a per-thread reference, and task_tracker_sort (busiest first, ties
- * by id) with lookups still correct afterwards. */
+ * the next round, a randomized comparison with a per-thread reference, task_tracker_sort (busiest first, ties
+ * by id) with lookups still correct afterwards, and task_tracker_sample (the per-sample query) answering as
+ * task_tracker_at, task_tracker_poll_return and task_tracker_hit_before do. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -666,6 +667,59 @@ static void test_task_events(void **state)
     task_tracker_free(&t);
 }
 
+/* Runtime waker-function hits in a marker program (MARKER_RUNTIME_ kinds, arg0 a header): told like wakes and
+ * registrations, before the hit changes anything, so task_tracker_current in the callback gives the marker
+ * task the thread polled at the hit (what the sampler joins the header to); they change no thread's state. */
+struct polled_list { struct task_tracker *t; enum marker_kind kind[8]; uint64_t arg[8], polled[8]; bool in[8]; size_t n; };
+static void tell_polled(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns)
+{
+    struct polled_list *l = ctx;
+    (void)time_ns;
+    if (l->n >= 8)
+        return;
+    enum sampler_task_state st;
+    uint64_t probe;
+    task_tracker_current(l->t, tid, &st, &l->polled[l->n], &probe);
+    l->in[l->n] = st == SAMPLER_IN_TASK;
+    l->kind[l->n] = kind;
+    l->arg[l->n++] = task_id;
+}
+
+static void test_runtime_waker_events(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    struct polled_list l = { .t = &t, .n = 0 };
+    t.on_task_event = tell_polled;
+    t.poll_ctx = &l;
+    const struct marker_hit hits[] = {
+        { .tid = 1, .kind = MARKER_POLL_START, .time_ns = 100, .arg0 = 5 },
+        { .tid = 1, .kind = MARKER_RUNTIME_WAKER_REGISTERED, .time_ns = 150, .arg0 = 0x7f00a000 },
+        { .tid = 1, .kind = MARKER_POLL_END, .time_ns = 200, .arg0 = 5 },
+        { .tid = 1, .kind = MARKER_RUNTIME_WAKE, .time_ns = 250, .arg0 = 0x7f00a000 },
+    };
+    for (size_t i = 0; i < sizeof(hits) / sizeof(hits[0]); i++)
+        assert_int_equal(task_tracker_queue(&t, &hits[i]), 0);
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    enum sampler_task_state st;
+    uint64_t id, probe;
+    task_tracker_at(&t, 1, 160, 0, &st, &id, &probe);       /* a stack at the clone: inside task 5's poll */
+    assert_int_equal(st, SAMPLER_IN_TASK);
+    assert_int_equal(id, 5);
+    task_tracker_round_end(&t, UINT64_MAX);
+    assert_int_equal(l.n, 4);
+    assert_int_equal(l.kind[1], MARKER_RUNTIME_WAKER_REGISTERED);
+    assert_int_equal(l.arg[1], 0x7f00a000);
+    assert_true(l.in[1]);
+    assert_int_equal(l.polled[1], 5);
+    assert_int_equal(l.kind[3], MARKER_RUNTIME_WAKE);
+    assert_false(l.in[3]);                                    /* after the poll's end */
+    assert_int_equal(t.polls, 1);                             /* no poll, no task from the header */
+    assert_int_equal(t.tasks.n, 1);
+    task_tracker_free(&t);
+}
+
 /* The return address a poll function's entry recorded (its return probe's trampoline replaces it on the
  * stack): known inside that poll, from queued hits and then from the applied state; not after its return;
  * the last probe hit before a time for samples in an out-of-line single step. */
@@ -706,6 +760,81 @@ static void test_poll_return_address(void **state)
     task_tracker_free(&t);
 }
 
+/* task_tracker_sample answers what task_tracker_at, task_tracker_poll_return and task_tracker_hit_before answer
+ * for the same thread, time and sampled instruction: random hits with probe and return addresses over rounds, a
+ * loss among them, samples in the probes' traps, threads without hits. */
+static void expect_sample_as_parts(struct task_tracker *t, uint32_t tid, uint64_t time, uint64_t user_ip)
+{
+    struct task_tracker_sample got;
+    task_tracker_sample(t, tid, time, user_ip, &got);
+    enum sampler_task_state st;
+    uint64_t id, pa, slot, ret;
+    task_tracker_at(t, tid, time, user_ip, &st, &id, &pa);
+    task_tracker_poll_return(t, tid, time, &slot, &ret);
+    uint64_t last = task_tracker_hit_before(t, tid, time);
+    if (got.state != st || got.task_id != id || got.probe_addr != pa || got.ret_slot != slot || got.ret_addr != ret ||
+        got.last_hit_addr != last)
+        fail_msg("tid %u at %llu ip %#llx: sample %d %llu %#llx %#llx %#llx %#llx, parts %d %llu %#llx %#llx %#llx "
+                 "%#llx", tid, (unsigned long long)time, (unsigned long long)user_ip, got.state,
+                 (unsigned long long)got.task_id, (unsigned long long)got.probe_addr,
+                 (unsigned long long)got.ret_slot, (unsigned long long)got.ret_addr,
+                 (unsigned long long)got.last_hit_addr, st, (unsigned long long)id, (unsigned long long)pa,
+                 (unsigned long long)slot, (unsigned long long)ret, (unsigned long long)last);
+}
+
+static void test_sample_query_as_parts(void **state)
+{
+    (void)state;
+    enum { THREADS = 4, PER_ROUND = 200, ROUNDS = 4 };
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    struct task_tracker_sample none;
+    task_tracker_sample(&t, 9, 100, 0x500, &none);
+    assert_int_equal(none.state, SAMPLER_NOT_IN_TASK);
+    assert_int_equal(none.task_id | none.probe_addr | none.ret_slot | none.ret_addr | none.last_hit_addr, 0);
+    srand(4242);
+    uint64_t round_end = 0;
+    size_t checked = 0, in_task = 0, with_return = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int i = 0; i < PER_ROUND; i++) {
+            enum marker_kind kind = random_kind();
+            uint64_t probe = kind == MARKER_POLL_START ? 0x500 : kind == MARKER_POLL_END ? 0x600 : 0x700;
+            struct marker_hit h = { .tid = 1 + (uint32_t)(rand() % THREADS), .kind = kind,
+                                    .time_ns = round_end + 1 + (uint64_t)(rand() % 1000),
+                                    .arg0 = 1 + (uint64_t)(rand() % 5), .probe_addr = probe };
+            if (kind == MARKER_POLL_START && rand() % 2) {
+                h.ret_addr = 0x4000 + h.arg0;
+                h.ret_slot = 0x7f00 + h.time_ns;
+            }
+            assert_int_equal(task_tracker_queue(&t, &h), 0);
+        }
+        if (round == 2) {
+            task_tracker_lost(&t);
+            task_tracker_loss_seen_by(&t, round_end + 300);
+        }
+        assert_int_equal(task_tracker_round_begin(&t), 0);
+        uint64_t cut = round_end + 800;    /* some hits stay queued into the next round */
+        const uint64_t ips[] = { 0, 0x500, 0x501, 0x600, 0x601, 0x1234 };
+        for (uint64_t now = round_end; now <= round_end + 1000; now += 1 + (uint64_t)(rand() % 7))
+            for (uint32_t tid = 1; tid <= THREADS + 1; tid++)
+                for (size_t k = 0; k < sizeof(ips) / sizeof(ips[0]); k++) {
+                    expect_sample_as_parts(&t, tid, now, ips[k]);
+                    struct task_tracker_sample got;
+                    task_tracker_sample(&t, tid, now, ips[k], &got);
+                    in_task += got.state == SAMPLER_IN_TASK;
+                    with_return += got.ret_addr != 0;
+                    checked++;
+                }
+        task_tracker_round_end(&t, cut);
+        round_end = cut;
+    }
+    /* the comparison covered samples in tasks and inside polls with a recorded return address */
+    assert_true(checked > 1000);
+    assert_true(in_task > 0);
+    assert_true(with_return > 0);
+    task_tracker_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -718,12 +847,14 @@ int main(void)
         cmocka_unit_test(test_silent_loss_seen_in_next_end),
         cmocka_unit_test(test_sample_in_marker_trap),
         cmocka_unit_test(test_round_out_of_order),
+        cmocka_unit_test(test_runtime_waker_events),
         cmocka_unit_test(test_round_keeps_later_hits),
         cmocka_unit_test(test_round_equal_times_keep_arrival_order),
         cmocka_unit_test(test_round_random_against_reference),
         cmocka_unit_test(test_sort_busiest_first),
         cmocka_unit_test(test_task_events),
         cmocka_unit_test(test_poll_return_address),
+        cmocka_unit_test(test_sample_query_as_parts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

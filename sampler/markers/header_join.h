@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* header_join.h: a runtime's own task identity joined to the ids of the poll markers (SPEC section 3a). A
+ * program whose tasks come from poll markers may run on tokio, whose waker functions (clone_waker,
+ * wake_by_ref, wake_by_val) name a task by its header address (%rdi), not by the marker's id. A waker clone
+ * on a thread polling marker task X is X registering its waker (the waker a poll's cx.waker() gives is the
+ * polled task's own), so the header is learnt for X there; a wake of a header wakes the task it was last
+ * learnt for, and a wake of a header not learnt yet is counted and dropped. Memory grows with the distinct
+ * headers seen, not with tasks: the allocator gives a finished task's header to a new task, which learns it
+ * anew at its first registration (a wake of a finished task's header meanwhile names that finished task,
+ * whose waits are over). */
+#ifndef TASKSPY_HEADER_JOIN_H
+#define TASKSPY_HEADER_JOIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/u64_map.h"
+#include "base/vec.h"
+
+struct header_join {
+    struct u64_map index;              /* header -> tasks.v[] */
+    VEC_OF(uint64_t) tasks;            /* the marker task each header was last learnt for */
+    uint64_t unknown_wakes;            /* wakes of a header not learnt yet (dropped) */
+    uint64_t unknown_registrations;    /* clones of a header not learnt yet outside a marker poll (dropped) */
+};
+
+int header_join_init(struct header_join *j);
+void header_join_free(struct header_join *j);
+/* A waker clone of header on a thread polling marker task polled (in_poll), else on a thread in no known
+ * poll. Sets *task to the task that registers: polled (header learnt for it), else the task header was
+ * learnt for. Returns 1, 0 when there is none (counted), -1 when out of memory. */
+int header_join_registered(struct header_join *j, uint64_t header, bool in_poll, uint64_t polled, uint64_t *task);
+/* A wake of header: *task the task it was learnt for. Returns true, or false when not learnt yet (counted). */
+bool header_join_wake(struct header_join *j, uint64_t header, uint64_t *task);
+
+#endif
