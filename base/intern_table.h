@@ -30,6 +30,9 @@ void intern_table_free(struct intern_table *t);
 
 /* Hashing helpers for the items' keys. */
 uint64_t intern_hash_bytes(uint64_t h, const void *data, size_t len);
+/* The bytes up to the first stop byte (all len when there is none), their length in *span, hashed: equal to
+ * intern_hash_bytes(h, data, *span), in one pass that both finds the end and hashes (a word at a time). */
+uint64_t intern_hash_span(uint64_t h, const void *data, size_t len, unsigned char stop, size_t *span);
 uint64_t intern_hash_u64(uint64_t h, uint64_t v);
 #define INTERN_HASH_SEED 1469598103934665603ull
 

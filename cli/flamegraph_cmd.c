@@ -171,6 +171,7 @@ int flamegraph_command(int argc, char **argv)
     if (!p) {
         fprintf(stderr, "taskspy: out of memory\n");
     } else if (read_profile(p, args.input) == 0) {
+        profile_trim(p);                              /* all added: the writers reuse its tables' memory */
         enum output_format format = FORMAT_FLAMEGRAPH;   /* what any other name gets, "-" too */
         output_format_of_path(args.output, &format);
         struct export_info info = { .name = args.input ? args.input : "<stdin>", .exporter = "taskspy " TASKSPY_VERSION };

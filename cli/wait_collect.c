@@ -33,7 +33,7 @@ int wait_collect_event(struct wait_collect *c, const struct sampler_task_event *
     if ((size_t)e->kind >= sizeof(kinds) / sizeof(kinds[0]))
         return 0;
     c->events++;
-    struct wait_event we = { .kind = kinds[e->kind], .task_id = e->task_id, .time_ns = e->time_ns };
+    struct wait_event we = { .kind = kinds[e->kind], .task_id = e->task_id, .time_ns = e->time_ns, .thread = e->tid };
     return wait_profile_event(c->profile, &we);
 }
 

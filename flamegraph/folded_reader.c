@@ -7,6 +7,7 @@
  * threads: names interned on this one, the stack tree built on another. */
 #include "flamegraph/profile_internal.h"
 
+#include "base/intern_table.h"
 #include "base/vec.h"
 
 #include <errno.h>
@@ -17,7 +18,8 @@
 #include <sys/stat.h>
 
 #define FOLDED_MAX_LINE (8u << 20)       /* longer lines are reported and skipped */
-#define FOLDED_READ_CHUNK (64u << 10)
+#define FOLDED_READ_CHUNK (512u << 10)    /* a batch of lines: big enough that handing batches to
+                                           the tree thread (a wakeup each) costs little */
 #define FOLDED_MAX_WARNINGS 100           /* malformed lines reported one by one; the rest summed up */
 /* A file's size gives a first guess of the profile's size (stacks in random order: a node per ~40 bytes,
  * a name per ~300), so its tables are made big enough once instead of growing step by step. */
@@ -422,7 +424,7 @@ static int flush_batch(struct folded_parse *fp)
     struct batch *b = &fp->b;
     if (b->n_stacks == 0)
         return 0;
-    if (profile_intern_batch(fp->p, b->names, b->name_lens, b->n_names, b->name_ids) != 0)
+    if (profile_intern_batch(fp->p, b->names, b->name_lens, b->name_ids, b->n_names, b->name_ids) != 0)
         return -1;
     for (size_t i = 0; i < b->n_names; i++)
         b->ids[b->name_frame[i]] = b->name_ids[i];
@@ -472,8 +474,9 @@ static int batch_stack(struct folded_parse *fp, const char *stack, size_t len, u
     size_t from = n ? prev_ends[n - 1] + 1 : 0;
     size_t names_before = b->n_names;
     while (from <= len) {
-        const char *semi = memchr(stack + from, ';', len - from);
-        size_t end = semi ? (size_t)(semi - stack) : len;
+        size_t span;
+        uint32_t hash = (uint32_t)intern_hash_span(INTERN_HASH_SEED, stack + from, len - from, ';', &span);
+        size_t end = from + span;
         if (end == from) {
             malformed(fp, "empty frame name (frame %zu)", n + 1);
             b->n_names = names_before;              /* the line is skipped whole */
@@ -481,6 +484,7 @@ static int batch_stack(struct folded_parse *fp, const char *stack, size_t len, u
         }
         b->names[b->n_names] = stack + from;
         b->name_lens[b->n_names] = (uint32_t)(end - from);
+        b->name_ids[b->n_names] = hash;                 /* made the name's id by profile_intern_batch */
         b->name_frame[b->n_names++] = (uint32_t)(first + n);
         b->ends[first + n++] = (uint32_t)end;
         from = end + 1;

@@ -6,6 +6,7 @@
  * totals and child links are derived when the nodes are read. */
 #include "flamegraph/profile_internal.h"
 
+#include "base/intern_table.h"
 #include "base/vec.h"
 #include "flamegraph/big_alloc.h"
 
@@ -16,6 +17,9 @@
  * big one's names take a few huge pages (big_alloc) instead of a fault per 4 KiB page. */
 #define ARENA_FIRST (64u * 1024u)
 #define ARENA_LAST (2u * 1024u * 1024u)
+/* Chunks up to here come from malloc; bigger ones are big_alloc's whole huge pages, so a 512 KiB or 1 MiB
+ * chunk would take (and zero) 2 MiB: after this size the chunks are ARENA_LAST at once. */
+#define ARENA_SMALL_MAX (256u * 1024u)
 #define LAST_PATH_MAX 512u
 
 struct arena_chunk {
@@ -57,6 +61,8 @@ struct profile {
     size_t distinct_stacks;
     bool derived_stale;             /* totals (summed from self counts) and the child/sibling links are
                                        made when the nodes are read, not per stack added */
+    size_t derived_nodes;           /* nodes whose totals and links the last derive set (the rest are as
+                                       add_node made them: total 0, no child) */
     /* the path of the stack added last: consecutive stacks share prefixes (sorted input, one thread's
      * samples), which then need no lookups */
     uint32_t last_frames[LAST_PATH_MAX];
@@ -69,22 +75,11 @@ struct profile {
     size_t batch_cap;
 };
 
-/* A word at a time: frame names are long (Rust paths), and this runs for every frame of every stack. */
+/* A name's hash in the name table: the one interner's (base/intern_table), which the folded reader also
+ * computes while it looks for the end of each frame (profile_intern_batch takes those). */
 static uint32_t hash_bytes(const char *s, size_t len)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdULL;
-        h ^= h >> 32;
-    }
-    uint64_t tail = 0;
-    memcpy(&tail, s + i, len - i);
-    h = (h ^ tail) * 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 29;
-    return (uint32_t)h;
+    return (uint32_t)intern_hash_bytes(INTERN_HASH_SEED, s, len);
 }
 
 static uint64_t hash_pair(uint32_t parent, uint32_t frame)
@@ -102,7 +97,7 @@ static char *arena_copy(struct profile *p, const char *s, size_t len)
 {
     struct arena_chunk *c = p->chunks;
     if (!c || c->cap - c->used < len + 1) {
-        size_t bytes = !c ? ARENA_FIRST : c->bytes < ARENA_LAST ? c->bytes * 2 : ARENA_LAST;
+        size_t bytes = !c ? ARENA_FIRST : c->bytes * 2 <= ARENA_SMALL_MAX ? c->bytes * 2 : ARENA_LAST;
         if (len + 1 > bytes - sizeof(*c))
             bytes = sizeof(*c) + len + 1;
         struct arena_chunk *fresh = big_alloc(bytes);
@@ -227,9 +222,15 @@ static uint32_t intern_hashed(struct profile *p, const char *name, size_t len, u
     return id;
 }
 
+/* The name table again after profile_trim: rebuilt from the names' stored hashes. */
+static int restore_frame_slots(struct profile *p)
+{
+    return p->frame_slots || grow_frame_slots(p, p->frame_slot_mask) == 0 ? 0 : -1;
+}
+
 uint32_t profile_intern(struct profile *p, const char *name, size_t len)
 {
-    if (len > UINT32_MAX / 2)
+    if (len > UINT32_MAX / 2 || restore_frame_slots(p) != 0)
         return PROFILE_NO_FRAME;
     return intern_hashed(p, name, len, hash_bytes(name, len));
 }
@@ -237,13 +238,15 @@ uint32_t profile_intern(struct profile *p, const char *name, size_t len)
 /* Three passes that only prefetch (the slot, then the entry it names, then that entry's text), so the
  * lookups of the whole batch wait for memory together; then the plain lookups, which find all of it in
  * cache. The prefetch passes change nothing: a name added by an earlier lookup of the batch is found. */
-int profile_intern_batch(struct profile *p, const char *const *names, const uint32_t *lens, size_t n,
-                         uint32_t *ids)
+int profile_intern_batch(struct profile *p, const char *const *names, const uint32_t *lens,
+                         const uint32_t *hashes, size_t n, uint32_t *ids)
 {
+    if (restore_frame_slots(p) != 0)
+        return -1;
     for (size_t i = 0; i < n; i++) {
         if (lens[i] > UINT32_MAX / 2)
             return -1;
-        ids[i] = hash_bytes(names[i], lens[i]);
+        ids[i] = hashes ? hashes[i] : hash_bytes(names[i], lens[i]);
         __builtin_prefetch(&p->frame_slots[ids[i] & p->frame_slot_mask]);
     }
     for (size_t i = 0; i < n; i++) {
@@ -319,9 +322,38 @@ static int grow_child_slots(struct profile *p, size_t mask)
     return 0;
 }
 
+/* The child table again after profile_trim: every node but the root put back under its key. */
+static int restore_child_slots(struct profile *p)
+{
+    if (p->child_slots)
+        return 0;
+    size_t mask = p->child_slot_mask;
+    struct child_slot *slots = big_alloc((mask + 1) * sizeof(*slots));
+    if (!slots)
+        return -1;
+    for (size_t v = 1; v < p->n_nodes; v++) {
+        const struct profile_node *n = &p->nodes[v];
+        size_t i = hash_pair(n->parent, n->frame) & mask;
+        while (slots[i].node)
+            i = (i + 1) & mask;
+        slots[i] = (struct child_slot){ n->parent, n->frame, (uint32_t)v + 1 };
+    }
+    p->child_slots = slots;
+    return 0;
+}
+
+void profile_trim(struct profile *p)
+{
+    big_free(p->child_slots, (p->child_slot_mask + 1) * sizeof(*p->child_slots));
+    p->child_slots = NULL;
+    big_free(p->frame_slots, (p->frame_slot_mask + 1) * sizeof(*p->frame_slots));
+    p->frame_slots = NULL;
+}
+
 int profile_reserve(struct profile *p, size_t nodes, size_t names)
 {
-    if (nodes > PROFILE_NO_NODE - 1 || names > PROFILE_NO_FRAME - 1)
+    if (nodes > PROFILE_NO_NODE - 1 || names > PROFILE_NO_FRAME - 1 || restore_child_slots(p) != 0 ||
+        restore_frame_slots(p) != 0)
         return -1;
     size_t mask = p->child_slot_mask;
     while (nodes * 4 > mask * 3)
@@ -395,13 +427,25 @@ static int reserve_batch(struct profile *p, size_t n)
  * (node, next frame) and prefetches its slot, and one does the plain lookups (creating what is missing),
  * so the cache misses of all the stacks overlap. A stack's prefix shared with the stack before it is not
  * looked up again. */
+#define ADD_AHEAD 24u
+
+/* A lookup's first slot and the cache line after it: a probe runs on past the first line's end in about
+ * half the lookups (12-byte slots, 2-5 probed at two-thirds load). Prefetching past the table's end is
+ * harmless (a prefetch never faults). */
+static void prefetch_slots(const struct profile *p, uint64_t hash)
+{
+    const char *slot = (const char *)&p->child_slots[hash & p->child_slot_mask];
+    __builtin_prefetch(slot);
+    __builtin_prefetch(slot + 64);
+}
+
 int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t *start, const uint32_t *len,
                       const uint64_t *count, size_t n, size_t known_frames)
 {
     if (n == 0)
         return 0;
     p->last_leaf = PROFILE_NO_NODE;
-    if (reserve_batch(p, n) != 0) {
+    if (restore_child_slots(p) != 0 || reserve_batch(p, n) != 0) {
         p->last_depth = 0;
         return -1;
     }
@@ -436,12 +480,18 @@ int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t 
             uint32_t k = active[a];
             if (d >= shared[k]) {
                 hash[k] = hash_pair(node[k], frames[start[k] + d]);
-                __builtin_prefetch(&p->child_slots[hash[k] & p->child_slot_mask]);
+                if (a < ADD_AHEAD)
+                    prefetch_slots(p, hash[k]);
             }
         }
         size_t kept = 0;
         for (size_t a = 0; a < n_active; a++) {
             uint32_t k = active[a];
+            if (a + ADD_AHEAD < n_active) {
+                uint32_t ahead = active[a + ADD_AHEAD];
+                if (d >= shared[ahead])
+                    prefetch_slots(p, hash[ahead]);
+            }
             uint32_t frame = frames[start[k] + d];
             uint32_t v;
             if (d < shared[k])
@@ -487,24 +537,28 @@ int profile_add_ids(struct profile *p, const uint32_t *frames, size_t n, uint64_
 
 /* Sum totals from self counts and link each node's children: children always come after their parent in
  * the node array, so one pass from the last node to the first adds each finished subtree into its parent
- * (and puts it first among the parent's children). Totals and links are a cache of the tree, so this is
- * allowed on a const profile. */
+ * (and puts it first among the parent's children). A node starts with total 0 and no child (add_node), so
+ * only the nodes an earlier pass summed need clearing first: the usual single derive is one pass over the
+ * nodes, not two. Totals and links are a cache of the tree, so this is allowed on a const profile. */
 static void refresh_derived(const struct profile *cp)
 {
     struct profile *p = (struct profile *)cp;
     if (!p->derived_stale)
         return;
     struct profile_node *nodes = p->nodes;
-    for (size_t i = 0; i < p->n_nodes; i++) {
-        nodes[i].total = nodes[i].self;
+    for (size_t i = 0; i < p->derived_nodes; i++) {
+        nodes[i].total = 0;
         nodes[i].first_child = PROFILE_NO_NODE;
     }
     for (size_t i = p->n_nodes; i-- > 1;) {
+        nodes[i].total += nodes[i].self;
         struct profile_node *parent = &nodes[nodes[i].parent];
         parent->total += nodes[i].total;
         nodes[i].next_sibling = parent->first_child;
         parent->first_child = (uint32_t)i;
     }
+    nodes[0].total += nodes[0].self;
+    p->derived_nodes = p->n_nodes;
     p->derived_stale = false;
 }
 

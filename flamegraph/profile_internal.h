@@ -7,9 +7,12 @@
 
 #include "flamegraph/flamegraph.h"
 
-/* ids[i] = profile_intern(p, names[i], lens[i]) for i < n. Returns 0, or -1 on allocation failure. */
-int profile_intern_batch(struct profile *p, const char *const *names, const uint32_t *lens, size_t n,
-                         uint32_t *ids);
+/* ids[i] = profile_intern(p, names[i], lens[i]) for i < n. hashes (or NULL) are the names' hashes if the
+ * caller has them: hashes[i] = (uint32_t)intern_hash_bytes(INTERN_HASH_SEED, names[i], lens[i]) (base/
+ * intern_table.h; intern_hash_span gives the same while splitting a stack). ids may be hashes (in place).
+ * Returns 0, or -1 on allocation failure. */
+int profile_intern_batch(struct profile *p, const char *const *names, const uint32_t *lens,
+                         const uint32_t *hashes, size_t n, uint32_t *ids);
 /* For k < n: profile_add_ids(p, frames + start[k], len[k], count[k]), every frame id below known_frames
  * (interned before). Touches only the stack tree, not the names: one thread may intern while another adds.
  * Returns 0, or -1 on allocation failure (or an id not below known_frames); some nodes may then exist

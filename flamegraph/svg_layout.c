@@ -29,7 +29,8 @@ struct drawn_children {
 };
 
 static int drawn_children_build(const struct profile_node *nodes, size_t n, double px_per_sample,
-                                double min_width, struct drawn_children *dc)
+                                double min_width, struct drawn_children *dc, size_t *drawn_count,
+                                size_t *most_children)
 {
     dc->n_nodes = n;
     dc->drawn = big_alloc(n * sizeof(*dc->drawn));
@@ -51,8 +52,13 @@ static int drawn_children_build(const struct profile_node *nodes, size_t n, doub
         bool wide = v == 0 || (double)nodes[v].total * px_per_sample >= min_width;
         dc->drawn[v] = wide ? (uint32_t)n_drawn++ : UINT32_MAX;
     }
-    for (size_t d = 0; d < n_drawn; d++)
+    *drawn_count = n_drawn;
+    *most_children = 0;
+    for (size_t d = 0; d < n_drawn; d++) {
+        if (dc->offset[d + 1] > *most_children)
+            *most_children = dc->offset[d + 1];
         dc->offset[d + 1] += dc->offset[d];
+    }
     dc->n_children = n_pairs ? n_pairs : 1;
     dc->children = big_alloc(dc->n_children * sizeof(*dc->children));
     if (!dc->children) {
@@ -87,15 +93,17 @@ static int compare_kids(const void *a, const void *b)
     return c ? c : x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
-/* A drawn node's children, sorted by name, in kids (room for all of them). Only the nodes drawn get their
- * children sorted: most of a big profile's nodes are too narrow to draw. The names are fetched in two passes
- * (their pointers, then their text), so the cache misses of a node's many children overlap. */
-static size_t sorted_children(const struct profile *p, const struct drawn_children *dc, uint32_t d,
-                              struct kid *kids)
+/* A drawn node's drawn children in kids, sorted by name (their names fetched in two passes: the pointers,
+ * then the text, so the cache misses overlap). Children too narrow to draw are not sorted: they only move
+ * their drawn siblings right, by their totals, which left_of adds up. */
+static size_t sorted_drawn_children(const struct profile *p, const struct drawn_children *dc, uint32_t d,
+                                    struct kid *kids)
 {
     size_t k = 0;
     for (uint32_t i = dc->offset[d]; i < dc->offset[d + 1]; i++) {
         const struct child_ref *c = &dc->children[i];
+        if (c->drawn == UINT32_MAX)
+            continue;
         kids[k++] = (struct kid){ profile_frame_name(p, c->frame), c->frame, c->node, c->drawn, c->total };
         __builtin_prefetch(kids[k - 1].name);
     }
@@ -113,6 +121,42 @@ static size_t sorted_children(const struct profile *p, const struct drawn_childr
     return k;
 }
 
+/* left_of[i] = the total of node d's children that sort before its drawn child kids[i] (k of them, sorted):
+ * the drawn ones' totals, and each narrow one's put before the first drawn child that sorts after it
+ * (found by binary search). The same sums as sorting all the children, without sorting the narrow ones. */
+static void totals_left_of(const struct profile *p, const struct drawn_children *dc, uint32_t d,
+                           const struct kid *kids, size_t k, uint64_t *left_of)
+{
+    for (size_t i = 0; i < k; i++)
+        left_of[i] = 0;
+    uint32_t first = dc->offset[d], end = dc->offset[d + 1];
+    for (uint32_t i = first; i < end; i++)
+        if (dc->children[i].drawn == UINT32_MAX)
+            __builtin_prefetch(profile_frame_name(p, dc->children[i].frame));
+    for (uint32_t i = first; i < end; i++) {
+        const struct child_ref *c = &dc->children[i];
+        if (c->drawn != UINT32_MAX)
+            continue;
+        struct kid narrow = { .name = profile_frame_name(p, c->frame), .frame = c->frame };
+        size_t lo = 0, hi = k;            /* the first drawn kid sorting after it */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (compare_kids(&kids[mid], &narrow) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < k)                       /* after the last drawn one it moves none */
+            left_of[lo] += c->total;
+    }
+    uint64_t sum = 0;
+    for (size_t i = 0; i < k; i++) {
+        sum += left_of[i];
+        left_of[i] = sum;
+        sum += kids[i].total;
+    }
+}
+
 int svg_layout_build(const struct profile *p, double chart_width, double min_width, struct svg_layout *out)
 {
     memset(out, 0, sizeof(*out));
@@ -123,14 +167,23 @@ int svg_layout_build(const struct profile *p, double chart_width, double min_wid
     double px_per_sample = chart_width / (double)nodes[0].total;
 
     struct drawn_children dc = { 0 };
-    struct svg_frame *stack = big_alloc(n * sizeof(*stack));
-    uint32_t *stack_drawn = big_alloc(n * sizeof(*stack_drawn));   /* each stacked frame's drawn number */
-    struct kid *kids = big_alloc(n * sizeof(*kids));
-    out->frames = big_alloc(n * sizeof(*out->frames));
-    out->frames_room = n;
+    struct svg_frame *stack = NULL;
+    uint32_t *stack_drawn = NULL;
+    struct kid *kids = NULL;
+    uint64_t *left_of = NULL;
+    size_t n_drawn = 0, most_kids = 0;
     int rc = -1;
-    if (!stack || !stack_drawn || !kids || !out->frames ||
-        drawn_children_build(nodes, n, px_per_sample, min_width, &dc) != 0)
+    if (drawn_children_build(nodes, n, px_per_sample, min_width, &dc, &n_drawn, &most_kids) != 0)
+        goto done;
+    /* sized by what is drawn, not by the nodes: a big profile draws a small part of its tree. The stack
+     * (a path's drawn siblings at most) touches few of its pages: malloc's, not big_alloc's huge ones. */
+    stack = malloc(n_drawn * sizeof(*stack));
+    stack_drawn = malloc(n_drawn * sizeof(*stack_drawn));   /* each stacked frame's drawn number */
+    kids = big_alloc((most_kids + 1) * sizeof(*kids));
+    left_of = big_alloc((most_kids + 1) * sizeof(*left_of));
+    out->frames = big_alloc(n_drawn * sizeof(*out->frames));
+    out->frames_room = n_drawn;
+    if (!stack || !stack_drawn || !kids || !left_of || !out->frames)
         goto done;
 
     size_t depth_of_stack = 0;
@@ -143,18 +196,16 @@ int svg_layout_build(const struct profile *p, double chart_width, double min_wid
         if (f.depth > out->max_depth)
             out->max_depth = f.depth;
         /* children left to right from the parent's left edge; pushed right to left so the leftmost is
-         * drawn first, from the right end of the children (the parent's total less its self count) */
-        size_t k = sorted_children(p, &dc, drawn, kids);
-        uint64_t end = f.start;
-        for (size_t i = 0; i < k; i++)
-            end += kids[i].total;
+         * drawn first */
+        size_t k = sorted_drawn_children(p, &dc, drawn, kids);
+        if (k == 0)
+            continue;
+        totals_left_of(p, &dc, drawn, kids, k, left_of);
         for (size_t i = k; i > 0; i--) {
             const struct kid *c = &kids[i - 1];
-            end -= c->total;
-            if (c->drawn == UINT32_MAX)
-                continue;
             stack_drawn[depth_of_stack] = c->drawn;
-            stack[depth_of_stack++] = (struct svg_frame){ .node = c->node, .depth = f.depth + 1, .start = end,
+            stack[depth_of_stack++] = (struct svg_frame){ .node = c->node, .depth = f.depth + 1,
+                                                          .start = f.start + left_of[i - 1],
                                                           .total = c->total, .name = c->name };
         }
     }
@@ -165,9 +216,10 @@ done:
         svg_layout_free(out);
         errno = saved ? saved : ENOMEM;
     }
-    big_free(stack, n * sizeof(*stack));
-    big_free(stack_drawn, n * sizeof(*stack_drawn));
-    big_free(kids, n * sizeof(*kids));
+    free(stack);
+    free(stack_drawn);
+    big_free(kids, (most_kids + 1) * sizeof(*kids));
+    big_free(left_of, (most_kids + 1) * sizeof(*left_of));
     big_free(dc.drawn, dc.n_nodes * sizeof(*dc.drawn));
     big_free(dc.offset, (dc.n_nodes + 1) * sizeof(*dc.offset));
     big_free(dc.children, dc.n_children * sizeof(*dc.children));

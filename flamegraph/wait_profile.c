@@ -35,6 +35,11 @@ struct task_wait {
     uint32_t poll_key, key;              /* the caller's keys of poll_stack and stack */
     bool finished;                       /* terminated, and its last poll is over: nothing more to count */
     uint64_t wait_since;                 /* end of the poll it waits after */
+    uint32_t poll_thread;                /* the thread of the current poll (0: unknown) */
+    uint64_t poll_start_ns;              /* ... when it began */
+    uint64_t last_registered_ns;         /* ... its last waker registration (0: none yet) */
+    uint64_t woken_since_registered;     /* ... its first wake after that registration (0: none) */
+    bool ended_unreported;               /* waiting since an end taken without a poll-end event */
     uint64_t woken_at;                   /* 0: not woken since */
     uint64_t accounted_until;            /* no wait of this task counts before this */
     /* [0] certain waits, [1] doubtful ones: after a poll that registered no waker and was not woken again
@@ -50,6 +55,7 @@ struct buffered_event {
     uint64_t seq;                        /* arrival order: keeps one thread's events in their order */
     uint32_t stack;                      /* WAIT_STACK: the stack's node */
     uint32_t key;                        /* WAIT_STACK: the caller's key of it */
+    uint32_t thread;                     /* as wait_event's (0: unknown) */
     uint8_t kind;
 };
 
@@ -82,6 +88,15 @@ struct retired {
     size_t n_top[2];
 };
 
+/* A thread's current poll, for polls whose end is not reported (see wait_profile.h). */
+struct thread_poll {
+    uint32_t thread;
+    uint64_t task_id;
+    uint64_t start_ns;
+    bool open;                           /* a poll began here and no end is known */
+    bool reports_ends;                   /* a poll-end event came from this thread */
+};
+
 struct wait_profile {
     struct task_stacks *stacks;
     const struct profile *names;
@@ -95,6 +110,8 @@ struct wait_profile {
     VEC_OF(struct buffered_event) pending;
     uint64_t seq;
     struct u64_map task_index;           /* task id -> index into tasks */
+    struct u64_map thread_index;         /* thread -> index into threads */
+    VEC_OF(struct thread_poll) threads;
     VEC_OF(struct task_wait) tasks;
     size_t compact_at;                   /* take the finished tasks out when the table holds this many */
     size_t n_finished;                   /* finished tasks in the table */
@@ -117,7 +134,7 @@ struct wait_profile *wait_profile_new(struct task_stacks *stacks, const struct p
     w->stop_ns = UINT64_MAX;
     w->compact_at = 256;
     w->summary.longest_runnable_root = PROFILE_NO_FRAME;
-    if (!(w->tree = profile_new()) || u64_map_init(&w->task_index, 256) != 0 ||
+    if (!(w->tree = profile_new()) || u64_map_init(&w->task_index, 256) != 0 || u64_map_init(&w->thread_index, 16) != 0 ||
         u64_map_init(&w->site_index, 256) != 0 || u64_map_init(&w->retired.root_index, 64) != 0) {
         wait_profile_free(w);
         return NULL;
@@ -138,6 +155,8 @@ void wait_profile_free(struct wait_profile *w)
     u64_map_free(&w->retired.root_index);
     vec_free(&w->pending);
     u64_map_free(&w->task_index);
+    u64_map_free(&w->thread_index);
+    vec_free(&w->threads);
     vec_free(&w->tasks);
     vec_free(&w->totals);
     vec_free(&w->path);
@@ -160,19 +179,19 @@ static struct task_wait *task_of(struct wait_profile *w, uint64_t id)
 }
 
 static int buffer(struct wait_profile *w, uint8_t kind, uint64_t task_id, uint64_t time_ns, uint32_t stack,
-                  uint32_t key)
+                  uint32_t key, uint32_t thread)
 {
     struct buffered_event *e = vec_push(&w->pending);
     if (!e)
         return -1;
     *e = (struct buffered_event){ .time_ns = time_ns, .task_id = task_id, .seq = w->seq++, .stack = stack,
-                                  .key = key, .kind = kind };
+                                  .key = key, .thread = thread, .kind = kind };
     return 0;
 }
 
 int wait_profile_event(struct wait_profile *w, const struct wait_event *e)
 {
-    return buffer(w, (uint8_t)e->kind, e->task_id, e->time_ns, 0, WAIT_NO_KEY);
+    return buffer(w, (uint8_t)e->kind, e->task_id, e->time_ns, 0, WAIT_NO_KEY, e->thread);
 }
 
 /* The tree's id of a frame of names. */
@@ -242,7 +261,7 @@ int wait_profile_stack(struct wait_profile *w, uint64_t task_id, uint64_t time_n
     }
     if (node != ROOT_ONLY && site_of(w, key, node) == UINT32_MAX)
         return -1;
-    return buffer(w, WAIT_STACK, task_id, time_ns, node, key);
+    return buffer(w, WAIT_STACK, task_id, time_ns, node, key, 0);
 }
 
 static void add_time(struct wait_times *to, uint64_t suspended_ns, uint64_t runnable_ns)
@@ -301,12 +320,91 @@ static void settle(struct wait_profile *w, struct task_wait *t, uint64_t end_ns)
     }
 }
 
-static void begin_poll(struct task_wait *t)
+static void begin_poll(struct task_wait *t, uint32_t thread, uint64_t time_ns)
 {
     t->phase = PHASE_POLLING;
     t->woken_in_poll = false;
     t->registered_in_poll = false;
     t->poll_has_stack = false;
+    t->poll_thread = thread;
+    t->poll_start_ns = time_ns;
+    t->last_registered_ns = 0;
+    t->woken_since_registered = 0;
+    t->ended_unreported = false;
+}
+
+/* The poll of t ended at end_ns (Pending): it waits from there, suspended where it registered last. */
+static void end_poll(struct task_wait *t, uint64_t end_ns)
+{
+    if (t->poll_has_stack) {
+        t->stack = t->poll_stack;        /* else still suspended where it last registered */
+        t->key = t->poll_key;
+    }
+    t->registered = t->registered_in_poll;
+    t->ever_registered |= t->registered_in_poll;
+    t->phase = PHASE_WAITING;
+    t->wait_since = end_ns;
+    t->woken_at = t->woken_in_poll ? end_ns : 0;
+}
+
+/* The poll of t is known to be over but its end was not reported (wait_profile.h): it ended at its last waker
+ * registration, or at its start when it registered none; a wake after that point splits the wait, one before
+ * it (during the poll) makes it runnable from there. A task that terminated in it is finished. */
+static void end_unreported_poll(struct wait_profile *w, struct task_wait *t)
+{
+    if (t->phase == PHASE_DONE) {
+        if (!t->finished)
+            w->n_finished++;
+        t->finished = true;
+        return;
+    }
+    uint64_t end = t->last_registered_ns > t->poll_start_ns ? t->last_registered_ns : t->poll_start_ns;
+    uint64_t woken_after = t->woken_since_registered;
+    end_poll(t, end);
+    if (woken_after)
+        t->woken_at = woken_after < end ? end : woken_after;
+    t->ended_unreported = true;
+}
+
+/* The state of thread (NULL: unknown, or no memory: then its polls end at their task's next poll start). */
+static struct thread_poll *thread_of(struct wait_profile *w, uint32_t thread)
+{
+    uint32_t index;
+    if (thread == 0)
+        return NULL;
+    if (u64_map_get(&w->thread_index, thread, &index))
+        return &w->threads.v[index];
+    struct thread_poll *th = vec_push(&w->threads);
+    if (!th)
+        return NULL;
+    if (u64_map_put(&w->thread_index, thread, (uint32_t)(w->threads.n - 1)) != 0) {
+        w->threads.n--;
+        return NULL;
+    }
+    *th = (struct thread_poll){ .thread = thread };
+    return th;
+}
+
+/* A poll starts on th: the poll still open there (on a thread that does not report poll ends) is over. */
+static void close_thread_poll(struct wait_profile *w, struct thread_poll *th)
+{
+    uint32_t index;
+    if (!th || !th->open || th->reports_ends || !u64_map_get(&w->task_index, th->task_id, &index))
+        return;
+    struct task_wait *prev = &w->tasks.v[index];
+    if ((prev->phase == PHASE_POLLING || prev->phase == PHASE_DONE) && prev->poll_thread == th->thread &&
+        prev->poll_start_ns == th->start_ns)
+        end_unreported_poll(w, prev);
+    th->open = false;
+}
+
+/* t registered its waker during its poll at time_ns: a wake before is one during the poll. */
+static void note_registration(struct task_wait *t, uint64_t time_ns)
+{
+    t->registered_in_poll = true;
+    if (time_ns > t->last_registered_ns)
+        t->last_registered_ns = time_ns;
+    t->woken_since_registered = 0;
 }
 
 static void apply(struct wait_profile *w, const struct buffered_event *e)
@@ -314,32 +412,43 @@ static void apply(struct wait_profile *w, const struct buffered_event *e)
     struct task_wait *t = task_of(w, e->task_id);
     if (!t)
         return;                          /* no memory for a new task: its waits are left out */
+    struct thread_poll *th = e->kind == WAIT_POLL_START || e->kind == WAIT_POLL_END ? thread_of(w, e->thread) : NULL;
     switch (e->kind) {
     case WAIT_POLL_START:
+        close_thread_poll(w, th);
+        if (t->phase == PHASE_POLLING || (t->phase == PHASE_DONE && !t->finished))
+            end_unreported_poll(w, t);   /* its end never came: the poll is over by now */
         if (t->phase == PHASE_WAITING)
             settle(w, t, e->time_ns);
         if (t->finished) {               /* its id reused by a new task */
             t->finished = false;
             w->n_finished--;
         }
-        begin_poll(t);
+        begin_poll(t, e->thread, e->time_ns);
+        if (th)
+            *th = (struct thread_poll){ .thread = e->thread, .task_id = t->id, .start_ns = e->time_ns,
+                                        .open = true, .reports_ends = th->reports_ends };
         break;
     case WAIT_POLL_END:
+        if (th) {
+            th->reports_ends = true;
+            th->open = false;
+        }
         if (t->phase == PHASE_DONE) {    /* terminated during this poll: it returned Ready */
             if (!t->finished)
                 w->n_finished++;
             t->finished = true;
             break;
         }
-        if (t->poll_has_stack) {
-            t->stack = t->poll_stack;    /* else still suspended where it last registered */
-            t->key = t->poll_key;
+        if (t->phase == PHASE_WAITING && t->ended_unreported && e->time_ns >= t->wait_since) {
+            /* its end came after all (another poll began on its thread first, as a nested poll does) */
+            t->wait_since = e->time_ns;
+            if (t->woken_at && t->woken_at < e->time_ns)
+                t->woken_at = e->time_ns;
+            t->ended_unreported = false;
+            break;
         }
-        t->registered = t->registered_in_poll;
-        t->ever_registered |= t->registered_in_poll;
-        t->phase = PHASE_WAITING;
-        t->wait_since = e->time_ns;
-        t->woken_at = t->woken_in_poll ? e->time_ns : 0;
+        end_poll(t, e->time_ns);
         break;
     case WAIT_WAKE:
         if (t->phase == PHASE_WAITING) {
@@ -347,11 +456,13 @@ static void apply(struct wait_profile *w, const struct buffered_event *e)
                 t->woken_at = e->time_ns;
         } else if (t->phase != PHASE_DONE) {
             t->woken_in_poll = true;
+            if (!t->woken_since_registered)
+                t->woken_since_registered = e->time_ns;
         }
         break;
     case WAIT_REGISTERED:
         if (t->phase != PHASE_WAITING && t->phase != PHASE_DONE)
-            t->registered_in_poll = true;
+            note_registration(t, e->time_ns);
         break;
     case WAIT_TERMINATE:
         if (t->phase == PHASE_WAITING)
@@ -367,7 +478,7 @@ static void apply(struct wait_profile *w, const struct buffered_event *e)
             w->summary.stray_stacks++;   /* not in a poll of this task: not where it suspends */
             break;
         }
-        t->registered_in_poll = true;
+        note_registration(t, e->time_ns);
         t->poll_stack = e->stack;
         t->poll_key = e->key;
         t->poll_has_stack = true;
@@ -634,6 +745,10 @@ struct profile *wait_profile_finish(struct wait_profile *w, uint64_t stop_ns, bo
         return NULL;
     w->stop_ns = stop_ns;
     w->keep_doubtful = !ready_unless_registered;
+    /* polls still open whose end is not reported are taken as over (one that registered a waker returned
+       Pending; the wait after one that did not is doubtful, as after any poll without a registration) */
+    for (size_t i = 0; i < w->threads.n; i++)
+        close_thread_poll(w, &w->threads.v[i]);
     for (size_t i = 0; i < w->tasks.n; i++)
         if (w->tasks.v[i].phase == PHASE_WAITING)
             settle(w, &w->tasks.v[i], stop_ns);

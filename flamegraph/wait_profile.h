@@ -9,7 +9,17 @@
  * settled at each round) nor with tasks that finished: a task known finished (terminated, its last poll over)
  * is folded into per-root totals and taken out of the table at a round. Runtimes without a terminate event
  * (tokio without markers) name tasks by their header address, which the allocator reuses: the table grows
- * with the most headers alive at once. */
+ * with the most headers alive at once.
+ * Polls without a poll-end event (tokio's Harness<T,S>::poll probed at its entry only, to spare the target a
+ * return probe per poll): such a poll is taken to have ended, and the task's suspension to have begun, at the
+ * poll's last waker registration (the last thing a poll that returns Pending does: register, then return), or,
+ * when it registered none, at the poll's start (its end is not known: the wait then also holds that poll's
+ * own run time, which a CPU profile shows). Its end is known to have come by the next poll start on its thread
+ * (on a thread that never reported a poll end) or the task's own next poll start, whichever is first; wakes
+ * after that end point split [suspended] from [runnable], one before it (in the poll, before its last
+ * registration) makes the whole wait [runnable], as a wake during a poll does. The invariants hold as with
+ * poll ends: one task's waits never overlap (each begins at or after its poll's start and ends at its next
+ * poll's start) and never exceed the recording. */
 #ifndef TASKSPY_WAIT_PROFILE_H
 #define TASKSPY_WAIT_PROFILE_H
 
@@ -31,6 +41,7 @@ struct wait_event {
     enum wait_event_kind kind;
     uint64_t task_id;
     uint64_t time_ns;
+    uint32_t thread;         /* the thread it happened on (any number naming it, e.g. its tid); 0: unknown */
 };
 
 /* One wait as it is settled, for a timeline: from start_ns (the end of the poll it follows, or the recording's

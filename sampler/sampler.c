@@ -130,7 +130,7 @@ static int open_markers(struct sampler *s, char *err, size_t errlen)
 {
     int cpu_ids[1024];
     struct markers_config mc = {
-        .spec = s->probe_spec, .poll_times = s->cfg.poll_times || s->cfg.wait_profile, .pid = s->target.pid, .root = s->root,
+        .spec = s->probe_spec, .poll_times = s->cfg.poll_times, .pid = s->target.pid, .root = s->root,
         .cpus = cpu_ids, .n_cpus = cpu_buffers_mapped(&s->cpus, NULL, cpu_ids, 1024), .buffer_pages = s->cpus.pages,
         .records = s->cfg.marker_records, .slot_bits = s->cfg.marker_slot_bits, .uprobes = s->cfg.uprobe_events, .on_warning = sampler_relay_warning,
         .warning_ctx = s, .wait_profile = s->cfg.wait_profile, .waker_symbol = s->cfg.waker_symbol,
@@ -357,9 +357,9 @@ void sampler_close(struct sampler *s)
     if (s->markers)
         markers_close(s->markers);
     tls_join_close(s->tls);
-    sampler_wait_close(s);
     cpu_buffers_free(&s->cpus);
     event_fds_close(&s->events);
+    sampler_wait_close(s);          /* after its events are closed: it removes their tracefs definitions */
     if (s->target.launched && !s->target.exited && s->target.go_fd < 0)
         target_terminate(&s->target, 1000);
     target_close(&s->target);

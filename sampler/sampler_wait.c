@@ -2,11 +2,15 @@
 /* sampler_wait.c: the sampler's side of the wait profile (SPEC section 3a, cfg->wait_profile). Task events
  * (poll start and end, wake, waker registered, terminate) come from the task tracker as it applies marker
  * hits, in time order per thread, and travel to the processing thread in the batch. Stacks at waker
- * registration: a uprobe perf event per registration site and CPU copies registers and user stack (dwarf; a
+ * registration: a perf event per registration site and CPU copies registers and user stack (dwarf; a
  * callchain with frame pointers) into the CPU's sample ring buffer, a BPF filter on it
- * (sampler/bpf/wait_filter_program.h) letting a sample through only at a budget; the reading thread sets those
- * records apart (by event id) and queues them after the round's task events, and the processing thread
- * unwinds them like CPU samples. Each round ends with a QUEUED_WAIT_ROUND: everything up to its time is
+ * (sampler/bpf/wait_filter_program.h) letting a sample through only at a budget. The events are those of one
+ * tracefs uprobe event per site when tracefs is mounted: one probe consumer and one filter run per hit, the
+ * sample written by the event of the CPU it ran on (measured on the saturated hyper fixture: the uprobe PMU's
+ * event per CPU is a consumer of its own, and their two dispatches and filters per registration cost the
+ * target as much as the three waker and poll programs together); else uprobe PMU events, one filter each.
+ * The reading thread sets those records apart (by event id) and queues them after the round's task events,
+ * and the processing thread unwinds them like CPU samples. Each round ends with a QUEUED_WAIT_ROUND: everything up to its time is
  * delivered. In a program whose tasks come from poll markers, tokio's waker functions name tasks by header:
  * their events are joined to the marker tasks (sampler/markers/header_join.h) as the tracker applies them,
  * and their stacks go to the marker task their thread polled, like CPU samples. */
@@ -25,6 +29,7 @@
 #include "sampler/bpf/wait_filter_program.h"
 #include "sampler/markers/header_join.h"
 #include "sampler/markers/uprobe_pmu.h"
+#include "sampler/markers/uprobe_tracefs.h"
 
 /* User stack bytes copied per registration stack (dwarf), measured: clone_waker's stacks reach the thread's
  * start within 4 KB on the tokio fixture (18 frames) and within 8 KB on the hyper fixture (23 frames; 4 KB
@@ -42,6 +47,10 @@ struct wait_stacks {
     int state;                         /* 0 untried, 1 ready, -1 unavailable */
     int tasks_fd, counters_fd;
     int *prog_fds;                     /* the filter for the event on s->cpus.v[c], loaded on first use; -1 */
+    int any_cpu_prog_fd;               /* the filter of tracefs events (every CPU), loaded on first use; -1 */
+    struct uprobe_tracefs tracefs;     /* found mounted (not mounted for this), unless use_tracefs is false */
+    bool use_tracefs;
+    VEC_OF(struct uprobe_tracefs_event) tracefs_events;   /* defined: removed at close */
     const struct wait_filter_counters *counters;   /* mapped from counters_fd */
     size_t counters_len;
     struct uprobe_pmu pmu;
@@ -74,7 +83,10 @@ int sampler_wait_open(struct sampler *s)
         free(w);
         return -1;
     }
-    w->tasks_fd = w->counters_fd = -1;
+    w->tasks_fd = w->counters_fd = w->any_cpu_prog_fd = -1;
+    w->use_tracefs = s->cfg.uprobe_events != SAMPLER_UPROBES_PMU && uprobe_tracefs_find(&w->tracefs) == 0;
+    if (w->use_tracefs)
+        uprobe_tracefs_remove_stale(&w->tracefs);    /* definitions a killed taskspy left */
     s->wait = w;
     return 0;
 }
@@ -145,26 +157,80 @@ static int open_site_event(struct sampler *s, const char *path, uint64_t offset,
     return -1;
 }
 
-/* The filter program of the events on s->cpus.v[c] (loaded once). Returns its fd, or -1 (noted). */
+/* The filter program of the uprobe PMU events on s->cpus.v[c], or with c SIZE_MAX of tracefs events on every
+ * CPU (loaded once). Returns its fd, or -1 (noted). */
 static int filter_program(struct sampler *s, size_t c)
 {
     struct wait_stacks *w = s->wait;
-    if (w->prog_fds[c] >= 0)
-        return w->prog_fds[c];
+    int *fd = c == SIZE_MAX ? &w->any_cpu_prog_fd : &w->prog_fds[c];
+    if (*fd >= 0)
+        return *fd;
     struct bpf_insn insns[WAIT_FILTER_PROGRAM_MAX];
     struct wait_filter_spec spec = {
-        .tgid = (uint32_t)s->target.pid, .cpu = (uint32_t)s->cpus.v[c].cpu, .tasks_fd = w->tasks_fd,
-        .counters_fd = w->counters_fd, .interval_ns = WAIT_STACK_INTERVAL_NS, .window_ns = WAIT_STACK_WINDOW_NS,
-        .max_per_window = WAIT_STACKS_PER_WINDOW,
+        .tgid = (uint32_t)s->target.pid, .cpu = c == SIZE_MAX ? WAIT_FILTER_ANY_CPU : (uint32_t)s->cpus.v[c].cpu,
+        .tasks_fd = w->tasks_fd, .counters_fd = w->counters_fd, .interval_ns = WAIT_STACK_INTERVAL_NS,
+        .window_ns = WAIT_STACK_WINDOW_NS, .max_per_window = WAIT_STACKS_PER_WINDOW,
     };
     int n = wait_filter_program(&spec, insns, WAIT_FILTER_PROGRAM_MAX);
     char log[4096] = "", why[512];
-    w->prog_fds[c] = n < 0 ? -1 : bpf_sys_prog_load_probe(insns, (size_t)n, false, log, sizeof(log));
-    if (w->prog_fds[c] < 0) {
+    *fd = n < 0 ? -1 : bpf_sys_prog_load_probe(insns, (size_t)n, false, log, sizeof(log));
+    if (*fd < 0) {
         bpf_sys_refusal(log, errno, why, sizeof(why));
         wait_note(s, "no waker-registration stacks: %s", why);
     }
-    return w->prog_fds[c];
+    return *fd;
+}
+
+/* An event of the site is opened (fd): remember it (runtime_ids: as sampler_wait_site's). Returns 0, or -1
+ * (noted; fd closed). */
+static int keep_site_event(struct sampler *s, size_t c, int fd, bool runtime_ids)
+{
+    struct wait_stacks *w = s->wait;
+    uint64_t id;
+    if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 || cpu_buffers_route(&s->cpus, c, fd) != 0 ||
+        u64_map_put(&w->ids, id, runtime_ids) != 0 || event_fds_add(&s->events, fd) != 0) {
+        wait_note(s, "waker-registration stacks incomplete: %s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return 0;
+}
+
+/* The site's stacks through one tracefs event: its perf event on every CPU, the filter on the first (the
+ * program belongs to the tracefs event, run once per hit for all of them). Returns the events opened, 0
+ * when none could be (then uprobe PMU events are tried). */
+static size_t open_tracefs_site(struct sampler *s, const char *path, uint64_t offset, bool runtime_ids)
+{
+    struct wait_stacks *w = s->wait;
+    int prog = filter_program(s, SIZE_MAX);
+    struct uprobe_tracefs_event *ev = prog < 0 ? NULL : vec_push(&w->tracefs_events);
+    char err[512];
+    if (!ev)
+        return 0;
+    if (uprobe_tracefs_create(&w->tracefs, path, offset, 0, NULL, false, "waker_stack", ev, &w->plan, err,
+                              sizeof(err)) != 0) {
+        w->tracefs_events.n--;
+        return 0;
+    }
+    size_t opened = 0;
+    for (size_t c = 0; c < s->cpus.n; c++) {
+        if (s->cpus.v[c].fd < 0)
+            continue;
+        struct perf_event_attr attr;
+        uprobe_tracefs_attr(ev, &w->plan, false, false, &attr);
+        attr.exclude_callchain_kernel = 1;
+        attr.sample_max_stack = SAMPLER_MAX_FRAMES - 2;
+        long fd = syscall(SYS_perf_event_open, &attr, -1, s->cpus.v[c].cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (opened == 0 && ioctl((int)fd, PERF_EVENT_IOC_SET_BPF, prog) != 0) {
+            close((int)fd);
+            break;                       /* no filter: no events (a sample at every hit is not affordable) */
+        }
+        if (keep_site_event(s, c, (int)fd, runtime_ids) == 0)
+            opened++;
+    }
+    return opened;
 }
 
 void sampler_wait_site(void *ctx, const char *path, uint64_t offset, bool runtime_ids)
@@ -173,7 +239,11 @@ void sampler_wait_site(void *ctx, const char *path, uint64_t offset, bool runtim
     struct wait_stacks *w = s->wait;
     if (!w || !stacks_ready(s))
         return;
-    size_t opened = 0;
+    size_t opened = w->use_tracefs ? open_tracefs_site(s, path, offset, runtime_ids) : 0;
+    if (opened > 0) {
+        w->sites++;
+        return;
+    }
     for (size_t c = 0; c < s->cpus.n; c++) {
         if (s->cpus.v[c].fd < 0)
             continue;
@@ -181,15 +251,13 @@ void sampler_wait_site(void *ctx, const char *path, uint64_t offset, bool runtim
         int fd = prog < 0 ? -1 : open_site_event(s, path, offset, c);
         if (fd < 0)
             continue;
-        uint64_t id;
-        if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) != 0 || ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 ||
-            cpu_buffers_route(&s->cpus, c, fd) != 0 || u64_map_put(&w->ids, id, runtime_ids) != 0 ||
-            event_fds_add(&s->events, fd) != 0) {
+        if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) != 0) {
             wait_note(s, "waker-registration stacks incomplete: %s", strerror(errno));
             close(fd);
             continue;
         }
-        opened++;
+        if (keep_site_event(s, c, fd, runtime_ids) == 0)
+            opened++;
     }
     if (opened == 0)
         wait_note(s, "no waker-registration stacks: cannot open their uprobe events (%s)", strerror(errno));
@@ -391,6 +459,13 @@ void sampler_wait_close(struct sampler *s)
         if (w->prog_fds[c] >= 0)
             close(w->prog_fds[c]);
     free(w->prog_fds);
+    if (w->any_cpu_prog_fd >= 0)
+        close(w->any_cpu_prog_fd);
+    /* the tracefs definitions, now that their perf events are closed (sampler_close); one left by a kill is
+       removed by the next taskspy (uprobe_tracefs_remove_stale), and inserts no probe meanwhile */
+    for (size_t i = 0; i < w->tracefs_events.n; i++)
+        uprobe_tracefs_remove(&w->tracefs, &w->tracefs_events.v[i]);
+    vec_free(&w->tracefs_events);
     if (w->counters_fd >= 0)
         close(w->counters_fd);
     if (w->tasks_fd >= 0)

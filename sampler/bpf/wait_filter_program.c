@@ -24,11 +24,15 @@ int wait_filter_program(const struct wait_filter_spec *spec, struct bpf_insn *ou
     if (spec->interval_ns > INT32_MAX || spec->window_ns > INT32_MAX || spec->max_per_window > INT32_MAX)
         return -1;
     emit(&e, BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0);
+    /* the CPU first: the programs of the other CPUs' events leave at once */
+    size_t other_cpu = SIZE_MAX;
+    if (spec->cpu != WAIT_FILTER_ANY_CPU) {
+        emit_call(&e, BPF_FUNC_get_smp_processor_id);
+        other_cpu = emit_jump(&e, BPF_JNE, BPF_REG_0, (int32_t)spec->cpu);
+    }
     emit_call(&e, BPF_FUNC_get_current_pid_tgid);
     emit(&e, BPF_ALU64 | BPF_RSH | BPF_K, BPF_REG_0, 0, 0, 32);
     size_t other_process = emit_jump(&e, BPF_JNE, BPF_REG_0, (int32_t)spec->tgid);
-    emit_call(&e, BPF_FUNC_get_smp_processor_id);
-    size_t other_cpu = emit_jump(&e, BPF_JNE, BPF_REG_0, (int32_t)spec->cpu);
     /* r7 = the task (%rdi), the map key at fp-8 */
     emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_7, BPF_REG_6, (int16_t)bpf_marker_pt_regs_offset(PERF_REG_X86_DI), 0);
     emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_10, BPF_REG_7, -8, 0);
@@ -81,7 +85,8 @@ int wait_filter_program(const struct wait_filter_spec *spec, struct bpf_insn *ou
     land(&e, over_budget);
     emit_count(&e, offsetof(struct wait_filter_counters, skipped));
     land(&e, other_process);
-    land(&e, other_cpu);
+    if (other_cpu != SIZE_MAX)
+        land(&e, other_cpu);
     land(&e, no_counters);
     emit(&e, BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
     emit(&e, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);

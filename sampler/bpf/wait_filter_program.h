@@ -6,7 +6,8 @@
  * is older than interval_ns; and at most max_per_window stacks per window_ns in all. Per task (the probe's
  * %rdi) it keeps the last capture's time and return address in an LRU hash map; the counters (the window and
  * how many were taken and skipped) sit in a one-element mmapable array the reader reads without a system
- * call. Hits in other processes, and on other CPUs than the event's, are refused (uncounted). */
+ * call. Hits in other processes, and on other CPUs than the event's (unless it is for any CPU), are refused
+ * (uncounted). */
 #ifndef TASKSPY_BPF_WAIT_FILTER_PROGRAM_H
 #define TASKSPY_BPF_WAIT_FILTER_PROGRAM_H
 
@@ -31,8 +32,11 @@ struct wait_filter_task {
 
 struct wait_filter_spec {
     uint32_t tgid;                     /* the target process */
-    uint32_t cpu;                      /* the CPU of the event it filters: every CPU's event of a probe runs its
-                                          program at each hit, only this CPU's writes the sample */
+    uint32_t cpu;                      /* the CPU of the event it filters: every CPU's uprobe PMU event of a probe
+                                          runs its program at each hit, only this CPU's writes the sample;
+                                          WAIT_FILTER_ANY_CPU: one program for all CPUs' events (a tracefs
+                                          event: one probe consumer, its program run once per hit, the sample
+                                          written by the event of the CPU it ran on) */
     int tasks_fd;                      /* BPF_MAP_TYPE_LRU_HASH: u64 -> struct wait_filter_task */
     int counters_fd;                   /* BPF_MAP_TYPE_ARRAY of one struct wait_filter_counters */
     uint32_t interval_ns;              /* same caller: again after this long (< 2^31) */
@@ -40,6 +44,7 @@ struct wait_filter_spec {
     uint32_t max_per_window;
 };
 
+#define WAIT_FILTER_ANY_CPU UINT32_MAX
 #define WAIT_FILTER_PROGRAM_MAX 80
 
 /* Write the program into out (max instructions). Returns the number of instructions, or -1 (no room, or a

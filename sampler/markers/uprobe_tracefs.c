@@ -257,23 +257,34 @@ int uprobe_tracefs_create(struct uprobe_tracefs *tf, const char *path, uint64_t 
     return 0;
 }
 
+void uprobe_tracefs_attr(const struct uprobe_tracefs_event *ev, const struct uprobe_arg_plan *plan, bool inherit,
+                         bool disabled, void *attr_out)
+{
+    struct perf_event_attr *attr = attr_out;
+    memset(attr, 0, sizeof(*attr));
+    attr->size = sizeof(*attr);
+    attr->type = PERF_TYPE_TRACEPOINT;
+    attr->config = (uint64_t)ev->tp_id;
+    attr->sample_period = 1;
+    attr->sample_type = plan->sample_type;
+    if (plan->sample_type & PERF_SAMPLE_REGS_USER)
+        attr->sample_regs_user = plan->regs_mask;
+    if (plan->sample_type & PERF_SAMPLE_STACK_USER)
+        attr->sample_stack_user = plan->stack_size;
+    attr->inherit = inherit;
+    attr->disabled = disabled;
+    attr->sample_id_all = 1;
+    attr->watermark = 1;              /* no wake-up per record: see uprobe_event_attr */
+    attr->wakeup_watermark = UPROBE_WAKEUP_BYTES;
+    attr->use_clockid = 1;            /* the clock of taskspy's sampling events (see uprobe_pmu.c) */
+    attr->clockid = CLOCK_MONOTONIC;
+}
+
 int uprobe_tracefs_open(const struct uprobe_tracefs_event *ev, const struct uprobe_arg_plan *plan, pid_t tid,
                         int cpu, bool inherit, bool disabled, int group_fd)
 {
     struct perf_event_attr attr;
-    memset(&attr, 0, sizeof(attr));
-    attr.size = sizeof(attr);
-    attr.type = PERF_TYPE_TRACEPOINT;
-    attr.config = (uint64_t)ev->tp_id;
-    attr.sample_period = 1;
-    attr.sample_type = plan->sample_type;
-    attr.inherit = inherit;
-    attr.disabled = disabled;
-    attr.sample_id_all = 1;
-    attr.watermark = 1;               /* no wake-up per record: see uprobe_event_attr */
-    attr.wakeup_watermark = UPROBE_WAKEUP_BYTES;
-    attr.use_clockid = 1;             /* the clock of taskspy's sampling events (see uprobe_pmu.c) */
-    attr.clockid = CLOCK_MONOTONIC;
+    uprobe_tracefs_attr(ev, plan, inherit, disabled, &attr);
     long fd = syscall(SYS_perf_event_open, &attr, tid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
     return fd < 0 ? -1 : (int)fd;
 }

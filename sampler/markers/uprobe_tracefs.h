@@ -64,6 +64,10 @@ int uprobe_tracefs_parse_format(const char *text, uint32_t *offset, uint32_t *si
 int uprobe_tracefs_create(struct uprobe_tracefs *tf, const char *path, uint64_t offset, uint64_t ref_ctr_offset,
                           const struct usdt_arg *arg, bool retprobe, const char *hint, struct uprobe_tracefs_event *ev,
                           struct uprobe_arg_plan *plan, char *err, size_t errlen);
+/* The perf_event_attr (attr: a struct perf_event_attr) of the event, sampling every hit with plan->sample_type
+ * (user registers and stack as the plan says when it asks for them). */
+void uprobe_tracefs_attr(const struct uprobe_tracefs_event *ev, const struct uprobe_arg_plan *plan, bool inherit,
+                         bool disabled, void *attr);
 /* perf_event_open the event for one thread on cpu (-1: any; see uprobe_attach.inherit for the mmap rule),
  * sampling every hit with plan->sample_type. Returns the fd or -1 with errno. */
 int uprobe_tracefs_open(const struct uprobe_tracefs_event *ev, const struct uprobe_arg_plan *plan, pid_t tid,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_intern_table.c: the one interner index (base/intern_table) and the string pool on it: equal items
  * give the same pointer through growth, distinct ones stay distinct, colliding hashes are told apart by
- * the equality callback, and nothing is found in an empty table. */
+ * the equality callback, and nothing is found in an empty table; intern_hash_span finds the stop byte and
+ * gives intern_hash_bytes' hash of what precedes it, wherever the stop falls in a word. */
 #include "base/intern_table.h"
 #include "base/string_pool.h"
 
@@ -66,11 +67,47 @@ static void test_colliding_hashes(void **state)
     assert_null(intern_table_find(&t, 0, same_int, &key));
 }
 
+/* Every length 0..40 and every stop position (none, first byte, inside and at the end of each 8-byte word):
+ * the span ends at the first stop byte and hashes as intern_hash_bytes hashes that span; distinct spans
+ * hash apart (length and content count). */
+static void test_hash_span(void **state)
+{
+    (void)state;
+    char text[64];
+    for (size_t len = 0; len <= 40; len++) {
+        for (size_t stop = 0; stop <= len; stop++) {       /* stop == len: no stop byte */
+            for (size_t i = 0; i < len; i++)
+                text[i] = (char)('a' + (i * 7 + len) % 26);
+            if (stop < len) {
+                text[stop] = ';';
+                if (stop + 3 < len)
+                    text[stop + 3] = ';';                  /* a later one is not the end */
+            }
+            size_t span = 99;
+            uint64_t h = intern_hash_span(INTERN_HASH_SEED, text, len, ';', &span);
+            assert_int_equal(span, stop);
+            assert_true(h == intern_hash_bytes(INTERN_HASH_SEED, text, stop));
+        }
+    }
+    assert_true(intern_hash_bytes(INTERN_HASH_SEED, "ab", 2) != intern_hash_bytes(INTERN_HASH_SEED, "ab\0", 3));
+    assert_true(intern_hash_bytes(INTERN_HASH_SEED, "abcdefgh1", 9) !=
+                intern_hash_bytes(INTERN_HASH_SEED, "abcdefgh2", 9));
+    assert_true(intern_hash_bytes(1, "x", 1) != intern_hash_bytes(2, "x", 1));
+    /* bytes above 0x7f next to the stop (the word test's borrow must not flag them) */
+    const char high[] = "\xc3\xa9;\xff\x80;;";
+    size_t span = 0;
+    intern_hash_span(INTERN_HASH_SEED, high, sizeof(high) - 1, ';', &span);
+    assert_int_equal(span, 2);
+    intern_hash_span(INTERN_HASH_SEED, high + 3, sizeof(high) - 4, ';', &span);
+    assert_int_equal(span, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_string_pool_through_growth),
         cmocka_unit_test(test_colliding_hashes),
+        cmocka_unit_test(test_hash_span),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -318,13 +318,13 @@ static void test_many_chunks_match_stacks_added_one_by_one(void **state)
     struct profile *expected = profile_new();
     assert_non_null(expected);
     size_t len = 0;
-    char *text = many_stacks(20000, expected, &len);
-    assert_true(len > 8 * 64 * 1024);                   /* many read chunks: the tree is built on a thread */
+    char *text = many_stacks(40000, expected, &len);
+    assert_true(len > 4 * 512 * 1024);                  /* many read chunks: the tree is built on a thread */
     char *want = folded_text(expected);
 
     struct read_result r = read_text(text, len);        /* a memory stream */
     assert_int_equal(r.rc, 0);
-    assert_int_equal(r.report.skipped, (20000 + 96) / 97);
+    assert_int_equal(r.report.skipped, (40000 + 96) / 97);
     assert_int_equal(profile_total(r.p), profile_total(expected));
     assert_int_equal(profile_distinct_stacks(r.p), profile_distinct_stacks(expected));
     char *got = folded_text(r.p);

@@ -6,7 +6,7 @@
  * `LC_ALL=C sort` sorts the whole lines), and 10,000 random stacks whose folded output round-trips: each line's
  * count equals what was added (reference map in the test), the sum is preserved, lines are in C-sort order;
  * the batch entry points (profile_intern_batch, profile_add_batch, profile_reserve) agree with the one by
- * one ones. */
+ * one ones; after profile_trim names and stacks are found again (the tables rebuilt). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -420,7 +420,16 @@ static void test_many_nodes(void **state)
     assert_int_equal(NODE(p, "n05")->total, 256);
     assert_int_equal(NODE(p, "n05", "n63")->total, 4);
     assert_int_equal(NODE(p, "n05", "n63", "n03")->self, 1);
-    /* adding them all again finds the same nodes */
+    /* adding them all again finds the same nodes, also after profile_trim dropped the lookup tables (and
+     * again after a second trim) */
+    profile_trim(p);
+    profile_trim(p);
+    assert_int_equal(NODE(p, "n05", "n63")->total, 4);
+    for (int i = 0; i < 64; i++) {
+        snprintf(name, sizeof(name), "n%02d", i);
+        assert_int_equal(profile_intern(p, name, strlen(name)), ids[i]);
+    }
+    profile_trim(p);
     for (int a = 0; a < 64; a++)
         for (int b = 0; b < 64; b++)
             for (int c = 0; c < 4; c++)
@@ -445,7 +454,7 @@ static void test_batches_match_one_by_one(void **state)
     assert_non_null(batch);
     for (size_t i = 0; i < n_names; i++)
         lens[i] = (uint32_t)strlen(names[i]);
-    assert_int_equal(profile_intern_batch(batch, names, lens, n_names, batch_ids), 0);
+    assert_int_equal(profile_intern_batch(batch, names, lens, NULL, n_names, batch_ids), 0);
     for (size_t i = 0; i < n_names; i++)
         assert_int_equal(batch_ids[i], profile_intern(one, names[i], lens[i]));
     assert_int_equal(batch_ids[5], batch_ids[0]);         /* the same name twice in one batch: one id */

@@ -6,7 +6,10 @@
  * the waker machinery cut from the leaf and the runtime cut from the root, terminated tasks and the
  * ready-unless-registered rule not counting after their last poll, wait stacks cut below the poll-marker frame
  * the samples showed, on random event streams no task's waits ever exceeding the recording's duration, and many
- * short-lived tasks leaving the table no bigger than the tasks alive, with the results of all of them. */
+ * short-lived tasks leaving the table no bigger than the tasks alive, with the results of all of them; polls
+ * whose end is not reported (tokio probed at Harness::poll's entry only) ending at their last registration, or
+ * their start, once their thread or the task polls again, and an end reported after all correcting it; on
+ * random streams with and without poll ends, one task's waits never overlapping. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -59,10 +62,15 @@ static void env_free(struct env *e)
     profile_free(e->p);
 }
 
+static void event_on(struct env *e, enum wait_event_kind kind, uint64_t task, uint64_t time_us, uint32_t thread)
+{
+    struct wait_event ev = { .kind = kind, .task_id = task, .time_ns = time_us * US, .thread = thread };
+    assert_int_equal(wait_profile_event(e->w, &ev), 0);
+}
+
 static void event(struct env *e, enum wait_event_kind kind, uint64_t task, uint64_t time_us)
 {
-    struct wait_event ev = { .kind = kind, .task_id = task, .time_ns = time_us * US };
-    assert_int_equal(wait_profile_event(e->w, &ev), 0);
+    event_on(e, kind, task, time_us, 0);
 }
 
 /* A registration stack of task in app::handler at line (a sleep), down through the waker machinery. */
@@ -362,15 +370,95 @@ static void test_short_lived_tasks_bounded(void **state)
     }
 }
 
-/* Random streams: whatever the order, no task's waits exceed the recording (start..stop). */
+/* Polls without poll-end events: each ends at its last registration, once its thread polls another task (or
+ * the task is polled again); a wake after that point splits the wait. */
+static void test_unreported_end_at_registration(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e);
+    event_on(&e, WAIT_POLL_START, 1, 0, 7);
+    stack_at(&e, 1, 5, 12);               /* registered at 5: suspended from there */
+    event_on(&e, WAIT_POLL_START, 2, 10, 7);   /* thread 7 polls task 2: task 1's poll is over */
+    stack_at(&e, 2, 12, 20);
+    event_on(&e, WAIT_WAKE, 1, 40, 8);
+    event_on(&e, WAIT_POLL_START, 1, 50, 8);
+    assert_int_equal(wait_profile_round(e.w, 50 * US), 0);
+    /* task 2's poll is still open at the stop: over at its registration (12), waiting until the stop */
+    expect_folded(&e, 50, SLEEP_STACK(12) "[runnable] 10\n" SLEEP_STACK(12) "[suspended] 35\n"
+                          SLEEP_STACK(20) "[suspended] 38\n");
+    assert_int_equal(wait_profile_summary(e.w)->intervals, 2);
+    env_free(&e);
+}
+
+/* Without poll ends: a wake before the poll's last registration is one during the poll (runnable from its
+ * end point); a poll that registers nothing ends at its start (the best bound known), still suspended where
+ * the task last registered. */
+static void test_unreported_end_wakes_and_no_registration(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e);
+    e.ready_rule = true;
+    event_on(&e, WAIT_POLL_START, 1, 0, 7);
+    event_on(&e, WAIT_WAKE, 1, 2, 7);     /* woken in its poll, before it registered at 3 */
+    stack_at(&e, 1, 3, 12);
+    event_on(&e, WAIT_POLL_START, 1, 20, 7);   /* its own next poll: the last one is over; 3..20 runnable */
+    event_on(&e, WAIT_WAKE, 1, 25, 8);
+    event_on(&e, WAIT_POLL_START, 3, 30, 7);   /* task 1's poll (registered nothing) ended by now: at 20 */
+    event_on(&e, WAIT_POLL_START, 1, 40, 8);   /* 20..25 suspended, 25..40 runnable, at line 12 */
+    /* task 3 (registered nothing, never woken) and task 1's last poll: taken as completed (ready rule) */
+    expect_folded(&e, 40, SLEEP_STACK(12) "[runnable] 32\n" SLEEP_STACK(12) "[suspended] 5\n");
+    env_free(&e);
+}
+
+/* A poll closed for want of its end (a nested poll began on its thread before the thread reported any end)
+ * whose end comes after all: the wait starts at the reported end. */
+static void test_unreported_end_then_reported(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e);
+    event_on(&e, WAIT_POLL_START, 1, 0, 7);
+    stack_at(&e, 1, 2, 12);
+    event_on(&e, WAIT_POLL_START, 2, 4, 7);    /* nested in task 1's poll */
+    event_on(&e, WAIT_POLL_END, 2, 6, 7);
+    event_on(&e, WAIT_POLL_END, 1, 8, 7);      /* task 1's end after all: waits from 8 */
+    event_on(&e, WAIT_WAKE, 1, 20, 8);
+    event_on(&e, WAIT_POLL_START, 1, 30, 7);
+    event_on(&e, WAIT_POLL_END, 1, 31, 7);
+    expect_folded(&e, 31, "[task entry unknown];[suspended] 25\n" SLEEP_STACK(12) "[runnable] 10\n"
+                          SLEEP_STACK(12) "[suspended] 12\n");
+    env_free(&e);
+}
+
+struct interval_check {
+    uint64_t last_end[4];
+    size_t n;
+};
+
+static void check_interval(void *ctx, const struct wait_interval *iv)
+{
+    struct interval_check *c = ctx;
+    assert_true(iv->task_id < 4);
+    assert_true(iv->start_ns <= iv->woken_ns && iv->woken_ns <= iv->end_ns);
+    assert_true(iv->start_ns >= c->last_end[iv->task_id]);   /* one task's waits never overlap */
+    c->last_end[iv->task_id] = iv->end_ns;
+    c->n++;
+}
+
+/* Random streams: whatever the order, no task's waits exceed the recording (start..stop) nor overlap, with
+ * poll ends reported (thread 0: unknown) or not (threads 1 and 2 with no end events). */
 static void test_duration_bound(void **state)
 {
     (void)state;
     srand(16);
-    for (int round = 0; round < 50; round++) {
+    for (int round = 0; round < 100; round++) {
         struct env e;
-        struct wait_options o = { .start_ns = 100 * US };
+        struct interval_check c = { .n = 0 };
+        struct wait_options o = { .start_ns = 100 * US, .on_interval = check_interval, .interval_ctx = &c };
         env_init_with(&e, &o);
+        bool ends = round % 2 == 0;
         uint64_t stop_us = 100 + (uint64_t)(rand() % 1000);
         for (int i = 0; i < 300; i++) {
             uint64_t task = (uint64_t)(rand() % 4);
@@ -378,8 +466,10 @@ static void test_duration_bound(void **state)
             int kind = rand() % 6;
             if (kind == 5)
                 stack_at(&e, task, t, 10 + (unsigned)(rand() % 3));
+            else if (!ends && kind == WAIT_POLL_END)
+                continue;
             else
-                event(&e, (enum wait_event_kind)kind, task, t);
+                event_on(&e, (enum wait_event_kind)kind, task, t, ends ? 0 : 1 + (uint32_t)(rand() % 2));
             if (rand() % 50 == 0)
                 assert_int_equal(wait_profile_round(e.w, t * US), 0);
         }
@@ -390,6 +480,7 @@ static void test_duration_bound(void **state)
         for (size_t i = 0; i < s->n_listed; i++)
             assert_true(s->tasks[i].suspended_ns + s->tasks[i].runnable_ns <= (stop_us - 100) * US);
         assert_true(profile_total(e.out) <= 4 * (stop_us - 100));
+        assert_true(c.n > 0 || stop_us < 110);
         env_free(&e);
     }
 }
@@ -405,6 +496,9 @@ int main(void)
         cmocka_unit_test(test_terminated_and_ready),
         cmocka_unit_test(test_marker_runtime_root_only),
         cmocka_unit_test(test_cut_at_marker_frame),
+        cmocka_unit_test(test_unreported_end_at_registration),
+        cmocka_unit_test(test_unreported_end_wakes_and_no_registration),
+        cmocka_unit_test(test_unreported_end_then_reported),
         cmocka_unit_test(test_duration_bound),
         cmocka_unit_test(test_short_lived_tasks_bounded),
         cmocka_unit_test(test_cut_at_wait_stacks_own_marker_frame),   /* tokio's waker stacks in marker programs */

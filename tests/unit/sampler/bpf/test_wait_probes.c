@@ -2,8 +2,9 @@
 /* test_wait_probes.c: unit tests of the wait profile's sampler parts that run without a target: the runtime
  * rule table finds tokio's waker functions (legacy and v0 mangling) with their roles and not their
  * neighbours (drop_waker, other crates); the waker-registration stacks' budget filter is generated within
- * its bounds, refuses times an immediate cannot hold, and (where this process may load BPF) the kernel's
- * verifier accepts it with real maps. */
+ * its bounds, refuses times an immediate cannot hold, leaves the CPU check out for a program shared by every
+ * CPU's event (tracefs), and (where this process may load BPF) the kernel's verifier accepts both kinds with
+ * real maps. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -55,6 +56,10 @@ static void test_filter_bounds(void **state)
     assert_true(n > 0 && n <= (int)WAIT_FILTER_PROGRAM_MAX);
     assert_int_equal(p[n - 1].code, BPF_JMP | BPF_EXIT);
     assert_int_equal(wait_filter_program(&spec, p, 10), -1);       /* no room */
+    spec.cpu = WAIT_FILTER_ANY_CPU;                                   /* no CPU check: its call and jump gone */
+    assert_int_equal(wait_filter_program(&spec, p, WAIT_FILTER_PROGRAM_MAX), n - 2);
+    for (int i = 0; i < n - 2; i++)
+        assert_false(p[i].code == (BPF_JMP | BPF_CALL) && p[i].imm == BPF_FUNC_get_smp_processor_id);
     spec.window_ns = 3000000000u;                                     /* 3 s: not an immediate */
     assert_int_equal(wait_filter_program(&spec, p, WAIT_FILTER_PROGRAM_MAX), -1);
 }
@@ -71,13 +76,16 @@ static void test_filter_verifier_accepts(void **state)
     struct bpf_insn p[WAIT_FILTER_PROGRAM_MAX];
     struct wait_filter_spec spec = { .tgid = (uint32_t)getpid(), .cpu = 0, .tasks_fd = tasks, .counters_fd = counters,
                                      .interval_ns = 50000000, .window_ns = 100000000, .max_per_window = 30 };
-    int n = wait_filter_program(&spec, p, WAIT_FILTER_PROGRAM_MAX);
-    assert_true(n > 0);
-    char log[16384];
-    int fd = bpf_sys_prog_load_probe(p, (size_t)n, false, log, sizeof(log));
-    if (fd < 0)
-        fail_msg("refused: %s\n%s", strerror(errno), log);
-    close(fd);
+    for (int any_cpu = 0; any_cpu < 2; any_cpu++) {
+        spec.cpu = any_cpu ? WAIT_FILTER_ANY_CPU : 0;
+        int n = wait_filter_program(&spec, p, WAIT_FILTER_PROGRAM_MAX);
+        assert_true(n > 0);
+        char log[16384];
+        int fd = bpf_sys_prog_load_probe(p, (size_t)n, false, log, sizeof(log));
+        if (fd < 0)
+            fail_msg("refused: %s\n%s", strerror(errno), log);
+        close(fd);
+    }
     close(counters);
     close(tasks);
 }
