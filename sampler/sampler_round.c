@@ -196,7 +196,10 @@ void sampler_queue_poll(void *ctx, const struct sampler_poll *p)
 {
     struct sampler *s = ctx;
     struct queued_entry e = { .kind = QUEUED_POLL, .size = (uint32_t)sizeof(*p) };
-    add_entry(s, &e, p);   /* named by the probe's id, as the samples are while probes are attached (tls_join.h) */
+    struct sampler_poll named = *p;
+    if (s->tls)
+        named.task_id = tls_join_task_of_probe_id(s->tls, p->task_id);   /* the samples' ids */
+    add_entry(s, &e, &named);
 }
 
 void sampler_queue_progress(struct sampler *s, uint64_t t)

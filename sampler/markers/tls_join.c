@@ -43,8 +43,11 @@ struct tls_join {
     uint64_t last_probe_addr;                    /* of a poll probe that opened a poll the marker agrees with,
                                                     else the poll-start marker's address (below) */
     bool probe_ids_comparable;                   /* the probes' task ids are the marker's (not tokio's) */
-    struct header_join probe_names;              /* else: the marker's task id -> the probes' id for that task,
+    bool name_by_probes;                         /* else: samples named by the probes' ids (probe_names), or
+                                                    polls by the marker's (probe_ids) */
+    struct header_join probe_names;              /* the marker's task id -> the probes' id for that task,
                                                     learnt from the samples both placed in a task */
+    struct u64_map probe_ids;                    /* a probe's task id -> the marker's, learnt likewise */
     struct u64_map seen;                         /* task ids the samples were in (for the status line) */
     uint64_t tasks_seen;
     /* The executable's poll-start USDT marker, not attached: where the poll wrapper is, to cut task stacks at
@@ -149,10 +152,11 @@ int tls_join_open(struct tls_join **out, const struct tls_join_target *t, char *
         return rc;
     struct tls_join *j = calloc(1, sizeof(*j));
     if (!j || u64_map_init(&j->index, 1024) != 0 || header_join_init(&j->probe_names) != 0 ||
-        u64_map_init(&j->seen, 256) != 0) {
+        u64_map_init(&j->probe_ids, 256) != 0 || u64_map_init(&j->seen, 256) != 0) {
         if (j) {
             u64_map_free(&j->index);
             header_join_free(&j->probe_names);
+            u64_map_free(&j->probe_ids);
         }
         free(j);
         snprintf(err, errlen, "out of memory");
@@ -165,6 +169,7 @@ int tls_join_open(struct tls_join **out, const struct tls_join_target *t, char *
     j->tgid = t->tgid;
     snprintf(j->root, sizeof(j->root), "%s", t->root);
     j->probe_ids_comparable = !loc.tokio;    /* tokio's probes give header addresses, the marker tokio's ids */
+    j->name_by_probes = t->name_by_probes;
     /* One poll wrapper with a poll-start marker: its place cuts task stacks without a probe. Several (one per
      * future type, as in a tokio program's own instrumentation): only their probes tell which one polls. None
      * and no runtime rule (tokio's) to cut at: poll markers elsewhere (a library's) may tell, through probes. */
@@ -369,9 +374,12 @@ void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool pr
             j->stats.probe_disagreements++;
         else if (task)
             j->last_probe_addr = *probe_addr;
+    } else if (probes && !j->name_by_probes && probe_state == SAMPLER_IN_TASK && task && task <= UINT32_MAX) {
+        u64_map_put(&j->probe_ids, probe_task, (uint32_t)task);   /* (out of memory: that poll stays unnamed) */
     }
     *state = task ? SAMPLER_IN_TASK : SAMPLER_NOT_IN_TASK;
-    *task_id = probes && !j->probe_ids_comparable && task ? probes_name(j, task, probe_state, probe_task) : task;
+    *task_id = probes && j->name_by_probes && !j->probe_ids_comparable && task ?
+               probes_name(j, task, probe_state, probe_task) : task;
     uint32_t one;
     if (task && !u64_map_get(&j->seen, task, &one) && u64_map_put(&j->seen, task, 1) == 0)
         j->tasks_seen++;
@@ -388,6 +396,14 @@ uint64_t tls_join_tasks_seen(const struct tls_join *j)
     return j->tasks_seen;
 }
 
+
+uint64_t tls_join_task_of_probe_id(const struct tls_join *j, uint64_t probe_id)
+{
+    uint32_t id;
+    if (j->probe_ids_comparable || j->name_by_probes || !u64_map_get(&j->probe_ids, probe_id, &id))
+        return probe_id;
+    return id;
+}
 
 const struct tls_join_stats *tls_join_stats(const struct tls_join *j)
 {
@@ -406,6 +422,7 @@ void tls_join_close(struct tls_join *j)
     vec_free(&j->pending);
     u64_map_free(&j->index);
     header_join_free(&j->probe_names);
+    u64_map_free(&j->probe_ids);
     u64_map_free(&j->seen);
     free(j);
 }

@@ -43,6 +43,8 @@ struct tls_join_target {
     const char *root;                  /* "/proc/PID/root": the target's files from here */
     const char *target_path;           /* the executable as the target names it, or NULL */
     bool launched;                     /* held before its exec: libraries are placed once it has loaded them */
+    bool name_by_probes;               /* tasks named by the poll probes' ids where their ids are of another
+                                          kind (the wait profile's, which only they can name) */
 };
 /* Look for the marker in the executable, else tokio's CONTEXT.current_task_id through its DWARF; in a
  * stripped executable, in its separate debug file; else in a shared library loaded at start
@@ -67,12 +69,19 @@ void tls_join_mapping(struct tls_join *j, const char *path, uint64_t start, uint
  * *probe_addr and is replaced by the marker's: in a task (value non-zero), not (0), or unknown (no
  * record, or the marker was not readable). probes: poll probes are attached, so their answer is compared
  * (for the summary); where their ids are of another kind (tokio's CONTEXT beside tokio's header addresses or
- * a marker program's ids), a sample in a task is named by the probes' id for it, as the poll events, waits
- * and summary of the recording are: the marker's id only where the probes never named its task. */
+ * a marker program's ids) and name_by_probes was asked for, a sample in a task is named by the probes' id
+ * for it, as the poll events, waits and summary of the recording are: the marker's id only where the probes
+ * never named its task. */
 void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool probes,
                      enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr);
 /* Distinct non-zero task ids the samples were in so far. */
 uint64_t tls_join_tasks_seen(const struct tls_join *j);
+/* A poll probe's task id as the samples name the task: without name_by_probes, where the marker is tokio's
+ * CONTEXT (tokio's ids where the probes give header addresses or a fixture's own ids), learnt from the
+ * samples both placed in a task; probe_id itself when the ids are the same kind, the samples are named by
+ * the probes' ids, or the task was not sampled yet. For poll events, so that they name the tasks the samples
+ * do. */
+uint64_t tls_join_task_of_probe_id(const struct tls_join *j, uint64_t probe_id);
 const struct tls_join_stats *tls_join_stats(const struct tls_join *j);
 void tls_join_close(struct tls_join *j);
 
