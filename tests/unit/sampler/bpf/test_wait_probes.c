@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -69,15 +70,24 @@ static void test_filter_bounds(void **state)
     assert_int_equal(wait_filter_program(&spec, p, WAIT_FILTER_PROGRAM_MAX), -1);
 }
 
+/* The filter's two maps, as the sampler creates them; false when this process may not create BPF maps. */
+static bool filter_maps(int *tasks, int *counters)
+{
+    *tasks = bpf_sys_map_create(BPF_MAP_TYPE_LRU_HASH, 8, sizeof(struct wait_filter_task), 1024, 0);
+    if (*tasks < 0 && (errno == EPERM || errno == EACCES))
+        return false;
+    assert_true(*tasks >= 0);
+    *counters = bpf_sys_map_create(BPF_MAP_TYPE_ARRAY, 4, sizeof(struct wait_filter_counters), 1, BPF_F_MMAPABLE);
+    assert_true(*counters >= 0);
+    return true;
+}
+
 static void test_filter_verifier_accepts(void **state)
 {
     (void)state;
-    int tasks = bpf_sys_map_create(BPF_MAP_TYPE_LRU_HASH, 8, sizeof(struct wait_filter_task), 1024, 0);
-    if (tasks < 0 && (errno == EPERM || errno == EACCES))
+    int tasks, counters;
+    if (!filter_maps(&tasks, &counters))
         skip();
-    assert_true(tasks >= 0);
-    int counters = bpf_sys_map_create(BPF_MAP_TYPE_ARRAY, 4, sizeof(struct wait_filter_counters), 1, BPF_F_MMAPABLE);
-    assert_true(counters >= 0);
     struct bpf_insn p[WAIT_FILTER_PROGRAM_MAX];
     struct wait_filter_spec spec = { .tgid = (uint32_t)getpid(), .cpu = 0, .tasks_fd = tasks, .counters_fd = counters,
                                      .interval_ns = 50000000, .window_ns = 100000000, .max_per_window = 30 };
@@ -98,12 +108,9 @@ static void test_filter_verifier_accepts(void **state)
 static void test_slot_filter(void **state)
 {
     (void)state;
-    int tasks = bpf_sys_map_create(BPF_MAP_TYPE_LRU_HASH, 8, sizeof(struct wait_filter_task), 1024, 0);
-    if (tasks < 0 && (errno == EPERM || errno == EACCES))
+    int tasks, counters;
+    if (!filter_maps(&tasks, &counters))
         skip();
-    assert_true(tasks >= 0);
-    int counters = bpf_sys_map_create(BPF_MAP_TYPE_ARRAY, 4, sizeof(struct wait_filter_counters), 1, BPF_F_MMAPABLE);
-    assert_true(counters >= 0);
     struct bpf_slots slots;
     struct bpf_ring doorbell;
     assert_int_equal(bpf_slots_create(&slots, 2, 8), 0);
