@@ -138,12 +138,14 @@ void sampler_tls_stats(struct sampler *s);
 void sampler_tls_mapping(struct sampler *s, const char *path, uint64_t start, uint64_t end, uint64_t pgoff);
 
 /* sampler_wait.c: the wait profile (cfg->wait_profile; each a no-op without it). Open its state (0, or -1 out
- * of memory); a waker-registration site the markers attached (ctx: the sampler): stack events there; on the
+ * of memory); a waker-registration site (ctx: the sampler; markers_config's on_waker_site): stack events
+ * there, with slots their filter writing the site's marker slots too (true when it does); on the
  * reading thread, set a waker-registration stack record apart (true when rec was one), queue a task event
  * (the task tracker's callback, ctx: the sampler), and end a round (its stacks, then QUEUED_WAIT_ROUND); on
  * the processing thread, deliver a wait entry (true when e was one); fill the statistics; close. */
 int sampler_wait_open(struct sampler *s);
-void sampler_wait_site(void *ctx, const char *path, uint64_t offset, bool runtime_ids);
+bool sampler_wait_site(void *ctx, const char *path, uint64_t offset, bool runtime_ids,
+                       const struct bpf_marker_program_spec *slots);
 bool sampler_wait_copy(struct sampler *s, const struct perf_event_header *rec);
 void sampler_wait_queue_event(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns);
 void sampler_wait_round_end(struct sampler *s, uint64_t until_ns);

@@ -9,6 +9,9 @@
  * sample written by the event of the CPU it ran on (measured on the saturated hyper fixture: the uprobe PMU's
  * event per CPU is a consumer of its own, and their two dispatches and filters per registration cost the
  * target as much as the three waker and poll programs together); else uprobe PMU events, one filter each.
+ * With a tracefs event and the marker route's BPF slots, the markers hand the site's slot writes to it
+ * (on_waker_site with slots): its program writes the registration's slot and then filters, the site's only
+ * probe consumer (the slot route's own program and link beside it were a second dispatch per registration).
  * The reading thread sets those records apart (by event id) and queues them after the round's task events,
  * and the processing thread unwinds them like CPU samples. Each round ends with a QUEUED_WAIT_ROUND: everything up to its time is
  * delivered. In a program whose tasks come from poll markers, tokio's waker functions name tasks by header:
@@ -157,6 +160,28 @@ static int open_site_event(struct sampler *s, const char *path, uint64_t offset,
     return -1;
 }
 
+static struct wait_filter_spec filter_spec(const struct sampler *s, uint32_t cpu)
+{
+    const struct wait_stacks *w = s->wait;
+    return (struct wait_filter_spec){
+        .tgid = (uint32_t)s->target.pid, .cpu = cpu, .tasks_fd = w->tasks_fd, .counters_fd = w->counters_fd,
+        .interval_ns = WAIT_STACK_INTERVAL_NS, .window_ns = WAIT_STACK_WINDOW_NS,
+        .max_per_window = WAIT_STACKS_PER_WINDOW,
+    };
+}
+
+/* Load a filter program (n instructions, -1: not built). Returns its fd, or -1 (noted unless quiet). */
+static int load_filter(struct sampler *s, const struct bpf_insn *insns, int n, bool quiet)
+{
+    char log[4096] = "", why[512];
+    int fd = n < 0 ? -1 : bpf_sys_prog_load_probe(insns, (size_t)n, false, log, sizeof(log));
+    if (fd < 0 && !quiet) {
+        bpf_sys_refusal(log, errno, why, sizeof(why));
+        wait_note(s, "no waker-registration stacks: %s", why);
+    }
+    return fd;
+}
+
 /* The filter program of the uprobe PMU events on s->cpus.v[c], or with c SIZE_MAX of tracefs events on every
  * CPU (loaded once). Returns its fd, or -1 (noted). */
 static int filter_program(struct sampler *s, size_t c)
@@ -166,18 +191,8 @@ static int filter_program(struct sampler *s, size_t c)
     if (*fd >= 0)
         return *fd;
     struct bpf_insn insns[WAIT_FILTER_PROGRAM_MAX];
-    struct wait_filter_spec spec = {
-        .tgid = (uint32_t)s->target.pid, .cpu = c == SIZE_MAX ? WAIT_FILTER_ANY_CPU : (uint32_t)s->cpus.v[c].cpu,
-        .tasks_fd = w->tasks_fd, .counters_fd = w->counters_fd, .interval_ns = WAIT_STACK_INTERVAL_NS,
-        .window_ns = WAIT_STACK_WINDOW_NS, .max_per_window = WAIT_STACKS_PER_WINDOW,
-    };
-    int n = wait_filter_program(&spec, insns, WAIT_FILTER_PROGRAM_MAX);
-    char log[4096] = "", why[512];
-    *fd = n < 0 ? -1 : bpf_sys_prog_load_probe(insns, (size_t)n, false, log, sizeof(log));
-    if (*fd < 0) {
-        bpf_sys_refusal(log, errno, why, sizeof(why));
-        wait_note(s, "no waker-registration stacks: %s", why);
-    }
+    struct wait_filter_spec spec = filter_spec(s, c == SIZE_MAX ? WAIT_FILTER_ANY_CPU : (uint32_t)s->cpus.v[c].cpu);
+    *fd = load_filter(s, insns, wait_filter_program(&spec, insns, WAIT_FILTER_PROGRAM_MAX), false);
     return *fd;
 }
 
@@ -197,22 +212,31 @@ static int keep_site_event(struct sampler *s, size_t c, int fd, bool runtime_ids
 }
 
 /* The site's stacks through one tracefs event: its perf event on every CPU, the filter on the first (the
- * program belongs to the tracefs event, run once per hit for all of them). Returns the events opened, 0
- * when none could be (then uprobe PMU events are tried). */
-static size_t open_tracefs_site(struct sampler *s, const char *path, uint64_t offset, bool runtime_ids)
+ * program belongs to the tracefs event, run once per hit for all of them); with slots, a filter that writes
+ * the marker slots of the site's hits too (the site's only probe consumer). Returns the events opened, 0
+ * when none could be (then uprobe PMU events are tried, or with slots the markers attach the site). */
+static size_t open_tracefs_site(struct sampler *s, const char *path, uint64_t offset, bool runtime_ids,
+                                const struct bpf_marker_program_spec *slots)
 {
     struct wait_stacks *w = s->wait;
-    int prog = filter_program(s, SIZE_MAX);
+    int prog = -1;
+    if (slots) {
+        struct bpf_insn insns[WAIT_FILTER_PROGRAM_MAX];
+        struct wait_filter_spec spec = filter_spec(s, WAIT_FILTER_ANY_CPU);
+        prog = load_filter(s, insns, wait_filter_slot_program(&spec, slots, insns, WAIT_FILTER_PROGRAM_MAX), true);
+    } else {
+        prog = filter_program(s, SIZE_MAX);
+    }
     struct uprobe_tracefs_event *ev = prog < 0 ? NULL : vec_push(&w->tracefs_events);
     char err[512];
-    if (!ev)
-        return 0;
-    if (uprobe_tracefs_create(&w->tracefs, path, offset, 0, NULL, false, "waker_stack", ev, &w->plan, err,
-                              sizeof(err)) != 0) {
-        w->tracefs_events.n--;
-        return 0;
-    }
     size_t opened = 0;
+    if (!ev || uprobe_tracefs_create(&w->tracefs, path, offset, 0, NULL, false, "waker_stack", ev, &w->plan, err,
+                                     sizeof(err)) != 0) {
+        if (ev)
+            w->tracefs_events.n--;
+        goto done;
+    }
+    bool filtered = false;
     for (size_t c = 0; c < s->cpus.n; c++) {
         if (s->cpus.v[c].fd < 0)
             continue;
@@ -223,27 +247,37 @@ static size_t open_tracefs_site(struct sampler *s, const char *path, uint64_t of
         long fd = syscall(SYS_perf_event_open, &attr, -1, s->cpus.v[c].cpu, -1, PERF_FLAG_FD_CLOEXEC);
         if (fd < 0)
             continue;
-        if (opened == 0 && ioctl((int)fd, PERF_EVENT_IOC_SET_BPF, prog) != 0) {
+        if (!filtered && ioctl((int)fd, PERF_EVENT_IOC_SET_BPF, prog) != 0) {
             close((int)fd);
             break;                       /* no filter: no events (a sample at every hit is not affordable) */
         }
+        bool holds_filter = !filtered;
+        filtered = true;
         if (keep_site_event(s, c, (int)fd, runtime_ids) == 0)
             opened++;
+        else if (holds_filter)
+            break;                       /* closed with its filter: the others would sample every hit */
     }
+done:
+    if (slots && prog >= 0)
+        close(prog);                     /* the event holds it */
     return opened;
 }
 
-void sampler_wait_site(void *ctx, const char *path, uint64_t offset, bool runtime_ids)
+bool sampler_wait_site(void *ctx, const char *path, uint64_t offset, bool runtime_ids,
+                       const struct bpf_marker_program_spec *slots)
 {
     struct sampler *s = ctx;
     struct wait_stacks *w = s->wait;
     if (!w || !stacks_ready(s))
-        return;
-    size_t opened = w->use_tracefs ? open_tracefs_site(s, path, offset, runtime_ids) : 0;
+        return false;
+    size_t opened = w->use_tracefs ? open_tracefs_site(s, path, offset, runtime_ids, slots) : 0;
     if (opened > 0) {
         w->sites++;
-        return;
+        return slots != NULL;
     }
+    if (slots)
+        return false;                    /* the markers attach the site, then tell it again */
     for (size_t c = 0; c < s->cpus.n; c++) {
         if (s->cpus.v[c].fd < 0)
             continue;
@@ -263,6 +297,7 @@ void sampler_wait_site(void *ctx, const char *path, uint64_t offset, bool runtim
         wait_note(s, "no waker-registration stacks: cannot open their uprobe events (%s)", strerror(errno));
     else
         w->sites++;
+    return false;
 }
 
 /* A stack at a runtime-ids site (%rdi a header): its task is the marker task its thread polled at its time,

@@ -90,9 +90,10 @@ static int emit_arg(struct emitter *e, const struct usdt_arg *a)
     return 0;
 }
 
-int bpf_marker_program(const struct bpf_marker_program_spec *spec, struct bpf_insn *out, size_t max)
+int bpf_marker_emit(struct emitter *ep, const struct bpf_marker_program_spec *spec,
+                    void (*then)(struct emitter *, const void *), const void *then_ctx)
 {
-    struct emitter e = { out, 0, max, false };
+    struct emitter e = *ep;
     if (spec->slot_bits < 4 || spec->slot_bits > 24)
         return -1;
     const int32_t mask = (int32_t)((1u << spec->slot_bits) - 1), eighth = (int32_t)((1u << spec->slot_bits) / 8 - 1);
@@ -153,9 +154,18 @@ int bpf_marker_program(const struct bpf_marker_program_spec *spec, struct bpf_in
     emit(&e, BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_4, 0, 0, BPF_RB_FORCE_WAKEUP);
     emit_call(&e, BPF_FUNC_ringbuf_output);
     land(&e, quiet);
+    if (then)
+        then(&e, then_ctx);
     land(&e, other_process);
     land(&e, no_region);
     emit(&e, BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
     emit(&e, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
-    return e.full ? -1 : (int)e.n;
+    *ep = e;
+    return e.full ? -1 : 0;
+}
+
+int bpf_marker_program(const struct bpf_marker_program_spec *spec, struct bpf_insn *out, size_t max)
+{
+    struct emitter e = { out, 0, max, false };
+    return bpf_marker_emit(&e, spec, NULL, NULL) != 0 ? -1 : (int)e.n;
 }

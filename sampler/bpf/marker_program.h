@@ -35,6 +35,13 @@ struct bpf_marker_program_spec {
 /* Write the program into out (max instructions). Returns the number of instructions, or -1 when the
  * argument is out of a program's reach (a segment register, a displacement wider than 32 bits). */
 int bpf_marker_program(const struct bpf_marker_program_spec *spec, struct bpf_insn *out, size_t max);
+/* For sampler/bpf's other programs: the same program into e, with then (when not NULL) emitting more code
+ * where the slot is written and committed, its own exits included (registers then: r6 the probe's pt_regs,
+ * r8 arg0, r9 the slot, whose time_ns is the hit's time); hits in other processes exit with 0 before it.
+ * Returns 0, or -1 (argument out of reach, no room). */
+struct emitter;
+int bpf_marker_emit(struct emitter *e, const struct bpf_marker_program_spec *spec,
+                    void (*then)(struct emitter *, const void *), const void *then_ctx);
 /* Offset of a PERF_REG_X86_* register in the x86-64 struct pt_regs a probe program gets, or -1. */
 int bpf_marker_pt_regs_offset(int perf_reg);
 

@@ -16,6 +16,8 @@
 
 #include <linux/bpf.h>
 
+#include "sampler/bpf/marker_program.h"
+
 /* The counters' array element. */
 struct wait_filter_counters {
     uint64_t window_start;             /* ns, of the current window */
@@ -45,10 +47,16 @@ struct wait_filter_spec {
 };
 
 #define WAIT_FILTER_ANY_CPU UINT32_MAX
-#define WAIT_FILTER_PROGRAM_MAX 80
+#define WAIT_FILTER_PROGRAM_MAX 160
 
 /* Write the program into out (max instructions). Returns the number of instructions, or -1 (no room, or a
  * time that does not fit an immediate). */
 int wait_filter_program(const struct wait_filter_spec *spec, struct bpf_insn *out, size_t max);
+/* The same filter after a marker program's slot write (slots: its spec, arg0 the task in %rdi), for a tracefs
+ * event (spec->cpu WAIT_FILTER_ANY_CPU) that is the registration site's only probe consumer: each hit writes
+ * its slot and is filtered in one program run. Returns the number of instructions, or -1 (as above, or
+ * another argument or CPU). */
+int wait_filter_slot_program(const struct wait_filter_spec *spec, const struct bpf_marker_program_spec *slots,
+                             struct bpf_insn *out, size_t max);
 
 #endif

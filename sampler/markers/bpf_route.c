@@ -54,16 +54,23 @@ int marker_bpf_open(struct marker_bpf **out, pid_t tgid, unsigned slot_bits, cha
     return 0;
 }
 
+void marker_bpf_program_spec(const struct marker_bpf *b, uint32_t location, const struct usdt_arg *arg0, bool ret_addr,
+                             struct bpf_marker_program_spec *spec)
+{
+    *spec = (struct bpf_marker_program_spec){
+        .arg0 = arg0, .location = location, .tgid = (uint32_t)b->tgid, .slots_fd = b->slots.map_fd,
+        .slot_bits = b->slots.bits, .doorbell_fd = b->doorbell.map_fd, .read_return_address = ret_addr,
+    };
+}
+
 /* Build and load the location's program. Returns its fd (the caller closes it once it is attached: the link
  * or event then holds the program), or -1 with a reason in err. */
 static int load_program(struct marker_bpf *b, uint32_t location, const struct usdt_arg *arg0, bool ret_addr,
                         bool uprobe_multi, char *err, size_t errlen)
 {
     struct bpf_insn insns[BPF_MARKER_PROGRAM_MAX];
-    struct bpf_marker_program_spec spec = {
-        .arg0 = arg0, .location = location, .tgid = (uint32_t)b->tgid, .slots_fd = b->slots.map_fd,
-        .slot_bits = b->slots.bits, .doorbell_fd = b->doorbell.map_fd, .read_return_address = ret_addr,
-    };
+    struct bpf_marker_program_spec spec;
+    marker_bpf_program_spec(b, location, arg0, ret_addr, &spec);
     int n = bpf_marker_program(&spec, insns, BPF_MARKER_PROGRAM_MAX);
     if (n < 0) {
         snprintf(err, errlen, "argument out of a BPF program's reach");

@@ -31,6 +31,10 @@ int marker_bpf_open(struct marker_bpf **out, pid_t tgid, unsigned slot_bits, cha
 int marker_bpf_attach_uprobe(struct marker_bpf *b, const char *path, uint64_t offset, uint64_t ref_ctr_offset,
                              bool retprobe, uint32_t location, const struct usdt_arg *arg0, bool ret_addr, char *err,
                              size_t errlen);
+/* The location's program spec (as the two above load it), for a program of another consumer that writes the
+ * location's slots itself (the wait profile's registration stacks: sampler/bpf/wait_filter_program.h). */
+void marker_bpf_program_spec(const struct marker_bpf *b, uint32_t location, const struct usdt_arg *arg0, bool ret_addr,
+                             struct bpf_marker_program_spec *spec);
 /* The same at the uprobe event event_fd (any CPU's: the program runs on every hit of the probe). */
 int marker_bpf_attach_event(struct marker_bpf *b, int event_fd, uint32_t location, const struct usdt_arg *arg0,
                             bool ret_addr, char *err, size_t errlen);

@@ -253,3 +253,18 @@ int attach_location(struct markers *m, const char *path, const struct probe_loca
         return -1;
     return probe_attached(m, p, false);
 }
+
+int offer_registration(struct markers *m, const char *path, const struct probe_location *n, enum marker_kind kind,
+                       const struct usdt_arg *arg0, bool runtime_ids)
+{
+    if (!m->on_waker_site || !bpf_ready(m))
+        return -1;
+    struct marker_probe *p = new_probe(m, n, kind, arg0);
+    if (!p)
+        return -1;
+    struct bpf_marker_program_spec slots;
+    marker_bpf_program_spec(m->bpf, (uint32_t)m->probes.n, arg0, false, &slots);
+    if (!m->on_waker_site(m->warning_ctx, path, n->offset, runtime_ids, &slots))
+        return -1;
+    return probe_attached(m, p, true);
+}

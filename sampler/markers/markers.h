@@ -15,6 +15,7 @@
 
 #include "sampler/sampler_types.h"
 #include "sampler/markers/task_tracker.h"
+#include "sampler/bpf/marker_program.h"
 
 struct markers;
 
@@ -26,8 +27,11 @@ struct markers_config {
     /* A function where tasks register their waker was attached (path as opened from here, file offset):
      * the sampler takes stacks there. runtime_ids: its %rdi is the runtime's task header in a program whose
      * tasks come from poll markers (hits of kind MARKER_RUNTIME_WAKER_REGISTERED). NULL: not told. ctx:
-     * warning_ctx. */
-    void (*on_waker_site)(void *ctx, const char *path, uint64_t offset, bool runtime_ids);
+     * warning_ctx. It is first offered the site's hits (slots: the program spec of the location's BPF slot
+     * writes, not yet attached): it returns true when its stack event's program writes them too (one probe
+     * consumer per registration); else the location is attached as any and it is told again with NULL. */
+    bool (*on_waker_site)(void *ctx, const char *path, uint64_t offset, bool runtime_ids,
+                          const struct bpf_marker_program_spec *slots);
     pid_t pid;                         /* the target */
     const char *root;                  /* "/proc/PID/root": where the target's files are seen from here */
     const int *cpus;                   /* the CPUs marker events go on, each with a marker buffer */

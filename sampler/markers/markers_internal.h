@@ -49,7 +49,8 @@ struct markers {
     bool wait_profile;                 /* also probe wakes and waker registrations */
     const char *waker_symbol;          /* NULL: none */
     size_t waker_locations;            /* wake / waker-registration locations attached */
-    void (*on_waker_site)(void *ctx, const char *path, uint64_t offset, bool runtime_ids);
+    bool (*on_waker_site)(void *ctx, const char *path, uint64_t offset, bool runtime_ids,
+                          const struct bpf_marker_program_spec *slots);
     struct uprobe_pmu pmu;
     bool have_pmu;
     struct marker_bpf *bpf;            /* hits through BPF slots (NULL: not set up yet, or unavailable) */
@@ -79,6 +80,11 @@ void markers_warn(const struct markers *m, const char *fmt, ...) __attribute__((
  * works. Returns 0, or -1 (reported once). */
 int attach_location(struct markers *m, const char *path, const struct probe_location *n,
                     enum marker_kind kind, const struct usdt_arg *arg0);
+/* A waker-registration location offered to on_waker_site with its slot program's spec (runtime_ids as
+ * on_waker_site's). Returns 0 when that took it (its stack event's program writes the location's slots: one
+ * probe consumer), -1 when the location is to be attached with attach_location. */
+int offer_registration(struct markers *m, const char *path, const struct probe_location *n, enum marker_kind kind,
+                       const struct usdt_arg *arg0, bool runtime_ids);
 
 /* waker_sites.c: the wait profile's probes in an object: the runtime's waker functions found with its poll
  * functions (found: every role), and the --waker-symbol function. */

@@ -23,12 +23,19 @@ static void attach_waker(struct markers *m, const char *full, const char *provid
 {
     struct usdt_arg id = { .kind = USDT_ARG_REG, .size = 8, .reg = PERF_REG_X86_DI, .reg_bytes = 8 };
     struct probe_location at = { provider, name, offset, 0, false, false };
+    bool registration = kind == MARKER_WAKER_REGISTERED || kind == MARKER_RUNTIME_WAKER_REGISTERED;
+    bool runtime_ids = kind == MARKER_RUNTIME_WAKER_REGISTERED;
+    /* a registration's slot write and stack filter in one program on one probe consumer, where the sampler
+       can; else the location as any, and its stack event beside it */
+    if (registration && offer_registration(m, full, &at, kind, &id, runtime_ids) == 0) {
+        m->waker_locations++;
+        return;
+    }
     if (attach_location(m, full, &at, kind, &id) != 0)
         return;
     m->waker_locations++;
-    bool registration = kind == MARKER_WAKER_REGISTERED || kind == MARKER_RUNTIME_WAKER_REGISTERED;
     if (registration && m->on_waker_site)
-        m->on_waker_site(m->warning_ctx, full, offset, kind == MARKER_RUNTIME_WAKER_REGISTERED);
+        m->on_waker_site(m->warning_ctx, full, offset, runtime_ids, NULL);
 }
 
 /* The waker functions among found (every role), attached; runtime_ids: their %rdi is the runtime's task header

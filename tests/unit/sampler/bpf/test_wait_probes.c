@@ -4,16 +4,22 @@
  * neighbours (drop_waker, other crates); the waker-registration stacks' budget filter is generated within
  * its bounds, refuses times an immediate cannot hold, leaves the CPU check out for a program shared by every
  * CPU's event (tracefs), and (where this process may load BPF) the kernel's verifier accepts both kinds with
- * real maps. */
+ * real maps; the filter after a marker slot write (one program per registration) only for a tracefs event
+ * and a task in %rdi, and the verifier accepts it too. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <asm/perf_regs.h>
 #include <cmocka.h>
+
+#include "sampler/bpf/bpf_ring.h"
+#include "sampler/bpf/bpf_slots.h"
 
 #include "sampler/bpf/bpf_sys.h"
 #include "sampler/bpf/wait_filter_program.h"
@@ -64,15 +70,24 @@ static void test_filter_bounds(void **state)
     assert_int_equal(wait_filter_program(&spec, p, WAIT_FILTER_PROGRAM_MAX), -1);
 }
 
+/* The filter's two maps, as the sampler creates them; false when this process may not create BPF maps. */
+static bool filter_maps(int *tasks, int *counters)
+{
+    *tasks = bpf_sys_map_create(BPF_MAP_TYPE_LRU_HASH, 8, sizeof(struct wait_filter_task), 1024, 0);
+    if (*tasks < 0 && (errno == EPERM || errno == EACCES))
+        return false;
+    assert_true(*tasks >= 0);
+    *counters = bpf_sys_map_create(BPF_MAP_TYPE_ARRAY, 4, sizeof(struct wait_filter_counters), 1, BPF_F_MMAPABLE);
+    assert_true(*counters >= 0);
+    return true;
+}
+
 static void test_filter_verifier_accepts(void **state)
 {
     (void)state;
-    int tasks = bpf_sys_map_create(BPF_MAP_TYPE_LRU_HASH, 8, sizeof(struct wait_filter_task), 1024, 0);
-    if (tasks < 0 && (errno == EPERM || errno == EACCES))
+    int tasks, counters;
+    if (!filter_maps(&tasks, &counters))
         skip();
-    assert_true(tasks >= 0);
-    int counters = bpf_sys_map_create(BPF_MAP_TYPE_ARRAY, 4, sizeof(struct wait_filter_counters), 1, BPF_F_MMAPABLE);
-    assert_true(counters >= 0);
     struct bpf_insn p[WAIT_FILTER_PROGRAM_MAX];
     struct wait_filter_spec spec = { .tgid = (uint32_t)getpid(), .cpu = 0, .tasks_fd = tasks, .counters_fd = counters,
                                      .interval_ns = 50000000, .window_ns = 100000000, .max_per_window = 30 };
@@ -90,12 +105,60 @@ static void test_filter_verifier_accepts(void **state)
     close(tasks);
 }
 
+static void test_slot_filter(void **state)
+{
+    (void)state;
+    int tasks, counters;
+    if (!filter_maps(&tasks, &counters))
+        skip();
+    struct bpf_slots slots;
+    struct bpf_ring doorbell;
+    assert_int_equal(bpf_slots_create(&slots, 2, 8), 0);
+    assert_int_equal(bpf_ring_create(&doorbell, 4096), 0);
+    struct usdt_arg rdi = { .kind = USDT_ARG_REG, .size = 8, .reg = PERF_REG_X86_DI, .reg_bytes = 8 };
+    struct bpf_marker_program_spec marker = { .arg0 = &rdi, .location = 3, .tgid = (uint32_t)getpid(),
+                                              .slots_fd = slots.map_fd, .slot_bits = slots.bits,
+                                              .doorbell_fd = doorbell.map_fd };
+    struct wait_filter_spec spec = { .tgid = (uint32_t)getpid(), .cpu = WAIT_FILTER_ANY_CPU, .tasks_fd = tasks,
+                                     .counters_fd = counters, .interval_ns = 50000000, .window_ns = 100000000,
+                                     .max_per_window = 30 };
+    struct bpf_insn p[WAIT_FILTER_PROGRAM_MAX];
+    int n = wait_filter_slot_program(&spec, &marker, p, WAIT_FILTER_PROGRAM_MAX);
+    assert_true(n > 0 && n <= (int)WAIT_FILTER_PROGRAM_MAX);
+    /* one clock read and one process check for both jobs */
+    int clock_reads = 0, pid_reads = 0;
+    for (int i = 0; i < n; i++) {
+        clock_reads += p[i].code == (BPF_JMP | BPF_CALL) && p[i].imm == BPF_FUNC_ktime_get_ns;
+        pid_reads += p[i].code == (BPF_JMP | BPF_CALL) && p[i].imm == BPF_FUNC_get_current_pid_tgid;
+    }
+    assert_int_equal(clock_reads, 1);
+    assert_int_equal(pid_reads, 1);
+    char log[16384];
+    int fd = bpf_sys_prog_load_probe(p, (size_t)n, false, log, sizeof(log));
+    if (fd < 0)
+        fail_msg("refused: %s\n%s", strerror(errno), log);
+    close(fd);
+    assert_int_equal(wait_filter_slot_program(&spec, &marker, p, 20), -1);        /* no room */
+    spec.cpu = 0;                                                                 /* per-CPU events: no */
+    assert_int_equal(wait_filter_slot_program(&spec, &marker, p, WAIT_FILTER_PROGRAM_MAX), -1);
+    spec.cpu = WAIT_FILTER_ANY_CPU;
+    rdi.reg = PERF_REG_X86_SI;                                                    /* the task not in %rdi */
+    assert_int_equal(wait_filter_slot_program(&spec, &marker, p, WAIT_FILTER_PROGRAM_MAX), -1);
+    marker.arg0 = NULL;
+    assert_int_equal(wait_filter_slot_program(&spec, &marker, p, WAIT_FILTER_PROGRAM_MAX), -1);
+    bpf_ring_destroy(&doorbell);
+    bpf_slots_destroy(&slots);
+    close(counters);
+    close(tasks);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_waker_rules),
         cmocka_unit_test(test_filter_bounds),
         cmocka_unit_test(test_filter_verifier_accepts),
+        cmocka_unit_test(test_slot_filter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
