@@ -119,6 +119,9 @@ static bool print_markers(FILE *out, const struct record_options *o, const struc
         fprintf(out, "taskspy: lost marker records: %" PRIu64 " from full perf buffers, %" PRIu64 " overwritten "
                      "BPF slots; %" PRIu64 " samples counted as [unknown task] (until their thread's next poll)\n",
                 st->lost_markers_perf, st->lost_markers_bpf, st->unknown_task_samples);
+    if (st->lost_markers_bpf && !st->reader_realtime)
+        fprintf(out, "taskspy: the reading thread could not run as a real-time thread (SCHED_FIFO needs root or "
+                     "CAP_SYS_NICE): on a loaded machine it may wait for a CPU while the BPF slots fill\n");
     if (st->late_markers)
         fprintf(out, "taskspy: %" PRIu64 " marker records were read after later samples of their thread had "
                      "been attributed\n", st->late_markers);

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +254,22 @@ static bool recording_done(struct sampler *s, uint64_t t, uint64_t deadline)
     return true;
 }
 
+/* The reading thread as a real-time one (SCHED_FIFO, the lowest priority) while it records, when the process
+ * may (root, CAP_SYS_NICE): on a loaded machine a normal thread that the doorbell wakes can wait 100-300 ms
+ * for a CPU (measured beside a CI run whose Chromium runs at nice -8: poll returned 120-325 ms after it was
+ * called with a 100 ms timeout, the thread having run 0.2 ms in between), longer than a BPF slot region lasts
+ * at saturation. It sleeps in poll between rounds and never waits on the processing thread
+ * (sampler_hand_over), which stays a normal thread (started before), as does any thread or process started
+ * from this one (SCHED_RESET_ON_FORK). */
+static void reader_realtime(struct sampler *s, bool on)
+{
+    struct sched_param param = { .sched_priority = on ? 1 : 0 };
+    if (on && s->processing)      /* (without a processing thread this one unwinds too: no real-time work) */
+        s->stats.reader_realtime = sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) == 0;
+    else if (s->stats.reader_realtime && sched_setscheduler(0, SCHED_OTHER, &param) != 0 && s->cfg.on_warning)
+        s->cfg.on_warning(s->cfg.warning_ctx, "cannot make the reading thread a normal one again");
+}
+
 /* Read rounds of records until the recording is over; a running process's new threads are attached about
  * every second (those born under an event inherit it). Returns 0, or -1 with a message in err. */
 static int record_rounds(struct sampler *s, char *err, size_t errlen)
@@ -327,8 +344,10 @@ int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, s
         return -1;
     /* From here the sink hears from the processing thread; without it (it could not start), from this one. */
     sampler_start_processing(s);
+    reader_realtime(s, true);
     int rc = record_rounds(s, err, errlen);
     finish_recording(s);
+    reader_realtime(s, false);    /* symbolizing and writing the output are no real-time work */
     return rc;
 }
 

@@ -168,6 +168,7 @@ struct sampler_stats {
     uint64_t late_markers;           /* marker records read after samples later than them were attributed */
     uint64_t unknown_task_samples;   /* samples delivered as SAMPLER_UNKNOWN_TASK (after a lost marker) */
     uint64_t throttled_markers;      /* times the kernel throttled a marker event (records dropped) */
+    bool reader_realtime;            /* the reading thread recorded as a real-time thread (SCHED_FIFO) */
     uint64_t unwind_truncated;
     uint64_t other_processes;        /* samples of the target's child processes, left out */
     unsigned threads;                /* distinct threads seen */

@@ -28,6 +28,8 @@
 #define MAX_THREADS 65536
 /* Records copied out and waiting for the processing thread, at most (then samples are left out, counted). */
 #define SAMPLER_QUEUE_MAX_BYTES (256u << 20)
+/* A batch the reader keeps while the queue's lock is busy, at most (then it waits for the lock) */
+#define SAMPLER_BATCH_KEEP_MAX_BYTES (64u << 20)
 
 /* All general-purpose registers: what DWARF CFI may refer to, and what marker arguments live in. */
 #define USER_REGS_MASK ((1ULL << PERF_REG_X86_AX) | (1ULL << PERF_REG_X86_BX) | (1ULL << PERF_REG_X86_CX) | \
@@ -115,7 +117,9 @@ void sampler_relay_warning(void *ctx, const char *message);
 /* The task tracker's poll callback (ctx: the sampler): the poll goes to the sink through the batch. */
 void sampler_queue_poll(void *ctx, const struct sampler_poll *p);
 void sampler_queue_progress(struct sampler *s, uint64_t t);
-void sampler_hand_over(struct sampler *s);
+/* Queue the batch for the processing thread; unless wait, only if the queue's lock is free at once (else the
+ * batch stays, to go with a later round). */
+void sampler_hand_over(struct sampler *s, bool wait);
 
 /* sampler_events.c: open the events of the launched target's first thread (choosing the event type); attach
  * every thread of a running target without an event (first: the initial attach, whose failure is fatal);

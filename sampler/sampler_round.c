@@ -208,15 +208,22 @@ void sampler_queue_progress(struct sampler *s, uint64_t t)
                               .tasks_seen = s->tls ? tls_join_tasks_seen(s->tls) : s->tasks.tasks.n,
                               .lost = s->stats.lost };
     add_entry(s, &e, NULL);
-    sampler_hand_over(s);
+    sampler_hand_over(s, false);
 }
 
-void sampler_hand_over(struct sampler *s)
+void sampler_hand_over(struct sampler *s, bool wait)
 {
     if (!s->batch.bytes.n)
         return;
     if (s->processing) {
-        record_queue_push(&s->queue, &s->batch);
+        /* The processing thread holds the queue's lock only briefly, but on a loaded machine it can be
+         * preempted holding it, and the reading thread (a real-time one when it may: sampler.c) must not wait
+         * for it while the BPF slot regions fill: it keeps the batch and offers it again, with the next
+         * round's records, after its next round. */
+        if (!wait && s->batch.bytes.n < SAMPLER_BATCH_KEEP_MAX_BYTES && record_queue_offer(&s->queue, &s->batch) == 1)
+            return;
+        if (s->batch.bytes.n)
+            record_queue_push(&s->queue, &s->batch);
     } else {
         sampler_process_batch(s, &s->batch);    /* no processing thread (it could not start): here */
         record_batch_free(&s->batch);
@@ -253,7 +260,7 @@ void sampler_read_round(struct sampler *s, bool final)
         cpu4 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     }
     sampler_wait_round_end(s, s->round_end_ns);
-    sampler_hand_over(s);
+    sampler_hand_over(s, final);
     s->stats.marker_cpu_ns += (cpu2 - cpu1) + (cpu4 - cpu3);
     s->stats.processing_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 }

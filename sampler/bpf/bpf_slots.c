@@ -114,6 +114,17 @@ size_t bpf_slots_read(struct bpf_slots *s, bpf_slots_fn fn, void *ctx, uint64_t 
     return n;
 }
 
+void bpf_slots_skip_overrun(struct bpf_slots *s)
+{
+    uint64_t slots = (uint64_t)1 << s->bits;
+    for (size_t r = 0; r < s->n_regions; r++) {
+        const struct bpf_slots_header *h = (const struct bpf_slots_header *)(s->base + r * s->region_bytes);
+        uint64_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
+        if (head - s->tail[r] > slots)
+            s->tail[r] = head - slots;
+    }
+}
+
 void bpf_slots_destroy(struct bpf_slots *s)
 {
     if (s->map_len)

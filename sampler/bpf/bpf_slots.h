@@ -54,6 +54,9 @@ typedef void (*bpf_slots_fn)(void *ctx, const struct bpf_slot *slot);
 /* Hand every finished slot not read yet to fn, region by region, each region in claim order. *lost gets the
  * slots lost since the last read. Returns the number handed. */
 size_t bpf_slots_read(struct bpf_slots *s, bpf_slots_fn fn, void *ctx, uint64_t *lost);
+/* Leave unread the slots of a region that later claims have overwritten (the reader was not reading yet),
+ * without counting them lost: the next read starts at the oldest slot still there. */
+void bpf_slots_skip_overrun(struct bpf_slots *s);
 void bpf_slots_destroy(struct bpf_slots *s);
 
 #endif

@@ -142,6 +142,11 @@ size_t marker_bpf_read(struct marker_bpf *b, bpf_slots_fn fn, void *ctx, uint64_
     return bpf_slots_read(&b->slots, fn, ctx, lost);
 }
 
+void marker_bpf_skip_overrun(struct marker_bpf *b)
+{
+    bpf_slots_skip_overrun(&b->slots);
+}
+
 void marker_bpf_close(struct marker_bpf *b)
 {
     if (!b)

@@ -43,6 +43,9 @@ int marker_bpf_wake_fd(const struct marker_bpf *b);
 /* Hand every slot written so far to fn; *lost gets the number of hits lost since the last read (a region
  * overrun). Returns the number of slots. */
 size_t marker_bpf_read(struct marker_bpf *b, bpf_slots_fn fn, void *ctx, uint64_t *lost);
+/* The recording starts: hits that overran a region before it (while the probes were attached one by one, each
+ * attach waiting for the kernel) are not lost records of the recording. */
+void marker_bpf_skip_overrun(struct marker_bpf *b);
 void marker_bpf_close(struct marker_bpf *b);
 
 #endif

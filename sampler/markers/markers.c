@@ -64,8 +64,11 @@ void markers_warn(const struct markers *m, const char *fmt, ...)
 
 void markers_enable(struct markers *m, bool on)
 {
-    if (m)
-        event_fds_enable_from(&m->events, 0, on);
+    if (!m)
+        return;
+    event_fds_enable_from(&m->events, 0, on);
+    if (on && m->bpf)
+        marker_bpf_skip_overrun(m->bpf);   /* the recording starts: earlier overruns are no loss of it */
 }
 
 size_t markers_buffer_fds(const struct markers *m, int *fds, size_t max)

@@ -54,6 +54,7 @@ int markers_open(struct markers **out, const struct markers_config *cfg, char *e
 /* Look for probes in an object file the target maps (or will exec) and attach the new ones. Problems with
  * one object (an undecodable argument) are reported once through the warning callback, not fatal. */
 void markers_scan_object(struct markers *m, const char *path);
+/* Enable (the recording starts: BPF slots overrun before it are not counted lost) or disable the probes. */
 void markers_enable(struct markers *m, bool on);
 /* What one read of the marker buffers found. */
 struct markers_read_counts {

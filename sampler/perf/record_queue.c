@@ -85,9 +85,9 @@ static void leave_out_samples(struct record_batch *b)
     b->samples = 0;
 }
 
-int record_queue_push(struct record_queue *q, struct record_batch *b)
+/* Queue b: the lock is held. */
+static int push_locked(struct record_queue *q, struct record_batch *b)
 {
-    pthread_mutex_lock(&q->lock);
     if (q->bytes + b->bytes.n > q->max_bytes) {
         q->dropped_samples += b->samples;
         leave_out_samples(b);
@@ -115,6 +115,19 @@ int record_queue_push(struct record_queue *q, struct record_batch *b)
     pthread_cond_signal(&q->changed);
     pthread_mutex_unlock(&q->lock);
     return rc;
+}
+
+int record_queue_push(struct record_queue *q, struct record_batch *b)
+{
+    pthread_mutex_lock(&q->lock);
+    return push_locked(q, b);
+}
+
+int record_queue_offer(struct record_queue *q, struct record_batch *b)
+{
+    if (pthread_mutex_trylock(&q->lock) != 0)
+        return 1;
+    return push_locked(q, b);
 }
 
 bool record_queue_pop(struct record_queue *q, struct record_batch *b)

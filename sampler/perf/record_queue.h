@@ -84,6 +84,9 @@ void record_batch_free(struct record_batch *b);
 /* Hand a batch over (taking its memory; *b is then empty, or a processed batch's emptied memory to fill
  * again). Returns 0, or -1 out of memory (the batch's samples are then counted as dropped). */
 int record_queue_push(struct record_queue *q, struct record_batch *b);
+/* The same without waiting: when the processing thread holds the lock (it may have been preempted holding
+ * it), returns 1 and leaves b as it is, to be offered again with more records later. */
+int record_queue_offer(struct record_queue *q, struct record_batch *b);
 /* Wait for the next batch into *b (the caller hands it back with record_queue_recycle). Returns false when
  * the queue is closed and empty. */
 bool record_queue_pop(struct record_queue *q, struct record_batch *b);

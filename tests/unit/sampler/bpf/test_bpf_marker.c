@@ -430,6 +430,31 @@ static void test_slots_in_claim_order(void **state)
     free(f);
 }
 
+/* An overrun before the recording starts is skipped, not counted lost; a region not overrun is left as it is. */
+static void test_slots_skip_overrun(void **state)
+{
+    (void)state;
+    struct region_fixture *f = calloc(1, sizeof(*f));
+    assert_non_null(f);
+    bpf_slots_wrap(&f->s, f->mem, 2, SLOT_BITS, f->tail);
+    const uint64_t slots = 1u << SLOT_BITS;
+    for (uint64_t n = 0; n < slots + 10; n++)
+        write_claim(f, 0, n, 7);
+    set_head(f, 0, slots + 10);
+    for (uint64_t n = 0; n < 3; n++)
+        write_claim(f, 1, n, 8);
+    set_head(f, 1, 3);
+    bpf_slots_skip_overrun(&f->s);
+    assert_int_equal(f->tail[0], 10);
+    assert_int_equal(f->tail[1], 0);
+    struct got_slots g = { 0 };
+    uint64_t lost = 99;
+    assert_int_equal(bpf_slots_read(&f->s, collect_slot, &g, &lost), slots + 3);
+    assert_int_equal(lost, 0);
+    assert_int_equal(g.times[0], 110);
+    free(f);
+}
+
 static void test_slots_overrun_and_stuck_writer(void **state)
 {
     (void)state;
@@ -584,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_verifier_accepts),
         cmocka_unit_test(test_slots_in_claim_order),
         cmocka_unit_test(test_slots_overrun_and_stuck_writer),
+        cmocka_unit_test(test_slots_skip_overrun),
         cmocka_unit_test(test_ring_records),
         cmocka_unit_test(test_ring_wraps),
     };

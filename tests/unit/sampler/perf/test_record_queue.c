@@ -46,6 +46,34 @@ static size_t tags(const struct record_batch *b, uint64_t *out, char *types, siz
     return n;
 }
 
+/* An offer while the other thread holds the lock leaves the batch with its owner, who adds to it and offers it
+ * again: nothing is lost and the order holds. */
+static void test_offer_does_not_wait(void **state)
+{
+    (void)state;
+    struct record_queue q;
+    assert_int_equal(record_queue_init(&q, 1 << 20), 0);
+    struct record_batch b = { 0 };
+    add_record(&b, PERF_RECORD_SAMPLE, 1, 8);
+    pthread_mutex_lock(&q.lock);                   /* the processing thread, preempted holding it */
+    assert_int_equal(record_queue_offer(&q, &b), 1);
+    pthread_mutex_unlock(&q.lock);
+    assert_int_equal(b.samples, 1);                /* still the reader's */
+    add_record(&b, PERF_RECORD_MMAP2, 2, 8);
+    assert_int_equal(record_queue_offer(&q, &b), 0);
+    assert_int_equal(b.bytes.n, 0);                /* taken */
+    struct record_batch got = { 0 };
+    uint64_t t[4];
+    char types[5];
+    assert_true(record_queue_pop(&q, &got));
+    assert_int_equal(tags(&got, t, types, 4), 2);
+    assert_string_equal(types, "SM");
+    assert_int_equal(t[0], 1);
+    assert_int_equal(t[1], 2);
+    record_batch_free(&got);
+    record_queue_free(&q);
+}
+
 static void test_order_and_budget(void **state)
 {
     (void)state;
@@ -196,6 +224,7 @@ int main(void)
         cmocka_unit_test(test_recycled_memory_comes_back),
         cmocka_unit_test(test_entry_from_pieces),
         cmocka_unit_test(test_order_and_budget),
+        cmocka_unit_test(test_offer_does_not_wait),
         cmocka_unit_test(test_threads_hand_over_in_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
