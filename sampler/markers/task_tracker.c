@@ -28,7 +28,23 @@ void task_tracker_free(struct task_tracker *t)
     memset(t, 0, sizeof(*t));
 }
 
-/* The threads[] index of tid, a new entry (not in a task) when unseen. Returns false when out of memory. */
+/* A thread first seen after a loss: the lost hits may have been its own (a lost hit carries no thread), so it
+ * is in an unknown task until its first poll-start. */
+static void unknown_since_loss(struct thread_poll_state *st)
+{
+    st->saw_marker = true;
+    st->state = SAMPLER_UNKNOWN_TASK;
+    st->probe_addr = 0;
+    st->unknown_until = 0;
+}
+
+/* The state of a thread no hit named yet: not in a task, or after a loss, in an unknown one. */
+static enum sampler_task_state unseen_thread_state(const struct task_tracker *t)
+{
+    return t->lost_any ? SAMPLER_UNKNOWN_TASK : SAMPLER_NOT_IN_TASK;
+}
+
+/* The threads[] index of tid, a new entry (not in a task; after a loss, in an unknown one) when unseen. Returns false when out of memory. */
 static bool thread_slot(struct task_tracker *t, uint32_t tid, uint32_t *idx)
 {
     if (u64_map_get(&t->thread_index, tid, idx))
@@ -41,6 +57,8 @@ static bool thread_slot(struct task_tracker *t, uint32_t tid, uint32_t *idx)
     *idx = (uint32_t)t->threads.n;
     struct thread_poll_state *st = vec_push(&t->threads);    /* room reserved above: cannot fail */
     st->tid = tid;
+    if (t->lost_any)
+        unknown_since_loss(st);
     vec_push(&t->hits);
     return true;
 }
@@ -183,6 +201,7 @@ void task_tracker_lost(struct task_tracker *t)
         }
     }
     t->loss_open = true;
+    t->lost_any = true;
 }
 
 void task_tracker_loss_seen_by(struct task_tracker *t, uint64_t until_ns)
@@ -200,7 +219,7 @@ void task_tracker_current(const struct task_tracker *t, uint32_t tid, enum sampl
 {
     uint32_t idx;
     if (!u64_map_get(&t->thread_index, tid, &idx)) {
-        *state = SAMPLER_NOT_IN_TASK;
+        *state = unseen_thread_state(t);
         *task_id = 0;
         *probe_addr = 0;
         return;
@@ -402,7 +421,7 @@ void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uin
 {
     uint32_t idx;
     if (!u64_map_get(&t->thread_index, tid, &idx)) {
-        *state = SAMPLER_NOT_IN_TASK;
+        *state = unseen_thread_state(t);
         *task_id = 0;
         *probe_addr = 0;
         return;
@@ -433,7 +452,7 @@ void task_tracker_sample(const struct task_tracker *t, uint32_t tid, uint64_t ti
 {
     uint32_t idx;
     if (!u64_map_get(&t->thread_index, tid, &idx)) {
-        *out = (struct task_tracker_sample){ .state = SAMPLER_NOT_IN_TASK };
+        *out = (struct task_tracker_sample){ .state = unseen_thread_state(t) };
         return;
     }
     size_t lo = hits_until(&t->hits.v[idx], time_ns);

@@ -84,6 +84,7 @@ struct task_tracker {
     uint64_t late_hits;                    /* hits queued at or before applied_until: samples after them were
                                               attributed without them */
     bool loss_open;                        /* a loss whose end task_tracker_loss_seen_by() has not given yet */
+    bool lost_any;                         /* a loss happened: threads no hit named yet are in an unknown task */
     /* told of every poll whose start and end were both seen, as its end is applied (thread not filled in:
      * UINT32_MAX); NULL: not told. Set after task_tracker_init. */
     void (*on_poll)(void *ctx, const struct sampler_poll *p);
@@ -102,7 +103,8 @@ void task_tracker_free(struct task_tracker *t);
 int task_tracker_marker(struct task_tracker *t, uint32_t tid, uint64_t time_ns, enum marker_kind kind,
                         uint64_t arg0, uint64_t probe_addr);
 /* Marker records were lost, of an unknown thread (a CPU's buffer may hold any thread's records, and a thread
- * migrates): every thread that has seen a marker is in an unknown task from the start of the unapplied hits
+ * migrates): every thread that has seen a marker is in an unknown task (and from then on a thread no hit named yet,
+ * until its first poll-start) from the start of the unapplied hits
  * until its first poll-start after the loss, and ends seen meanwhile do not make it known. The loss's end
  * is open until task_tracker_loss_seen_by(). */
 void task_tracker_lost(struct task_tracker *t);
