@@ -301,14 +301,14 @@ bool sampler_wait_site(void *ctx, const char *path, uint64_t offset, bool runtim
 }
 
 /* A stack at a runtime-ids site (%rdi a header): its task is the marker task its thread polled at its time,
- * as for a CPU sample (e->task_state SAMPLER_IN_TASK, e->task_id, e->probe_addr). Returns false outside a
- * marker poll. */
-static bool attribute_runtime_stack(struct sampler *s, const struct decoded_sample *d, struct queued_entry *e)
+ * as for a CPU sample (at: the tracker's answer for the stack's thread and time; sets e->task_state,
+ * e->task_id, e->probe_addr). Returns false outside a marker poll. */
+static bool attribute_runtime_stack(const struct task_tracker_sample *at, struct queued_entry *e)
 {
-    enum sampler_task_state state;
-    task_tracker_at(&s->tasks, d->tid, d->time, 0, &state, &e->task_id, &e->probe_addr);
-    e->task_state = state;
-    return state == SAMPLER_IN_TASK;
+    e->task_state = at->state;
+    e->task_id = at->task_id;
+    e->probe_addr = at->probe_addr;
+    return at->state == SAMPLER_IN_TASK;
 }
 
 bool sampler_wait_copy(struct sampler *s, const struct perf_event_header *rec)
@@ -325,9 +325,13 @@ bool sampler_wait_copy(struct sampler *s, const struct perf_event_header *rec)
     struct queued_entry e = { .kind = QUEUED_WAIT_STACK, .size = rec->size };
     struct decoded_sample d;
     bool decoded = perf_decode_sample(rec, &w->layout, &d) == 0;
-    if (decoded)   /* the poll it is in: its return address, for the unwind */
-        task_tracker_poll_return(&s->tasks, d.tid, d.time, &e.ret_slot, &e.ret_addr);
-    if (runtime_ids && (!decoded || !attribute_runtime_stack(s, &d, &e))) {
+    struct task_tracker_sample at = { .state = SAMPLER_NOT_IN_TASK };
+    if (decoded) {   /* one query: the poll it is in (its return address, for the unwind) and its task */
+        task_tracker_sample(&s->tasks, d.tid, d.time, 0, &at);
+        e.ret_slot = at.ret_slot;
+        e.ret_addr = at.ret_addr;
+    }
+    if (runtime_ids && (!decoded || !attribute_runtime_stack(&at, &e))) {
         w->stray_runtime_stacks++;
         return true;
     }

@@ -396,7 +396,6 @@ uint64_t tls_join_tasks_seen(const struct tls_join *j)
     return j->tasks_seen;
 }
 
-
 uint64_t tls_join_task_of_probe_id(const struct tls_join *j, uint64_t probe_id)
 {
     uint32_t id;
