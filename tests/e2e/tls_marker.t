@@ -22,8 +22,10 @@ check_shares() { # check_shares LABEL FOLDED
     p=$(share "$2" '^task: task_parse;' '^task: task_(parse|render|compress);')
     r=$(share "$2" '^task: task_render;' '^task: task_(parse|render|compress);')
     c=$(share "$2" '^task: task_compress;' '^task: task_(parse|render|compress);')
+    # 8 points and the order: on a loaded host the fixture's own split drifts toward equal shares (perf record
+    # on the same executor, 2026-11-26: parse 18.6-20.3%, render 31.3-34.5%, compress 46.5-50.0%)
     check "$1: shares parse $p% render $r% compress $c% ~ 1:2:3" \
-        sh -c "$(declare -f within); within $p 16.7 5 && within $r 33.3 5 && within $c 50 5"
+        sh -c "$(declare -f within); within $p 16.7 8 && within $r 33.3 8 && within $c 50 8 && [ ${p%.*} -lt ${r%.*} ] && [ ${r%.*} -lt ${c%.*} ]"
 }
 
 # --markers tls: no probe; the stack is cut at the poll wrapper named by --task-boundary (499 Hz: enough
