@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* u64_map.c: linear-probing hash map u64 -> u32, grown at half load. */
+/* u64_map.c: linear-probing hash map u64 -> u32, grown at half load, and its find-or-append into an array. */
 #include "base/u64_map.h"
 
+#include "base/vec.h"
+
 #include <stdlib.h>
+#include <string.h>
 
 static size_t slot_of(uint64_t key, size_t mask)
 {
@@ -83,10 +86,29 @@ int u64_map_put(struct u64_map *m, uint64_t key, uint32_t value)
             return 0;
         }
     }
+    /* a new key: grow before it goes in, so that a failure leaves the map as it was */
+    if ((m->count + 1) * 2 > m->mask + 1) {
+        if (grow(m) != 0)
+            return -1;
+        for (i = slot_of(key, m->mask); m->values[i]; i = (i + 1) & m->mask)
+            ;
+    }
     m->keys[i] = key;
     m->values[i] = value + 1;
     m->count++;
-    if (m->count * 2 > m->mask + 1)
-        return grow(m);
     return 0;
+}
+
+int u64_map_index_raw(struct u64_map *m, uint64_t key, void **data, size_t *n, size_t *cap, size_t elem_size,
+                      uint32_t *index)
+{
+    if (u64_map_get(m, key, index))
+        return 0;
+    /* room first, then the key: either failure leaves both as they were */
+    if (*n >= UINT32_MAX || vec_reserve_raw(data, cap, elem_size, *n + 1) != 0 ||
+        u64_map_put(m, key, (uint32_t)*n) != 0)
+        return -1;
+    memset((char *)*data + *n * elem_size, 0, elem_size);
+    *index = (uint32_t)(*n)++;
+    return 1;
 }

@@ -56,14 +56,14 @@ static uint32_t function_index(struct pprof_writer *w, const struct frame_parts 
         return UINT32_MAX;
     uint64_t key = (uint64_t)name << 32 | file;
     uint32_t index;
-    if (u64_map_get(&w->function_of, key, &index))
-        return index;
-    struct pprof_function *f = vec_push(&w->functions);
-    if (!f || u64_map_put(&w->function_of, key, (uint32_t)(w->functions.n - 1)) != 0)
+    int added = u64_map_index(&w->function_of, key, &w->functions, &index);
+    if (added < 0)
         return UINT32_MAX;
-    f->name = name;
-    f->file = file;
-    return (uint32_t)(w->functions.n - 1);
+    if (added) {
+        w->functions.v[index].name = name;
+        w->functions.v[index].file = file;
+    }
+    return index;
 }
 
 /* The location of frame inlined into caller (location index + 1, or 0 for a frame of its own), made when

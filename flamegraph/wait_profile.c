@@ -166,11 +166,12 @@ void wait_profile_free(struct wait_profile *w)
 static struct task_wait *task_of(struct wait_profile *w, uint64_t id)
 {
     uint32_t index;
-    if (u64_map_get(&w->task_index, id, &index))
-        return &w->tasks.v[index];
-    struct task_wait *t = vec_push(&w->tasks);
-    if (!t || u64_map_put(&w->task_index, id, (uint32_t)(w->tasks.n - 1)) != 0)
+    int added = u64_map_index(&w->task_index, id, &w->tasks, &index);
+    if (added < 0)
         return NULL;
+    struct task_wait *t = &w->tasks.v[index];
+    if (!added)
+        return t;
     t->id = id;
     t->phase = PHASE_UNKNOWN;
     t->stack = t->poll_stack = ROOT_ONLY;
@@ -224,17 +225,12 @@ static uint32_t site_of(struct wait_profile *w, uint32_t key, uint32_t node)
 {
     uint64_t site_key = (uint64_t)key << 32 | node;
     uint32_t index;
-    if (u64_map_get(&w->site_index, site_key, &index))
-        return index;
-    struct site_times *st = vec_push(&w->sites);
-    if (!st)
+    int added = u64_map_index(&w->site_index, site_key, &w->sites, &index);
+    if (added < 0)
         return UINT32_MAX;
-    *st = (struct site_times){ .key = key, .node = node };
-    if (u64_map_put(&w->site_index, site_key, (uint32_t)(w->sites.n - 1)) != 0) {
-        w->sites.n--;
-        return UINT32_MAX;
-    }
-    return (uint32_t)(w->sites.n - 1);
+    if (added)
+        w->sites.v[index] = (struct site_times){ .key = key, .node = node };
+    return index;
 }
 
 int wait_profile_stack(struct wait_profile *w, uint64_t task_id, uint64_t time_ns, uint32_t thread_root,
@@ -372,17 +368,12 @@ static struct thread_poll *thread_of(struct wait_profile *w, uint32_t thread)
     uint32_t index;
     if (thread == 0)
         return NULL;
-    if (u64_map_get(&w->thread_index, thread, &index))
-        return &w->threads.v[index];
-    struct thread_poll *th = vec_push(&w->threads);
-    if (!th)
+    int added = u64_map_index(&w->thread_index, thread, &w->threads, &index);
+    if (added < 0)
         return NULL;
-    if (u64_map_put(&w->thread_index, thread, (uint32_t)(w->threads.n - 1)) != 0) {
-        w->threads.n--;
-        return NULL;
-    }
-    *th = (struct thread_poll){ .thread = thread };
-    return th;
+    if (added)
+        w->threads.v[index].thread = thread;
+    return &w->threads.v[index];
 }
 
 /* A poll starts on th: the poll still open there (on a thread that does not report poll ends) is over. */
@@ -565,14 +556,12 @@ static int retire(struct wait_profile *w, const struct task_wait *t, uint32_t ro
         if (total.suspended_ns + total.runnable_ns == 0)
             continue;
         uint32_t index;
-        if (!u64_map_get(&r->root_index, root, &index)) {
-            struct retired_root *rr = vec_push(&r->roots);
-            if (!rr || u64_map_put(&r->root_index, root, (uint32_t)(r->roots.n - 1)) != 0)
-                return -1;
-            rr->root = root;
-            index = (uint32_t)(r->roots.n - 1);
-        }
+        int added = u64_map_index(&r->root_index, root, &r->roots, &index);
+        if (added < 0)
+            return -1;
         struct retired_root *rr = &r->roots.v[index];
+        if (added)
+            rr->root = root;
         rr->line_us[v][0] += root_only.suspended_ns / 1000;
         rr->line_us[v][1] += root_only.runnable_ns / 1000;
         rr->ns[v][0] += root_only.suspended_ns;

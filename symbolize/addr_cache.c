@@ -31,20 +31,10 @@ int addr_cache_put(struct addr_cache *c, uint64_t addr, enum addr_kind kind, uin
     struct u64_map *map = kind == ADDR_KERNEL ? &c->kernel : &c->user;
     uint64_t key = key_of(addr, kind);
     uint32_t idx;
-    if (u64_map_get(map, key, &idx)) {   /* a stale entry: the address's mapping was replaced */
-        c->entries.v[idx] = (struct addr_cache_entry){ r, generation };
-        return 0;
-    }
-    if (c->entries.n >= UINT32_MAX)
+    /* a new entry, or a stale one (the address's mapping was replaced) */
+    if (u64_map_index(map, key, &c->entries, &idx) < 0)
         return -1;
-    struct addr_cache_entry *e = vec_push(&c->entries);
-    if (!e)
-        return -1;
-    *e = (struct addr_cache_entry){ r, generation };
-    if (u64_map_put(map, key, (uint32_t)(c->entries.n - 1)) != 0) {
-        c->entries.n--;
-        return -1;
-    }
+    c->entries.v[idx] = (struct addr_cache_entry){ r, generation };
     return 0;
 }
 

@@ -19,18 +19,9 @@ void header_join_free(struct header_join *j)
 int header_join_learn(struct header_join *j, uint64_t key, uint64_t task)
 {
     uint32_t at;
-    if (u64_map_get(&j->index, key, &at)) {
-        j->tasks.v[at] = task;
-        return 0;
-    }
-    uint64_t *slot = vec_push(&j->tasks);
-    if (!slot)
+    if (u64_map_index(&j->index, key, &j->tasks, &at) < 0)
         return -1;
-    *slot = task;
-    if (u64_map_put(&j->index, key, (uint32_t)(j->tasks.n - 1)) != 0) {
-        j->tasks.n--;
-        return -1;
-    }
+    j->tasks.v[at] = task;
     return 0;
 }
 

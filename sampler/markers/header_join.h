@@ -32,8 +32,8 @@ void header_join_free(struct header_join *j);
 int header_join_registered(struct header_join *j, uint64_t header, bool in_poll, uint64_t polled, uint64_t *task);
 /* A wake of header: *task the task it was learnt for. Returns true, or false when not learnt yet (counted). */
 bool header_join_wake(struct header_join *j, uint64_t header, uint64_t *task);
-/* The same join the other way round, where one id is seen with another at one time on one thread and the
- * first stays the task's for its life (tokio's task id, learnt for the poll probes' header: tls_join.c):
+/* The same join for any two ids of one task seen together at one time on one thread (tls_join.c: tokio's
+ * task id and the poll probes' header, either one the key; a reused key names the task last learnt for it):
  * learn key for task (returns 0, -1 when out of memory); find the task key was last learnt for (false when
  * none, counted in neither counter). */
 int header_join_learn(struct header_join *j, uint64_t key, uint64_t task);

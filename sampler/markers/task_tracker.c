@@ -49,31 +49,26 @@ static bool thread_slot(struct task_tracker *t, uint32_t tid, uint32_t *idx)
 {
     if (u64_map_get(&t->thread_index, tid, idx))
         return true;
-    /* threads and hits grow together: hits.v[i] is the queue of threads.v[i] */
-    if (t->threads.n >= UINT32_MAX || vec_reserve(&t->threads, t->threads.n + 1) != 0 ||
-        vec_reserve(&t->hits, t->threads.n + 1) != 0 ||
-        u64_map_put(&t->thread_index, tid, (uint32_t)t->threads.n) != 0)
+    /* threads and hits grow together: hits.v[i] is the queue of threads.v[i] (its room first) */
+    if (vec_reserve(&t->hits, t->threads.n + 1) != 0 || u64_map_index(&t->thread_index, tid, &t->threads, idx) < 0)
         return false;
-    *idx = (uint32_t)t->threads.n;
-    struct thread_poll_state *st = vec_push(&t->threads);    /* room reserved above: cannot fail */
+    struct thread_poll_state *st = &t->threads.v[*idx];
     st->tid = tid;
     if (t->lost_any)
         unknown_since_loss(st);
-    vec_push(&t->hits);
+    vec_push(&t->hits);                                       /* room reserved above: cannot fail */
     return true;
 }
 
 static struct sampler_task_stat *task_stat(struct task_tracker *t, uint64_t id)
 {
     uint32_t idx;
-    if (u64_map_get(&t->task_index, id, &idx))
-        return &t->tasks.v[idx];
-    if (t->tasks.n >= UINT32_MAX || vec_reserve(&t->tasks, t->tasks.n + 1) != 0 ||
-        u64_map_put(&t->task_index, id, (uint32_t)t->tasks.n) != 0)
+    int added = u64_map_index(&t->task_index, id, &t->tasks, &idx);
+    if (added < 0)
         return NULL;
-    struct sampler_task_stat *s = vec_push(&t->tasks);
-    s->task_id = id;
-    return s;
+    if (added)
+        t->tasks.v[idx].task_id = id;
+    return &t->tasks.v[idx];
 }
 
 /* The poll state after a hit, as attribution sees it (apply_hit keeps the statistics). After a lost record
@@ -341,8 +336,8 @@ static size_t hits_until(const struct thread_hits *h, uint64_t time_ns)
     return lo;
 }
 
-/* What the thread at threads[idx] was polling after its first lo queued hits (task_tracker_at's rule; lo from
- * hits_until at the sample's time). */
+/* What the thread at threads[idx] was polling after its first lo queued hits (the rule task_tracker.h gives for
+ * task_tracker_sample's state; lo from hits_until at the sample's time). */
 static void state_after_hits(const struct task_tracker *t, uint32_t idx, size_t lo, uint64_t user_ip,
                              enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr)
 {
@@ -414,37 +409,6 @@ static void poll_return_after(const struct task_tracker *t, uint32_t idx, size_t
     }
     *ret_slot = t->threads.v[idx].poll_ret_slot;
     *ret_addr = t->threads.v[idx].poll_ret_addr;
-}
-
-void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t user_ip,
-                     enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr)
-{
-    uint32_t idx;
-    if (!u64_map_get(&t->thread_index, tid, &idx)) {
-        *state = unseen_thread_state(t);
-        *task_id = 0;
-        *probe_addr = 0;
-        return;
-    }
-    state_after_hits(t, idx, hits_until(&t->hits.v[idx], time_ns), user_ip, state, task_id, probe_addr);
-}
-
-uint64_t task_tracker_hit_before(const struct task_tracker *t, uint32_t tid, uint64_t time_ns)
-{
-    uint32_t idx;
-    if (!u64_map_get(&t->thread_index, tid, &idx))
-        return 0;
-    return hit_before(t, idx, hits_until(&t->hits.v[idx], time_ns));
-}
-
-void task_tracker_poll_return(const struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t *ret_slot,
-                              uint64_t *ret_addr)
-{
-    *ret_slot = *ret_addr = 0;
-    uint32_t idx;
-    if (!u64_map_get(&t->thread_index, tid, &idx))
-        return;
-    poll_return_after(t, idx, hits_until(&t->hits.v[idx], time_ns), ret_slot, ret_addr);
 }
 
 void task_tracker_sample(const struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t user_ip,

@@ -116,29 +116,25 @@ void task_tracker_loss_seen_by(struct task_tracker *t, uint64_t until_ns);
  * marker and sample records came through different ring buffers. */
 int task_tracker_queue(struct task_tracker *t, const struct marker_hit *hit);
 int task_tracker_round_begin(struct task_tracker *t);
-/* What tid was polling at time_ns: the state after its last queued hit at or before time_ns (or its state
- * before the round). Samples of a thread come from several CPUs' buffers, so they may be asked about out of
- * time order; the answer does not depend on the order of the questions. user_ip (0: not known) is the sampled
- * instruction: a sample in a poll marker's trap counts as inside that poll. UNKNOWN after a lost record, and
- * when the thread's next queued poll hit is an end that does not close the poll open at time_ns (a record was
- * lost unseen). */
-void task_tracker_at(struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t user_ip,
-                     enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr);
-/* The return address of the poll open on tid at time_ns and where it is on the stack, as the poll function's
- * entry recorded them (both 0: none open, or not recorded). A return probe's trampoline replaces that word
- * while the poll runs: a stack unwound inside the poll gets it back from here. */
-void task_tracker_poll_return(const struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t *ret_slot,
-                              uint64_t *ret_addr);
-/* The probe address of tid's last hit at or before time_ns (0: none known). A sample taken while the kernel
- * single-steps a probed instruction out of line (in the "[uprobes]" page) stands for that probe's address. */
-uint64_t task_tracker_hit_before(const struct task_tracker *t, uint32_t tid, uint64_t time_ns);
 /* Everything a sample's attribution needs about tid at time_ns, from one thread lookup and one search of its
- * hits: what task_tracker_at (with user_ip), task_tracker_poll_return and task_tracker_hit_before answer. */
+ * hits. Samples of a thread come from several CPUs' buffers, so they may be asked about out of time order; the
+ * answer does not depend on the order of the questions. */
 struct task_tracker_sample {
+    /* What tid was polling: the state after its last queued hit at or before time_ns (or its state before the
+     * round). user_ip (0: not known) is the sampled instruction: a sample in a poll marker's trap counts as
+     * inside that poll. UNKNOWN after a lost record, and when the thread's next queued poll hit is an end that
+     * does not close the poll open at time_ns (a record was lost unseen). task_id 0 unless IN_TASK; probe_addr
+     * the address of the poll-start probe of the open poll (0: none). */
     enum sampler_task_state state;
-    uint64_t task_id, probe_addr;          /* as task_tracker_at */
-    uint64_t ret_slot, ret_addr;           /* as task_tracker_poll_return */
-    uint64_t last_hit_addr;                /* as task_tracker_hit_before */
+    uint64_t task_id, probe_addr;
+    /* The return address of the poll open at time_ns and where it is on the stack, as the poll function's entry
+     * recorded them (both 0: none open, or not recorded). A return probe's trampoline replaces that word while
+     * the poll runs: a stack unwound inside the poll gets it back from here. */
+    uint64_t ret_slot, ret_addr;
+    /* The probe address of tid's last hit at or before time_ns (0: none known). A sample taken while the
+     * kernel single-steps a probed instruction out of line (in the "[uprobes]" page) stands for that probe's
+     * address. */
+    uint64_t last_hit_addr;
 };
 void task_tracker_sample(const struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t user_ip,
                          struct task_tracker_sample *out);

@@ -43,11 +43,12 @@ struct tls_join {
     uint64_t last_probe_addr;                    /* of a poll probe that opened a poll the marker agrees with,
                                                     else the poll-start marker's address (below) */
     bool probe_ids_comparable;                   /* the probes' task ids are the marker's (not tokio's) */
-    bool name_by_probes;                         /* else: samples named by the probes' ids (probe_names), or
-                                                    polls by the marker's (probe_ids) */
-    struct header_join probe_names;              /* the marker's task id -> the probes' id for that task,
-                                                    learnt from the samples both placed in a task */
-    struct u64_map probe_ids;                    /* a probe's task id -> the marker's, learnt likewise */
+    bool name_by_probes;                         /* else: samples named by the probes' ids, or polls by the
+                                                    marker's (both through id_pairs) */
+    /* The marker's task id and the probes' id for the same task, learnt from the samples both placed in a task,
+     * keyed by the side looked up: with name_by_probes the marker's id -> the probes' (probes_name), else the
+     * probes' id -> the marker's (tls_join_task_of_probe_id). */
+    struct header_join id_pairs;
     struct u64_map seen;                         /* task ids the samples were in (for the status line) */
     uint64_t tasks_seen;
     /* The executable's poll-start USDT marker, not attached: where the poll wrapper is, to cut task stacks at
@@ -151,12 +152,11 @@ int tls_join_open(struct tls_join **out, const struct tls_join_target *t, char *
     if (rc <= 0)
         return rc;
     struct tls_join *j = calloc(1, sizeof(*j));
-    if (!j || u64_map_init(&j->index, 1024) != 0 || header_join_init(&j->probe_names) != 0 ||
-        u64_map_init(&j->probe_ids, 256) != 0 || u64_map_init(&j->seen, 256) != 0) {
+    if (!j || u64_map_init(&j->index, 1024) != 0 || header_join_init(&j->id_pairs) != 0 ||
+        u64_map_init(&j->seen, 256) != 0) {
         if (j) {
             u64_map_free(&j->index);
-            header_join_free(&j->probe_names);
-            u64_map_free(&j->probe_ids);
+            header_join_free(&j->id_pairs);
         }
         free(j);
         snprintf(err, errlen, "out of memory");
@@ -318,11 +318,11 @@ static uint64_t probes_name(struct tls_join *j, uint64_t task, enum sampler_task
 {
     uint64_t named;
     if (probe_state == SAMPLER_IN_TASK) {
-        if (header_join_learn(&j->probe_names, task, probe_task) != 0)
+        if (header_join_learn(&j->id_pairs, task, probe_task) != 0)
             j->stats.probe_names_lost++;
         return probe_task;
     }
-    if (header_join_find(&j->probe_names, task, &named))
+    if (header_join_find(&j->id_pairs, task, &named))
         return named;
     j->stats.probe_unnamed++;
     return task;
@@ -374,8 +374,8 @@ void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool pr
             j->stats.probe_disagreements++;
         else if (task)
             j->last_probe_addr = *probe_addr;
-    } else if (probes && !j->name_by_probes && probe_state == SAMPLER_IN_TASK && task && task <= UINT32_MAX) {
-        u64_map_put(&j->probe_ids, probe_task, (uint32_t)task);   /* (out of memory: that poll stays unnamed) */
+    } else if (probes && !j->name_by_probes && probe_state == SAMPLER_IN_TASK && task) {
+        (void)header_join_learn(&j->id_pairs, probe_task, task);   /* (out of memory: that poll stays unnamed) */
     }
     *state = task ? SAMPLER_IN_TASK : SAMPLER_NOT_IN_TASK;
     *task_id = probes && j->name_by_probes && !j->probe_ids_comparable && task ?
@@ -398,8 +398,8 @@ uint64_t tls_join_tasks_seen(const struct tls_join *j)
 
 uint64_t tls_join_task_of_probe_id(const struct tls_join *j, uint64_t probe_id)
 {
-    uint32_t id;
-    if (j->probe_ids_comparable || j->name_by_probes || !u64_map_get(&j->probe_ids, probe_id, &id))
+    uint64_t id;
+    if (j->probe_ids_comparable || j->name_by_probes || !header_join_find(&j->id_pairs, probe_id, &id))
         return probe_id;
     return id;
 }
@@ -420,8 +420,7 @@ void tls_join_close(struct tls_join *j)
     bpf_ring_destroy(&j->ring);
     vec_free(&j->pending);
     u64_map_free(&j->index);
-    header_join_free(&j->probe_names);
-    u64_map_free(&j->probe_ids);
+    header_join_free(&j->id_pairs);
     u64_map_free(&j->seen);
     free(j);
 }

@@ -5,8 +5,9 @@
  * poll-start, the round API (queue / round_begin / at / round_end) applying hits queued out of order across threads
  * and buffers per thread in time order (equal times in arrival order), hits after round_end's time surviving into
  * the next round, a randomized comparison with a per-thread reference, task_tracker_sort (busiest first, ties
- * by id) with lookups still correct afterwards, and task_tracker_sample (the per-sample query) answering as
- * task_tracker_at, task_tracker_poll_return and task_tracker_hit_before do. */
+ * by id) with lookups still correct afterwards, and task_tracker_sample (the per-sample query) against a
+ * replay of the hit sequence written here: random hits with probe and return addresses over rounds, a loss
+ * among them, samples in the probes' traps, threads without hits. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,12 +36,11 @@ static void expect_state(const struct task_tracker *t, uint32_t tid, enum sample
 static void expect_at(struct task_tracker *t, uint32_t tid, uint64_t time, enum sampler_task_state st,
                       uint64_t task)
 {
-    enum sampler_task_state s;
-    uint64_t id, pa;
-    task_tracker_at(t, tid, time, 0, &s, &id, &pa);
-    if (s != st || (st == SAMPLER_IN_TASK && id != task))
-        fail_msg("tid %u at %llu: state %d task %llu, want %d %llu", tid, (unsigned long long)time, s,
-                 (unsigned long long)id, st, (unsigned long long)task);
+    struct task_tracker_sample got;
+    task_tracker_sample(t, tid, time, 0, &got);
+    if (got.state != st || (st == SAMPLER_IN_TASK && got.task_id != task))
+        fail_msg("tid %u at %llu: state %d task %llu, want %d %llu", tid, (unsigned long long)time, got.state,
+                 (unsigned long long)got.task_id, st, (unsigned long long)task);
 }
 
 static const struct sampler_task_stat *stat_of(const struct task_tracker *t, uint64_t id)
@@ -267,21 +267,21 @@ static void test_sample_in_marker_trap(void **state)
     for (size_t i = 0; i < 3; i++)
         assert_int_equal(task_tracker_queue(&t, &hits[i]), 0);
     assert_int_equal(task_tracker_round_begin(&t), 0);
-    enum sampler_task_state st;
-    uint64_t id, pa;
-    task_tracker_at(&t, 1, 22, 0x601, &st, &id, &pa);   /* in the end probe's trap, after its stamp */
-    assert_int_equal(st, SAMPLER_IN_TASK);
-    assert_int_equal(id, 7);
-    assert_int_equal(pa, 0x500);
-    task_tracker_at(&t, 1, 22, 0x600, &st, &id, &pa);
-    assert_int_equal(st, SAMPLER_IN_TASK);
-    task_tracker_at(&t, 1, 28, 0x501, &st, &id, &pa);   /* in the start probe's trap, before its stamp */
-    assert_int_equal(st, SAMPLER_IN_TASK);
-    assert_int_equal(id, 8);
-    task_tracker_at(&t, 1, 22, 0x1234, &st, &id, &pa);  /* elsewhere between polls: the thread's */
-    assert_int_equal(st, SAMPLER_NOT_IN_TASK);
-    task_tracker_at(&t, 1, 22, 0x502, &st, &id, &pa);   /* not the probe's instruction */
-    assert_int_equal(st, SAMPLER_NOT_IN_TASK);
+    struct task_tracker_sample at;
+    task_tracker_sample(&t, 1, 22, 0x601, &at);         /* in the end probe's trap, after its stamp */
+    assert_int_equal(at.state, SAMPLER_IN_TASK);
+    assert_int_equal(at.task_id, 7);
+    assert_int_equal(at.probe_addr, 0x500);
+    task_tracker_sample(&t, 1, 22, 0x600, &at);
+    assert_int_equal(at.state, SAMPLER_IN_TASK);
+    task_tracker_sample(&t, 1, 28, 0x501, &at);         /* in the start probe's trap, before its stamp */
+    assert_int_equal(at.state, SAMPLER_IN_TASK);
+    assert_int_equal(at.task_id, 8);
+    task_tracker_sample(&t, 1, 22, 0x1234, &at);        /* elsewhere between polls: the thread's */
+    assert_int_equal(at.state, SAMPLER_NOT_IN_TASK);
+    assert_int_equal(at.task_id | at.probe_addr, 0);
+    task_tracker_sample(&t, 1, 22, 0x502, &at);         /* not the probe's instruction */
+    assert_int_equal(at.state, SAMPLER_NOT_IN_TASK);
     task_tracker_free(&t);
 }
 
@@ -527,9 +527,10 @@ static void test_round_random_against_reference(void **state)
                 ref_apply(h, ref_in, ref_task);
             }
             uint32_t tid = 1 + (uint32_t)(rand() % THREADS);
-            enum sampler_task_state st;
-            uint64_t id, pa;
-            task_tracker_at(&t, tid, now, 0, &st, &id, &pa);
+            struct task_tracker_sample at;
+            task_tracker_sample(&t, tid, now, 0, &at);
+            enum sampler_task_state st = at.state;
+            uint64_t id = at.task_id;
             /* the thread's next poll start or end queued: an end that does not close the open poll (its start
              * or a start before it was lost) makes the task unknown */
             enum sampler_task_state want = ref_in[tid] ? SAMPLER_IN_TASK : SAMPLER_NOT_IN_TASK;
@@ -708,11 +709,10 @@ static void test_runtime_waker_events(void **state)
     for (size_t i = 0; i < sizeof(hits) / sizeof(hits[0]); i++)
         assert_int_equal(task_tracker_queue(&t, &hits[i]), 0);
     assert_int_equal(task_tracker_round_begin(&t), 0);
-    enum sampler_task_state st;
-    uint64_t id, probe;
-    task_tracker_at(&t, 1, 160, 0, &st, &id, &probe);       /* a stack at the clone: inside task 5's poll */
-    assert_int_equal(st, SAMPLER_IN_TASK);
-    assert_int_equal(id, 5);
+    struct task_tracker_sample at;
+    task_tracker_sample(&t, 1, 160, 0, &at);                /* a stack at the clone: inside task 5's poll */
+    assert_int_equal(at.state, SAMPLER_IN_TASK);
+    assert_int_equal(at.task_id, 5);
     task_tracker_round_end(&t, UINT64_MAX);
     assert_int_equal(l.n, 4);
     assert_int_equal(l.kind[1], MARKER_RUNTIME_WAKER_REGISTERED);
@@ -743,69 +743,184 @@ static void test_poll_return_address(void **state)
     for (size_t i = 0; i < 3; i++)
         assert_int_equal(task_tracker_queue(&t, &hits[i]), 0);
     assert_int_equal(task_tracker_round_begin(&t), 0);
-    uint64_t slot, ret;
-    task_tracker_poll_return(&t, 1, 120, &slot, &ret);
-    assert_int_equal(slot, 0x7ff0);
-    assert_int_equal(ret, 0x4242);
-    task_tracker_poll_return(&t, 1, 160, &slot, &ret);      /* a registration does not end the poll */
-    assert_int_equal(ret, 0x4242);
-    task_tracker_poll_return(&t, 1, 250, &slot, &ret);
-    assert_int_equal(ret, 0);
-    task_tracker_poll_return(&t, 1, 50, &slot, &ret);       /* before any hit */
-    assert_int_equal(ret, 0);
-    assert_int_equal(task_tracker_hit_before(&t, 1, 160), 0x2000);
-    assert_int_equal(task_tracker_hit_before(&t, 2, 160), 0);
+    struct task_tracker_sample at;
+    task_tracker_sample(&t, 1, 120, 0, &at);
+    assert_int_equal(at.ret_slot, 0x7ff0);
+    assert_int_equal(at.ret_addr, 0x4242);
+    assert_int_equal(at.last_hit_addr, 0x1000);
+    task_tracker_sample(&t, 1, 160, 0, &at);                /* a registration does not end the poll */
+    assert_int_equal(at.ret_addr, 0x4242);
+    assert_int_equal(at.last_hit_addr, 0x2000);
+    task_tracker_sample(&t, 1, 250, 0, &at);
+    assert_int_equal(at.ret_slot | at.ret_addr, 0);
+    task_tracker_sample(&t, 1, 50, 0, &at);                 /* before any hit */
+    assert_int_equal(at.ret_addr, 0);
+    assert_int_equal(at.last_hit_addr, 0);
+    task_tracker_sample(&t, 2, 160, 0, &at);                /* a thread without hits */
+    assert_int_equal(at.ret_addr | at.last_hit_addr, 0);
     task_tracker_round_end(&t, 150);                        /* the start applied, the return still queued */
-    task_tracker_poll_return(&t, 1, 180, &slot, &ret);
-    assert_int_equal(ret, 0x4242);
-    assert_int_equal(task_tracker_hit_before(&t, 1, 180), 0x2000);
+    task_tracker_sample(&t, 1, 180, 0, &at);
+    assert_int_equal(at.ret_slot, 0x7ff0);
+    assert_int_equal(at.ret_addr, 0x4242);
+    assert_int_equal(at.last_hit_addr, 0x2000);
     task_tracker_round_end(&t, UINT64_MAX);
-    task_tracker_poll_return(&t, 1, 300, &slot, &ret);
-    assert_int_equal(ret, 0);
-    assert_int_equal(task_tracker_hit_before(&t, 1, 300), 0x3000);
+    task_tracker_sample(&t, 1, 300, 0, &at);
+    assert_int_equal(at.ret_addr, 0);
+    assert_int_equal(at.last_hit_addr, 0x3000);
     task_tracker_free(&t);
 }
 
-/* task_tracker_sample answers what task_tracker_at, task_tracker_poll_return and task_tracker_hit_before answer
- * for the same thread, time and sampled instruction: random hits with probe and return addresses over rounds, a
- * loss among them, samples in the probes' traps, threads without hits. */
-static void expect_sample_as_parts(struct task_tracker *t, uint32_t tid, uint64_t time, uint64_t user_ip)
+/* The reference for test_sample_query_against_replay: every hit queued so far, per thread in time order (equal
+ * times in queue order, as task_tracker_round_begin sorts them), and the loss; each question is answered by
+ * replaying the thread's hits from the start, the way SPEC section 3 and task_tracker.h describe them. */
+enum { REPLAY_THREADS = 4, REPLAY_PER_ROUND = 200, REPLAY_ROUNDS = 4 };
+struct replay {
+    struct marker_hit hits[REPLAY_THREADS + 2][REPLAY_PER_ROUND * REPLAY_ROUNDS];
+    int round_of[REPLAY_THREADS + 2][REPLAY_PER_ROUND * REPLAY_ROUNDS];
+    size_t n[REPLAY_THREADS + 2];
+    uint64_t applied_until;              /* the last task_tracker_round_end's time */
+    bool lost;
+    int lost_round;                      /* the loss came after this round's hits were queued */
+    uint64_t lost_at, seen_by;           /* applied_until then; task_tracker_loss_seen_by's time */
+};
+
+static void replay_queue(struct replay *r, const struct marker_hit *h, int round)
 {
-    struct task_tracker_sample got;
-    task_tracker_sample(t, tid, time, user_ip, &got);
-    enum sampler_task_state st;
-    uint64_t id, pa, slot, ret;
-    task_tracker_at(t, tid, time, user_ip, &st, &id, &pa);
-    task_tracker_poll_return(t, tid, time, &slot, &ret);
-    uint64_t last = task_tracker_hit_before(t, tid, time);
-    if (got.state != st || got.task_id != id || got.probe_addr != pa || got.ret_slot != slot || got.ret_addr != ret ||
-        got.last_hit_addr != last)
-        fail_msg("tid %u at %llu ip %#llx: sample %d %llu %#llx %#llx %#llx %#llx, parts %d %llu %#llx %#llx %#llx "
-                 "%#llx", tid, (unsigned long long)time, (unsigned long long)user_ip, got.state,
-                 (unsigned long long)got.task_id, (unsigned long long)got.probe_addr,
-                 (unsigned long long)got.ret_slot, (unsigned long long)got.ret_addr,
-                 (unsigned long long)got.last_hit_addr, st, (unsigned long long)id, (unsigned long long)pa,
-                 (unsigned long long)slot, (unsigned long long)ret, (unsigned long long)last);
+    size_t *n = &r->n[h->tid];
+    size_t at = *n;
+    while (at > 0 && r->hits[h->tid][at - 1].time_ns > h->time_ns)
+        at--;
+    memmove(&r->hits[h->tid][at + 1], &r->hits[h->tid][at], (*n - at) * sizeof(*h));
+    memmove(&r->round_of[h->tid][at + 1], &r->round_of[h->tid][at], (*n - at) * sizeof(int));
+    r->hits[h->tid][at] = *h;
+    r->round_of[h->tid][at] = round;
+    (*n)++;
 }
 
-static void test_sample_query_as_parts(void **state)
+static bool replay_at_probe(uint64_t ip, uint64_t probe)
+{
+    return ip && probe && (ip == probe || ip == probe + 1);
+}
+
+static void replay_answer(const struct replay *r, uint32_t tid, uint64_t time, uint64_t ip,
+                          struct task_tracker_sample *want)
+{
+    const struct marker_hit *h = r->hits[tid];
+    size_t n = r->n[tid];
+    *want = (struct task_tracker_sample){ .state = SAMPLER_NOT_IN_TASK };
+    if (n == 0) {                        /* a thread no hit named: not in a task, after a loss in an unknown one */
+        if (r->lost)
+            want->state = SAMPLER_UNKNOWN_TASK;
+        return;
+    }
+    size_t lo = 0;
+    while (lo < n && h[lo].time_ns <= time)
+        lo++;
+    /* the last hit at or before the time; the last poll hit decides the return address */
+    want->last_hit_addr = lo ? h[lo - 1].probe_addr : 0;
+    for (size_t k = lo; k > 0; k--) {
+        if (h[k - 1].kind == MARKER_POLL_START) {
+            want->ret_slot = h[k - 1].ret_slot;
+            want->ret_addr = h[k - 1].ret_addr;
+            break;
+        }
+        if (h[k - 1].kind == MARKER_POLL_END || h[k - 1].kind == MARKER_POLL_RETURN)
+            break;
+    }
+    /* a sample in the trap of a still-queued poll hit is on the poll's side of it */
+    if (lo > 0 && h[lo - 1].time_ns > r->applied_until && h[lo - 1].kind == MARKER_POLL_END &&
+        replay_at_probe(ip, h[lo - 1].probe_addr))
+        lo--;
+    else if (lo < n && h[lo].kind == MARKER_POLL_START && replay_at_probe(ip, h[lo].probe_addr))
+        lo++;
+    enum sampler_task_state st = SAMPLER_NOT_IN_TASK;
+    uint64_t task = 0, probe = 0, unknown_until = 0;
+    bool saw = false, loss_done = !r->lost;
+    for (size_t k = 0; k <= lo; k++) {
+        if (!loss_done && (k == lo || h[k].time_ns > r->lost_at)) {
+            /* the loss: a thread that saw a poll hit, applied or queued, is in an unknown task */
+            bool queued_poll = false;
+            for (size_t q = 0; q < n; q++)
+                queued_poll |= h[q].time_ns > r->lost_at && r->round_of[tid][q] <= r->lost_round &&
+                               (h[q].kind == MARKER_POLL_START || h[q].kind == MARKER_POLL_END);
+            if (saw || queued_poll) {
+                st = SAMPLER_UNKNOWN_TASK;
+                probe = 0;
+                unknown_until = r->seen_by;
+            }
+            loss_done = true;
+        }
+        if (k == lo)
+            break;
+        enum marker_kind kind = h[k].kind;
+        if (kind == MARKER_POLL_RETURN && st == SAMPLER_IN_TASK)
+            kind = MARKER_POLL_END;
+        if (kind == MARKER_POLL_START || kind == MARKER_POLL_END)
+            saw = true;
+        if (st == SAMPLER_UNKNOWN_TASK && (kind != MARKER_POLL_START || h[k].time_ns <= unknown_until))
+            continue;
+        if (kind == MARKER_POLL_START) {
+            st = SAMPLER_IN_TASK;
+            task = h[k].arg0;
+            probe = h[k].probe_addr;
+        } else if (kind == MARKER_POLL_END) {
+            st = SAMPLER_NOT_IN_TASK;
+            probe = 0;
+        }
+    }
+    /* the next queued poll hit: an end that does not close the open poll means a record was lost unseen */
+    for (size_t k = lo; k < n; k++) {
+        if (h[k].kind != MARKER_POLL_START && h[k].kind != MARKER_POLL_END)
+            continue;
+        if (h[k].kind == MARKER_POLL_END && !(st == SAMPLER_IN_TASK && task == h[k].arg0)) {
+            st = SAMPLER_UNKNOWN_TASK;
+            probe = 0;
+        }
+        break;
+    }
+    want->state = st;
+    want->task_id = st == SAMPLER_IN_TASK ? task : 0;
+    want->probe_addr = probe;
+}
+
+static void expect_sample(struct task_tracker *t, const struct replay *r, uint32_t tid, uint64_t time,
+                          uint64_t user_ip, struct task_tracker_sample *got)
+{
+    struct task_tracker_sample want;
+    task_tracker_sample(t, tid, time, user_ip, got);
+    replay_answer(r, tid, time, user_ip, &want);
+    if (got->state != want.state || got->task_id != want.task_id || got->probe_addr != want.probe_addr ||
+        got->ret_slot != want.ret_slot || got->ret_addr != want.ret_addr || got->last_hit_addr != want.last_hit_addr)
+        fail_msg("tid %u at %llu ip %#llx: sample %d %llu %#llx %#llx %#llx %#llx, replay %d %llu %#llx %#llx %#llx "
+                 "%#llx", tid, (unsigned long long)time, (unsigned long long)user_ip, got->state,
+                 (unsigned long long)got->task_id, (unsigned long long)got->probe_addr,
+                 (unsigned long long)got->ret_slot, (unsigned long long)got->ret_addr,
+                 (unsigned long long)got->last_hit_addr, want.state, (unsigned long long)want.task_id,
+                 (unsigned long long)want.probe_addr, (unsigned long long)want.ret_slot,
+                 (unsigned long long)want.ret_addr, (unsigned long long)want.last_hit_addr);
+}
+
+/* task_tracker_sample against the replay: random hits with probe and return addresses over rounds (some left
+ * queued into the next), a loss among them, samples in the probes' traps and elsewhere, a thread without hits. */
+static void test_sample_query_against_replay(void **state)
 {
     (void)state;
-    enum { THREADS = 4, PER_ROUND = 200, ROUNDS = 4 };
     struct task_tracker t;
     assert_int_equal(task_tracker_init(&t), 0);
+    struct replay *r = calloc(1, sizeof(*r));
+    assert_non_null(r);
     struct task_tracker_sample none;
     task_tracker_sample(&t, 9, 100, 0x500, &none);
     assert_int_equal(none.state, SAMPLER_NOT_IN_TASK);
     assert_int_equal(none.task_id | none.probe_addr | none.ret_slot | none.ret_addr | none.last_hit_addr, 0);
     srand(4242);
     uint64_t round_end = 0;
-    size_t checked = 0, in_task = 0, with_return = 0;
-    for (int round = 0; round < ROUNDS; round++) {
-        for (int i = 0; i < PER_ROUND; i++) {
+    size_t checked = 0, in_task = 0, unknown = 0, with_return = 0, in_trap = 0;
+    for (int round = 0; round < REPLAY_ROUNDS; round++) {
+        for (int i = 0; i < REPLAY_PER_ROUND; i++) {
             enum marker_kind kind = random_kind();
             uint64_t probe = kind == MARKER_POLL_START ? 0x500 : kind == MARKER_POLL_END ? 0x600 : 0x700;
-            struct marker_hit h = { .tid = 1 + (uint32_t)(rand() % THREADS), .kind = kind,
+            struct marker_hit h = { .tid = 1 + (uint32_t)(rand() % REPLAY_THREADS), .kind = kind,
                                     .time_ns = round_end + 1 + (uint64_t)(rand() % 1000),
                                     .arg0 = 1 + (uint64_t)(rand() % 5), .probe_addr = probe };
             if (kind == MARKER_POLL_START && rand() % 2) {
@@ -813,31 +928,43 @@ static void test_sample_query_as_parts(void **state)
                 h.ret_slot = 0x7f00 + h.time_ns;
             }
             assert_int_equal(task_tracker_queue(&t, &h), 0);
+            replay_queue(r, &h, round);
         }
         if (round == 2) {
             task_tracker_lost(&t);
             task_tracker_loss_seen_by(&t, round_end + 300);
+            r->lost = true;
+            r->lost_round = round;
+            r->lost_at = r->applied_until;
+            r->seen_by = round_end + 300;
         }
         assert_int_equal(task_tracker_round_begin(&t), 0);
         uint64_t cut = round_end + 800;    /* some hits stay queued into the next round */
         const uint64_t ips[] = { 0, 0x500, 0x501, 0x600, 0x601, 0x1234 };
         for (uint64_t now = round_end; now <= round_end + 1000; now += 1 + (uint64_t)(rand() % 7))
-            for (uint32_t tid = 1; tid <= THREADS + 1; tid++)
+            for (uint32_t tid = 1; tid <= REPLAY_THREADS + 1; tid++)
                 for (size_t k = 0; k < sizeof(ips) / sizeof(ips[0]); k++) {
-                    expect_sample_as_parts(&t, tid, now, ips[k]);
-                    struct task_tracker_sample got;
-                    task_tracker_sample(&t, tid, now, ips[k], &got);
+                    struct task_tracker_sample got, at_zero;
+                    expect_sample(&t, r, tid, now, ips[k], &got);
+                    task_tracker_sample(&t, tid, now, 0, &at_zero);
                     in_task += got.state == SAMPLER_IN_TASK;
+                    unknown += got.state == SAMPLER_UNKNOWN_TASK;
                     with_return += got.ret_addr != 0;
+                    in_trap += got.state != at_zero.state;
                     checked++;
                 }
         task_tracker_round_end(&t, cut);
+        r->applied_until = cut;
         round_end = cut;
     }
-    /* the comparison covered samples in tasks and inside polls with a recorded return address */
+    /* the comparison covered samples in tasks, in unknown ones, in probes' traps, and inside polls with a
+     * recorded return address */
     assert_true(checked > 1000);
     assert_true(in_task > 0);
+    assert_true(unknown > 0);
+    assert_true(in_trap > 0);
     assert_true(with_return > 0);
+    free(r);
     task_tracker_free(&t);
 }
 
@@ -860,7 +987,7 @@ int main(void)
         cmocka_unit_test(test_sort_busiest_first),
         cmocka_unit_test(test_task_events),
         cmocka_unit_test(test_poll_return_address),
-        cmocka_unit_test(test_sample_query_as_parts),
+        cmocka_unit_test(test_sample_query_against_replay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
