@@ -55,6 +55,8 @@ static enum ring_buffer_next read_record(void *ctx, const struct perf_event_head
     if (rec->type == PERF_RECORD_SAMPLE) {
         struct marker_hit hit;
         uint64_t time_ns = 0;
+        if (rec->size > r->m->largest_record)
+            r->m->largest_record = rec->size;
         int rc = decode_hit(r->m, rec, &hit, &time_ns);
         if (time_ns > r->until_ns)
             return RING_BUFFER_KEEP;       /* samples up to its time may not have been read yet */
@@ -106,6 +108,13 @@ void markers_read(struct markers *m, uint64_t until_ns, struct task_tracker *tas
             task_tracker_lost(tasks);
         }
     }
-    if (m)
+    if (m) {
+        /* A full buffer drops records, but the kernel writes their PERF_RECORD_LOST only with its next record,
+         * which may come in a later read, after the samples of this one are attributed. A buffer without room
+         * for a marker record when read may have dropped some: a loss now, of an unknown thread. */
+        size_t room = cpu_buffers_least_room(&m->buffers);
         cpu_buffers_drain(&m->buffers, read_record, &r);
+        if (room < m->largest_record)
+            task_tracker_lost(tasks);
+    }
 }

@@ -43,6 +43,7 @@ struct markers {
     pid_t pid;
     char root[64];
     struct cpu_buffers buffers;        /* the marker buffer of each CPU, apart from the samples' */
+    uint32_t largest_record;           /* the largest marker sample record read from them so far */
     const char *spec;
     bool poll_times;                   /* runtime functions: also probe their returns (poll ends) */
     size_t runtime_functions;          /* runtime poll functions probed */

@@ -421,6 +421,13 @@ void task_tracker_sample(const struct task_tracker *t, uint32_t tid, uint64_t ti
     }
     size_t lo = hits_until(&t->hits.v[idx], time_ns);
     state_after_hits(t, idx, lo, user_ip, &out->state, &out->task_id, &out->probe_addr);
+    /* A sample read after its round (its record written late: a CPU held up between stamping and writing it)
+     * finds the hits before it applied and gone: the thread's state now is its state then only when no hit
+     * came between. */
+    if (time_ns <= t->applied_until && t->threads.v[idx].last_hit_ns > time_ns) {
+        out->state = SAMPLER_UNKNOWN_TASK;
+        out->task_id = out->probe_addr = 0;
+    }
     poll_return_after(t, idx, lo, &out->ret_slot, &out->ret_addr);
     out->last_hit_addr = hit_before(t, idx, lo);
 }
@@ -437,6 +444,7 @@ void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)
             apply_hit(t, idx, hit->time_ns, hit->kind, hit->arg0, hit->probe_addr);
             struct thread_poll_state *th = &t->threads.v[idx];
             th->last_hit_addr = hit->probe_addr;
+            th->last_hit_ns = hit->time_ns;
             if (hit->kind == MARKER_POLL_START) {
                 th->poll_ret_addr = hit->ret_addr;
                 th->poll_ret_slot = hit->ret_slot;

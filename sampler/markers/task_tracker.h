@@ -47,6 +47,7 @@ struct thread_poll_state {
     uint64_t poll_ret_addr, poll_ret_slot; /* the open poll's return address and its place on the stack, as its
                                               entry's hit recorded them (0: not recorded) */
     uint64_t last_hit_addr;                /* the probe address of the last hit applied */
+    uint64_t last_hit_ns;                  /* and its time */
 };
 
 /* A marker record waiting to be applied in time order. */

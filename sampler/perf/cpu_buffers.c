@@ -65,6 +65,18 @@ void cpu_buffers_peek(struct cpu_buffers *b, ring_buffer_record_fn fn, void *ctx
             ring_buffer_peek(&b->v[i].rb, fn, ctx);
 }
 
+size_t cpu_buffers_least_room(const struct cpu_buffers *b)
+{
+    size_t least = SIZE_MAX;
+    for (size_t i = 0; i < b->n; i++)
+        if (b->v[i].fd >= 0 && b->v[i].rb.meta) {
+            size_t room = ring_buffer_room(&b->v[i].rb);
+            if (room < least)
+                least = room;
+        }
+    return least;
+}
+
 void cpu_buffers_free(struct cpu_buffers *b)
 {
     for (size_t i = 0; i < b->n; i++)

@@ -36,6 +36,8 @@ size_t cpu_buffers_mapped(const struct cpu_buffers *b, int *fds, int *cpus, size
 /* Walk every mapped buffer's records (ring_buffer_drain: consuming; ring_buffer_peek: not). */
 void cpu_buffers_drain(struct cpu_buffers *b, ring_buffer_record_fn fn, void *ctx);
 void cpu_buffers_peek(struct cpu_buffers *b, ring_buffer_record_fn fn, void *ctx);
+/* The least ring_buffer_room of the mapped buffers (SIZE_MAX: none mapped). */
+size_t cpu_buffers_least_room(const struct cpu_buffers *b);
 /* Unmap every buffer and free the set (the events themselves are closed by their owner). */
 void cpu_buffers_free(struct cpu_buffers *b);
 

@@ -137,6 +137,15 @@ void ring_buffer_unmap(struct ring_buffer *rb)
     memset(rb, 0, sizeof(*rb));
 }
 
+size_t ring_buffer_room(const struct ring_buffer *rb)
+{
+    if (!rb->meta)
+        return 0;
+    uint64_t head = __atomic_load_n(&rb->meta->data_head, __ATOMIC_ACQUIRE);
+    uint64_t unread = head - rb->meta->data_tail;
+    return unread < rb->data_size ? rb->data_size - (size_t)unread : 0;
+}
+
 static long walk(struct ring_buffer *rb, ring_buffer_record_fn fn, void *ctx, bool consume)
 {
     if (!rb->meta)

@@ -54,4 +54,8 @@ long ring_buffer_drain(struct ring_buffer *rb, ring_buffer_record_fn fn, void *c
 /* Walk the records available now without consuming them (the next drain sees them again). */
 long ring_buffer_peek(struct ring_buffer *rb, ring_buffer_record_fn fn, void *ctx);
 
+/* The bytes the kernel may still write before it drops records (data_size less what is unread). Between two
+ * drains it only shrinks: room for a record now means no record was dropped since the last drain. */
+size_t ring_buffer_room(const struct ring_buffer *rb);
+
 #endif

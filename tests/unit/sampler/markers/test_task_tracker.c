@@ -729,6 +729,41 @@ static void test_runtime_waker_events(void **state)
 /* The return address a poll function's entry recorded (its return probe's trampoline replaces it on the
  * stack): known inside that poll, from queued hits and then from the applied state; not after its return;
  * the last probe hit before a time for samples in an out-of-line single step. */
+/* A sample read after its round (written late) finds the hits before it applied: its thread's state then is
+ * known only when no hit came between its time and the round's end. */
+static void test_sample_after_its_round(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    const struct marker_hit hits[] = {
+        { .tid = 1, .kind = MARKER_POLL_START, .time_ns = 100, .arg0 = 0xa, .probe_addr = 0x1000 },
+        { .tid = 1, .kind = MARKER_POLL_END, .time_ns = 200, .arg0 = 0xa, .probe_addr = 0x1100 },
+        { .tid = 2, .kind = MARKER_POLL_START, .time_ns = 120, .arg0 = 0xb, .probe_addr = 0x1000 },
+    };
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(task_tracker_queue(&t, &hits[i]), 0);
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    struct task_tracker_sample at;
+    task_tracker_sample(&t, 1, 150, 0, &at);                /* in its round: in the poll */
+    assert_int_equal(at.state, SAMPLER_IN_TASK);
+    assert_int_equal(at.task_id, 0xa);
+    task_tracker_round_end(&t, 300);
+    task_tracker_sample(&t, 1, 150, 0, &at);                /* late: the end at 200 came between */
+    assert_int_equal(at.state, SAMPLER_UNKNOWN_TASK);
+    assert_int_equal(at.task_id, 0);
+    task_tracker_sample(&t, 1, 250, 0, &at);                /* late, but after the thread's last hit */
+    assert_int_equal(at.state, SAMPLER_NOT_IN_TASK);
+    task_tracker_sample(&t, 2, 150, 0, &at);                /* late, after its thread's last hit */
+    assert_int_equal(at.state, SAMPLER_IN_TASK);
+    assert_int_equal(at.task_id, 0xb);
+    task_tracker_sample(&t, 2, 110, 0, &at);                /* late, before its start */
+    assert_int_equal(at.state, SAMPLER_UNKNOWN_TASK);
+    task_tracker_sample(&t, 1, 350, 0, &at);                /* a later round's */
+    assert_int_equal(at.state, SAMPLER_NOT_IN_TASK);
+    task_tracker_free(&t);
+}
+
 static void test_poll_return_address(void **state)
 {
     (void)state;
@@ -987,6 +1022,7 @@ int main(void)
         cmocka_unit_test(test_sort_busiest_first),
         cmocka_unit_test(test_task_events),
         cmocka_unit_test(test_poll_return_address),
+        cmocka_unit_test(test_sample_after_its_round),
         cmocka_unit_test(test_sample_query_against_replay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
