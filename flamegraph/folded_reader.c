@@ -2,9 +2,10 @@
 /* folded_reader.c: reads folded stacks ("root;frame;...;leaf COUNT", as written by taskspy, the
  * stackcollapse scripts, perf, inferno and py-spy) into a profile, merging equal prefixes. Also accepts
  * perf report's count-first form ("COUNT root;...;leaf"), CRLF endings and '#' comment lines. Malformed
- * lines are reported with their line number and skipped; memory is bounded by the longest accepted line
- * (a read chunk's lines are handed on together, then the chunk is reused). Big inputs are read on two
- * threads: names interned on this one, the stack tree built on another. */
+ * lines are reported with their line number and skipped; memory is bounded by a few times the longest
+ * accepted line (a read chunk's lines are handed on together with the chunk, which is reused once they are in
+ * the profile). Big inputs are read on two threads: lines read, split and their names hashed on this one,
+ * names interned and the stack tree built on another. */
 #include "flamegraph/profile_internal.h"
 
 #include "base/intern_table.h"
@@ -115,19 +116,24 @@ struct batch {
     size_t n_stacks, cap_stacks;
 };
 
-/* A batch's stacks with a count, ready for the tree: their frame ids, each one's start there and length. */
+/* A batch handed on to the profile, with the read chunk its names point into. */
 struct tree_work {
-    VEC_OF(uint32_t) ids;
-    uint32_t *start, *len;               /* per stack: cap each */
-    uint64_t *count;
-    size_t n, cap;
-    size_t known_frames;                 /* every id is below: interned before */
+    struct batch b;
+    char *text;
+    size_t text_alloc;
+};
+
+/* Where the profile's side of the reading is: the frame ids of the last stack handed on (its batch's last),
+ * which the first stack of the next batch may share a prefix with. */
+struct tree_state {
+    uint32_t *prev_ids;
+    size_t prev_cap;
 };
 
 /* An input of more than one read chunk is read by two threads, each with about half of the work: this one
- * reads, parses and interns names, the tree thread adds each batch's paths to the profile, in order, at
- * most TREE_QUEUE batches behind. They share the profile: names are only touched by this thread, the tree
- * only by the tree thread (profile_add_batch) until it is joined. */
+ * reads, splits and hashes names, the tree thread interns them and adds each batch's paths to the profile,
+ * in order, at most TREE_QUEUE batches behind. Only the tree thread touches the profile until it is
+ * joined. */
 #define TREE_QUEUE 4
 
 struct tree_pipe {
@@ -139,6 +145,7 @@ struct tree_pipe {
     size_t head, filled;
     bool closing, failed;
     struct profile *p;
+    struct tree_state *state;
 };
 
 /* State of one read: the profile, where to report, the batch, the last stack of the batch handed on. */
@@ -151,8 +158,9 @@ struct folded_parse {
     struct batch b;
     struct tree_work work;               /* handed to the tree on this thread while there is no pipe */
     struct tree_pipe *pipe;
-    VEC_OF(char) prev;                   /* the last stack's text, ids and frame ends, once its batch is */
-    uint32_t *prev_ids, *prev_ends;      /* handed on: a prefix shared with it is not interned again */
+    struct tree_state tree;              /* the tree thread's while there is one */
+    VEC_OF(char) prev;                   /* the last stack's text and frame ends, once its batch is */
+    uint32_t *prev_ends;                 /* handed on: a prefix shared with it is not interned again */
     size_t prev_frames, prev_frames_cap;
     struct folded_read_report *report;
     uint64_t total;                      /* the profile's total as this read goes (checked for overflow) */
@@ -269,15 +277,40 @@ static void batch_free(struct batch *b)
 
 static void work_free(struct tree_work *w)
 {
-    vec_free(&w->ids);
-    free(w->start);
-    free(w->len);
-    free(w->count);
+    batch_free(&w->b);
+    free(w->text);
 }
 
-static int add_work(struct profile *p, const struct tree_work *w)
+/* Put a batch's stacks in the profile: intern the names, take shared frames' ids from the stack before, add
+ * the paths of the stacks with a count. Returns 0 or -1 (no memory). */
+static int add_work(struct profile *p, struct tree_work *w, struct tree_state *ts)
 {
-    return profile_add_batch(p, w->ids.v, w->start, w->len, w->count, w->n, w->known_frames);
+    struct batch *b = &w->b;
+    if (b->n_stacks == 0)
+        return 0;
+    if (profile_intern_batch(p, b->names, b->name_lens, b->name_ids, b->n_names, b->name_ids) != 0)
+        return -1;
+    for (size_t i = 0; i < b->n_names; i++)
+        b->ids[b->name_frame[i]] = b->name_ids[i];
+    for (size_t k = 0; k < b->n_stacks; k++) {
+        const uint32_t *from = k ? b->ids + b->start[k - 1] : ts->prev_ids;
+        if (b->shared[k] > 0)
+            memcpy(b->ids + b->start[k], from, b->shared[k] * sizeof(*b->ids));
+    }
+    size_t last = b->n_stacks - 1;
+    const struct parallel_array prev[] = { PARALLEL_ARRAY(ts->prev_ids) };
+    if (reserve_parallel(&ts->prev_cap, b->len[last] + 1, prev, 1) != 0)
+        return -1;
+    memcpy(ts->prev_ids, b->ids + b->start[last], b->len[last] * sizeof(*ts->prev_ids));
+    size_t n = 0;                                   /* the stacks with a count, in place */
+    for (size_t k = 0; k < b->n_stacks; k++) {
+        if (b->count[k] == 0)
+            continue;
+        b->start[n] = b->start[k];
+        b->len[n] = b->len[k];
+        b->count[n++] = b->count[k];
+    }
+    return profile_add_batch(p, b->ids, b->start, b->len, b->count, n, profile_frame_count(p));
 }
 
 static void *tree_thread(void *arg)
@@ -289,9 +322,9 @@ static void *tree_thread(void *arg)
             pthread_cond_wait(&t->more, &t->lock);
         if (t->filled == 0)
             break;                                  /* closing, all done */
-        const struct tree_work *w = &t->work[(t->head + TREE_QUEUE - t->filled) % TREE_QUEUE];
+        struct tree_work *w = &t->work[(t->head + TREE_QUEUE - t->filled) % TREE_QUEUE];
         pthread_mutex_unlock(&t->lock);
-        int rc = add_work(t->p, w);
+        int rc = add_work(t->p, w, t->state);
         pthread_mutex_lock(&t->lock);
         t->filled--;
         t->failed = rc != 0;
@@ -310,6 +343,7 @@ static void pipe_open(struct folded_parse *fp)
     if (!t)
         return;
     t->p = fp->p;
+    t->state = &fp->tree;
     if (pthread_mutex_init(&t->lock, NULL) != 0)
         goto no_lock;
     if (pthread_cond_init(&t->more, NULL) != 0)
@@ -370,7 +404,7 @@ static int submit_work(struct folded_parse *fp, struct tree_work *w)
 {
     struct tree_pipe *t = fp->pipe;
     if (!t)
-        return add_work(fp->p, w);
+        return add_work(fp->p, w, &fp->tree);
     pthread_mutex_lock(&t->lock);
     t->head = (t->head + 1) % TREE_QUEUE;
     t->filled++;
@@ -379,66 +413,58 @@ static int submit_work(struct folded_parse *fp, struct tree_work *w)
     return 0;
 }
 
-/* Copy the batch's stacks that have a count into w. */
-static int fill_work(struct tree_work *w, const struct batch *b, size_t known_frames)
-{
-    const struct parallel_array per_stack[] = { PARALLEL_ARRAY(w->start), PARALLEL_ARRAY(w->len), PARALLEL_ARRAY(w->count) };
-    if (vec_reserve(&w->ids, b->n_frames) != 0 ||
-        reserve_parallel(&w->cap, b->n_stacks, per_stack, sizeof(per_stack) / sizeof(per_stack[0])) != 0)
-        return -1;
-    w->n = w->ids.n = 0;
-    w->known_frames = known_frames;
-    for (size_t k = 0; k < b->n_stacks; k++) {
-        if (b->count[k] == 0)
-            continue;
-        memcpy(w->ids.v + w->ids.n, b->ids + b->start[k], b->len[k] * sizeof(*w->ids.v));
-        w->start[w->n] = (uint32_t)w->ids.n;
-        w->len[w->n] = b->len[k];
-        w->count[w->n++] = b->count[k];
-        w->ids.n += b->len[k];
-    }
-    return 0;
-}
-
-/* Keep the batch's last stack (text, frame ends, ids) for the first stack of the next batch. */
+/* Keep the batch's last stack (text, frame ends) for the first stack of the next batch. */
 static int remember_last(struct folded_parse *fp)
 {
     const struct batch *b = &fp->b;
     size_t k = b->n_stacks - 1;
     size_t len = b->text_len[k], n = b->len[k];
-    const struct parallel_array per_frame[] = { PARALLEL_ARRAY(fp->prev_ids), PARALLEL_ARRAY(fp->prev_ends) };
-    if (vec_reserve(&fp->prev, len) != 0 || reserve_parallel(&fp->prev_frames_cap, n, per_frame, 2) != 0)
+    const struct parallel_array per_frame[] = { PARALLEL_ARRAY(fp->prev_ends) };
+    if (vec_reserve(&fp->prev, len) != 0 || reserve_parallel(&fp->prev_frames_cap, n, per_frame, 1) != 0)
         return -1;
     memcpy(fp->prev.v, b->text[k], len);
-    memcpy(fp->prev_ids, b->ids + b->start[k], n * sizeof(*fp->prev_ids));
     memcpy(fp->prev_ends, b->ends + b->start[k], n * sizeof(*fp->prev_ends));
     fp->prev.n = len;
     fp->prev_frames = n;
     return 0;
 }
 
-/* Hand the batch's stacks on to the profile: intern the names, take shared frames' ids from the stack
- * before, add the paths. Returns 0 or -1 (no memory). */
-static int flush_batch(struct folded_parse *fp)
+/* Give the reader's buffer, which the batch's names point into, to w, and take w's (free: its batch is in the
+ * profile) in exchange, with the line begun but not ended copied to its start. */
+static int take_buffer(struct line_reader *r, struct tree_work *w)
 {
-    struct batch *b = &fp->b;
-    if (b->n_stacks == 0)
-        return 0;
-    if (profile_intern_batch(fp->p, b->names, b->name_lens, b->name_ids, b->n_names, b->name_ids) != 0)
+    if (vec_reserve_raw((void **)&w->text, &w->text_alloc, 1, r->cap + 1) != 0)
         return -1;
-    for (size_t i = 0; i < b->n_names; i++)
-        b->ids[b->name_frame[i]] = b->name_ids[i];
-    for (size_t k = 0; k < b->n_stacks; k++) {
-        const uint32_t *from = k ? b->ids + b->start[k - 1] : fp->prev_ids;
-        if (b->shared[k] > 0)
-            memcpy(b->ids + b->start[k], from, b->shared[k] * sizeof(*b->ids));
-    }
-    struct tree_work *w = work_to_fill(fp);
-    if (!w || fill_work(w, b, profile_frame_count(fp->p)) != 0 || submit_work(fp, w) != 0 ||
-        remember_last(fp) != 0)
-        return -1;
-    b->n_frames = b->n_names = b->n_stacks = 0;
+    size_t tail = r->end - r->start;
+    memcpy(w->text, r->buf + r->start, tail);
+    char *buf = r->buf;
+    size_t alloc = r->alloc;
+    r->buf = w->text;
+    r->alloc = w->text_alloc;
+    w->text = buf;
+    w->text_alloc = alloc;
+    r->end = tail;
+    r->scanned -= r->start;
+    r->start = 0;
     return 0;
+}
+
+/* Hand the batch's stacks, with the buffer they are in, on to the profile (add_work, here or on the tree
+ * thread). Returns 0 or -1 (no memory). */
+static int flush_batch(struct folded_parse *fp, struct line_reader *r)
+{
+    if (fp->b.n_stacks == 0)
+        return 0;
+    if (remember_last(fp) != 0)
+        return -1;
+    struct tree_work *w = work_to_fill(fp);
+    if (!w || take_buffer(r, w) != 0)
+        return -1;
+    struct batch filled = fp->b;
+    fp->b = w->b;                                  /* its arrays are free too */
+    w->b = filled;
+    fp->b.n_frames = fp->b.n_names = fp->b.n_stacks = 0;
+    return submit_work(fp, w);
 }
 
 /* Split stack (len bytes) at ';' into the batch, to be added count times (0: its names are only interned).
@@ -605,7 +631,7 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, const str
             if (!fp.pipe && report->lines > 0)
                 pipe_open(&fp);
             /* the batch points into the buffer: hand it on before the buffer moves */
-            if (flush_batch(&fp) != 0)
+            if (flush_batch(&fp, &r) != 0)
                 goto no_memory;
             st = refill(&r);
             if (st == LINE_OK)
@@ -626,7 +652,7 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, const str
         if (parse_line(&fp, line, len) != 0)
             goto no_memory;
     }
-    if (flush_batch(&fp) != 0 || pipe_close(&fp) != 0)
+    if (flush_batch(&fp, &r) != 0 || pipe_close(&fp) != 0)
         goto no_memory;
     if (fp.warnings > FOLDED_MAX_WARNINGS) {
         char message[512];
@@ -650,7 +676,7 @@ done:
     batch_free(&fp.b);
     work_free(&fp.work);
     vec_free(&fp.prev);
-    free(fp.prev_ids);
+    free(fp.tree.prev_ids);
     free(fp.prev_ends);
     return rc;
 }
