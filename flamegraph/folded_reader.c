@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 
 #define FOLDED_MAX_LINE (8u << 20)       /* longer lines are reported and skipped */
-#define FOLDED_READ_CHUNK (512u << 10)    /* a batch of lines: big enough that handing batches to
+#define FOLDED_READ_CHUNK (256u << 10)    /* a batch of lines: big enough that handing batches to
                                            the tree thread (a wakeup each) costs little */
 #define FOLDED_MAX_WARNINGS 100           /* malformed lines reported one by one; the rest summed up */
 /* A file's size gives a first guess of the profile's size (stacks in random order: a node per ~40 bytes,
@@ -134,7 +134,7 @@ struct tree_state {
  * reads, splits and hashes names, the tree thread interns them and adds each batch's paths to the profile,
  * in order, at most TREE_QUEUE batches behind. Only the tree thread touches the profile until it is
  * joined. */
-#define TREE_QUEUE 4
+#define TREE_QUEUE 2
 
 struct tree_pipe {
     pthread_t thread;
