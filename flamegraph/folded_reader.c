@@ -2,9 +2,10 @@
 /* folded_reader.c: reads folded stacks ("root;frame;...;leaf COUNT", as written by taskspy, the
  * stackcollapse scripts, perf, inferno and py-spy) into a profile, merging equal prefixes. Also accepts
  * perf report's count-first form ("COUNT root;...;leaf"), CRLF endings and '#' comment lines. Malformed
- * lines are reported with their line number and skipped; memory is bounded by the longest accepted line
- * (a read chunk's lines are handed on together, then the chunk is reused). Big inputs are read on two
- * threads: names interned on this one, the stack tree built on another. */
+ * lines are reported with their line number and skipped; memory is bounded by a few times the longest
+ * accepted line (a read chunk's lines are handed on together with the chunk, which is reused once they are in
+ * the profile). Big inputs are read on two threads: lines read, split and their names hashed on this one,
+ * names interned and the stack tree built on another. */
 #include "flamegraph/profile_internal.h"
 
 #include "base/intern_table.h"
@@ -18,7 +19,7 @@
 #include <sys/stat.h>
 
 #define FOLDED_MAX_LINE (8u << 20)       /* longer lines are reported and skipped */
-#define FOLDED_READ_CHUNK (512u << 10)    /* a batch of lines: big enough that handing batches to
+#define FOLDED_READ_CHUNK (256u << 10)    /* a batch of lines: big enough that handing batches to
                                            the tree thread (a wakeup each) costs little */
 #define FOLDED_MAX_WARNINGS 100           /* malformed lines reported one by one; the rest summed up */
 /* A file's size gives a first guess of the profile's size (stacks in random order: a node per ~40 bytes,
@@ -98,16 +99,23 @@ static enum line_status refill(struct line_reader *r)
 
 /* Stacks parsed but not yet in the profile: their frames are interned and their paths added together
  * (profile_intern_batch, profile_add_batch), so the cache misses of many lookups overlap. Frames a stack
- * shares with the stack before it (sorted input: most) take that stack's ids instead of being interned. */
+ * shares with the stack before it (sorted input: most) take that stack's ids instead of being interned, and
+ * each distinct name of the batch is interned once (in a batch of random-order stacks ~1 in 6 is new). */
 struct batch {
-    /* per frame of every stack (these and the per frame to intern ones: cap_frames each) */
+    /* per frame of every stack (these, the per frame to intern and the per distinct name ones: cap_frames
+     * each) */
     uint32_t *ids;
     uint32_t *ends;                      /* where the frame ends in its stack's text (its ';' or the end) */
     size_t n_frames, cap_frames;
     /* per frame to intern */
     const char **names;
     uint32_t *name_lens, *name_frame, *name_ids;
+    uint32_t *name_distinct;             /* its name's number among the batch's distinct names */
     size_t n_names;
+    /* per distinct name of the batch: the first frame's name, its length, hash (then id) */
+    const char **distinct;
+    uint32_t *distinct_lens, *distinct_ids;
+    size_t n_distinct;
     /* per stack (cap_stacks each) */
     const char **text;
     uint32_t *text_len, *start, *len, *shared;
@@ -115,20 +123,25 @@ struct batch {
     size_t n_stacks, cap_stacks;
 };
 
-/* A batch's stacks with a count, ready for the tree: their frame ids, each one's start there and length. */
+/* A batch handed on to the profile, with the read chunk its names point into. */
 struct tree_work {
-    VEC_OF(uint32_t) ids;
-    uint32_t *start, *len;               /* per stack: cap each */
-    uint64_t *count;
-    size_t n, cap;
-    size_t known_frames;                 /* every id is below: interned before */
+    struct batch b;
+    char *text;
+    size_t text_alloc;
+};
+
+/* Where the profile's side of the reading is: the frame ids of the last stack handed on (its batch's last),
+ * which the first stack of the next batch may share a prefix with. */
+struct tree_state {
+    uint32_t *prev_ids;
+    size_t prev_cap;
 };
 
 /* An input of more than one read chunk is read by two threads, each with about half of the work: this one
- * reads, parses and interns names, the tree thread adds each batch's paths to the profile, in order, at
- * most TREE_QUEUE batches behind. They share the profile: names are only touched by this thread, the tree
- * only by the tree thread (profile_add_batch) until it is joined. */
-#define TREE_QUEUE 4
+ * reads, splits and hashes names, the tree thread interns them and adds each batch's paths to the profile,
+ * in order, at most TREE_QUEUE batches behind. Only the tree thread touches the profile until it is
+ * joined. */
+#define TREE_QUEUE 2
 
 struct tree_pipe {
     pthread_t thread;
@@ -139,6 +152,7 @@ struct tree_pipe {
     size_t head, filled;
     bool closing, failed;
     struct profile *p;
+    struct tree_state *state;
 };
 
 /* State of one read: the profile, where to report, the batch, the last stack of the batch handed on. */
@@ -151,9 +165,12 @@ struct folded_parse {
     struct batch b;
     struct tree_work work;               /* handed to the tree on this thread while there is no pipe */
     struct tree_pipe *pipe;
-    VEC_OF(char) prev;                   /* the last stack's text, ids and frame ends, once its batch is */
-    uint32_t *prev_ids, *prev_ends;      /* handed on: a prefix shared with it is not interned again */
+    struct tree_state tree;              /* the tree thread's while there is one */
+    VEC_OF(char) prev;                   /* the last stack's text and frame ends, once its batch is */
+    uint32_t *prev_ends;                 /* handed on: a prefix shared with it is not interned again */
     size_t prev_frames, prev_frames_cap;
+    uint32_t *seen;                      /* the batch's distinct names by hash (open addressing): number + 1 */
+    size_t seen_mask;
     struct folded_read_report *report;
     uint64_t total;                      /* the profile's total as this read goes (checked for overflow) */
 };
@@ -237,7 +254,8 @@ static int reserve_frames(struct batch *b, size_t need)
 {
     const struct parallel_array arrays[] = {
         PARALLEL_ARRAY(b->ids), PARALLEL_ARRAY(b->ends), PARALLEL_ARRAY(b->names), PARALLEL_ARRAY(b->name_lens),
-        PARALLEL_ARRAY(b->name_frame), PARALLEL_ARRAY(b->name_ids),
+        PARALLEL_ARRAY(b->name_frame), PARALLEL_ARRAY(b->name_ids), PARALLEL_ARRAY(b->name_distinct),
+        PARALLEL_ARRAY(b->distinct), PARALLEL_ARRAY(b->distinct_lens), PARALLEL_ARRAY(b->distinct_ids),
     };
     return reserve_parallel(&b->cap_frames, need, arrays, sizeof(arrays) / sizeof(arrays[0]));
 }
@@ -259,6 +277,10 @@ static void batch_free(struct batch *b)
     free(b->name_lens);
     free(b->name_frame);
     free(b->name_ids);
+    free(b->name_distinct);
+    free(b->distinct);
+    free(b->distinct_lens);
+    free(b->distinct_ids);
     free(b->text);
     free(b->text_len);
     free(b->start);
@@ -269,15 +291,40 @@ static void batch_free(struct batch *b)
 
 static void work_free(struct tree_work *w)
 {
-    vec_free(&w->ids);
-    free(w->start);
-    free(w->len);
-    free(w->count);
+    batch_free(&w->b);
+    free(w->text);
 }
 
-static int add_work(struct profile *p, const struct tree_work *w)
+/* Put a batch's stacks in the profile: intern the names, take shared frames' ids from the stack before, add
+ * the paths of the stacks with a count. Returns 0 or -1 (no memory). */
+static int add_work(struct profile *p, struct tree_work *w, struct tree_state *ts)
 {
-    return profile_add_batch(p, w->ids.v, w->start, w->len, w->count, w->n, w->known_frames);
+    struct batch *b = &w->b;
+    if (b->n_stacks == 0)
+        return 0;
+    if (profile_intern_batch(p, b->distinct, b->distinct_lens, b->distinct_ids, b->n_distinct, b->distinct_ids) != 0)
+        return -1;
+    for (size_t i = 0; i < b->n_names; i++)
+        b->ids[b->name_frame[i]] = b->distinct_ids[b->name_distinct[i]];
+    for (size_t k = 0; k < b->n_stacks; k++) {
+        const uint32_t *from = k ? b->ids + b->start[k - 1] : ts->prev_ids;
+        if (b->shared[k] > 0)
+            memcpy(b->ids + b->start[k], from, b->shared[k] * sizeof(*b->ids));
+    }
+    size_t last = b->n_stacks - 1;
+    const struct parallel_array prev[] = { PARALLEL_ARRAY(ts->prev_ids) };
+    if (reserve_parallel(&ts->prev_cap, b->len[last] + 1, prev, 1) != 0)
+        return -1;
+    memcpy(ts->prev_ids, b->ids + b->start[last], b->len[last] * sizeof(*ts->prev_ids));
+    size_t n = 0;                                   /* the stacks with a count, in place */
+    for (size_t k = 0; k < b->n_stacks; k++) {
+        if (b->count[k] == 0)
+            continue;
+        b->start[n] = b->start[k];
+        b->len[n] = b->len[k];
+        b->count[n++] = b->count[k];
+    }
+    return profile_add_batch(p, b->ids, b->start, b->len, b->count, n, profile_frame_count(p));
 }
 
 static void *tree_thread(void *arg)
@@ -289,9 +336,9 @@ static void *tree_thread(void *arg)
             pthread_cond_wait(&t->more, &t->lock);
         if (t->filled == 0)
             break;                                  /* closing, all done */
-        const struct tree_work *w = &t->work[(t->head + TREE_QUEUE - t->filled) % TREE_QUEUE];
+        struct tree_work *w = &t->work[(t->head + TREE_QUEUE - t->filled) % TREE_QUEUE];
         pthread_mutex_unlock(&t->lock);
-        int rc = add_work(t->p, w);
+        int rc = add_work(t->p, w, t->state);
         pthread_mutex_lock(&t->lock);
         t->filled--;
         t->failed = rc != 0;
@@ -310,6 +357,7 @@ static void pipe_open(struct folded_parse *fp)
     if (!t)
         return;
     t->p = fp->p;
+    t->state = &fp->tree;
     if (pthread_mutex_init(&t->lock, NULL) != 0)
         goto no_lock;
     if (pthread_cond_init(&t->more, NULL) != 0)
@@ -370,7 +418,7 @@ static int submit_work(struct folded_parse *fp, struct tree_work *w)
 {
     struct tree_pipe *t = fp->pipe;
     if (!t)
-        return add_work(fp->p, w);
+        return add_work(fp->p, w, &fp->tree);
     pthread_mutex_lock(&t->lock);
     t->head = (t->head + 1) % TREE_QUEUE;
     t->filled++;
@@ -379,65 +427,111 @@ static int submit_work(struct folded_parse *fp, struct tree_work *w)
     return 0;
 }
 
-/* Copy the batch's stacks that have a count into w. */
-static int fill_work(struct tree_work *w, const struct batch *b, size_t known_frames)
-{
-    const struct parallel_array per_stack[] = { PARALLEL_ARRAY(w->start), PARALLEL_ARRAY(w->len), PARALLEL_ARRAY(w->count) };
-    if (vec_reserve(&w->ids, b->n_frames) != 0 ||
-        reserve_parallel(&w->cap, b->n_stacks, per_stack, sizeof(per_stack) / sizeof(per_stack[0])) != 0)
-        return -1;
-    w->n = w->ids.n = 0;
-    w->known_frames = known_frames;
-    for (size_t k = 0; k < b->n_stacks; k++) {
-        if (b->count[k] == 0)
-            continue;
-        memcpy(w->ids.v + w->ids.n, b->ids + b->start[k], b->len[k] * sizeof(*w->ids.v));
-        w->start[w->n] = (uint32_t)w->ids.n;
-        w->len[w->n] = b->len[k];
-        w->count[w->n++] = b->count[k];
-        w->ids.n += b->len[k];
-    }
-    return 0;
-}
-
-/* Keep the batch's last stack (text, frame ends, ids) for the first stack of the next batch. */
+/* Keep the batch's last stack (text, frame ends) for the first stack of the next batch. */
 static int remember_last(struct folded_parse *fp)
 {
     const struct batch *b = &fp->b;
     size_t k = b->n_stacks - 1;
     size_t len = b->text_len[k], n = b->len[k];
-    const struct parallel_array per_frame[] = { PARALLEL_ARRAY(fp->prev_ids), PARALLEL_ARRAY(fp->prev_ends) };
-    if (vec_reserve(&fp->prev, len) != 0 || reserve_parallel(&fp->prev_frames_cap, n, per_frame, 2) != 0)
+    const struct parallel_array per_frame[] = { PARALLEL_ARRAY(fp->prev_ends) };
+    if (vec_reserve(&fp->prev, len) != 0 || reserve_parallel(&fp->prev_frames_cap, n, per_frame, 1) != 0)
         return -1;
     memcpy(fp->prev.v, b->text[k], len);
-    memcpy(fp->prev_ids, b->ids + b->start[k], n * sizeof(*fp->prev_ids));
     memcpy(fp->prev_ends, b->ends + b->start[k], n * sizeof(*fp->prev_ends));
     fp->prev.n = len;
     fp->prev_frames = n;
     return 0;
 }
 
-/* Hand the batch's stacks on to the profile: intern the names, take shared frames' ids from the stack
- * before, add the paths. Returns 0 or -1 (no memory). */
-static int flush_batch(struct folded_parse *fp)
+/* Give the reader's buffer, which the batch's names point into, to w, and take w's (free: its batch is in the
+ * profile) in exchange, with the line begun but not ended copied to its start. */
+static int take_buffer(struct line_reader *r, struct tree_work *w)
 {
-    struct batch *b = &fp->b;
-    if (b->n_stacks == 0)
+    if (vec_reserve_raw((void **)&w->text, &w->text_alloc, 1, r->cap + 1) != 0)
+        return -1;
+    size_t tail = r->end - r->start;
+    memcpy(w->text, r->buf + r->start, tail);
+    char *buf = r->buf;
+    size_t alloc = r->alloc;
+    r->buf = w->text;
+    r->alloc = w->text_alloc;
+    w->text = buf;
+    w->text_alloc = alloc;
+    r->end = tail;
+    r->scanned -= r->start;
+    r->start = 0;
+    return 0;
+}
+
+/* Hand the batch's stacks, with the buffer they are in, on to the profile (add_work, here or on the tree
+ * thread). Returns 0 or -1 (no memory). */
+static int flush_batch(struct folded_parse *fp, struct line_reader *r)
+{
+    if (fp->b.n_stacks == 0)
         return 0;
-    if (profile_intern_batch(fp->p, b->names, b->name_lens, b->name_ids, b->n_names, b->name_ids) != 0)
+    if (remember_last(fp) != 0)
         return -1;
-    for (size_t i = 0; i < b->n_names; i++)
-        b->ids[b->name_frame[i]] = b->name_ids[i];
-    for (size_t k = 0; k < b->n_stacks; k++) {
-        const uint32_t *from = k ? b->ids + b->start[k - 1] : fp->prev_ids;
-        if (b->shared[k] > 0)
-            memcpy(b->ids + b->start[k], from, b->shared[k] * sizeof(*b->ids));
-    }
     struct tree_work *w = work_to_fill(fp);
-    if (!w || fill_work(w, b, profile_frame_count(fp->p)) != 0 || submit_work(fp, w) != 0 ||
-        remember_last(fp) != 0)
+    if (!w || take_buffer(r, w) != 0)
         return -1;
-    b->n_frames = b->n_names = b->n_stacks = 0;
+    struct batch filled = fp->b;
+    fp->b = w->b;                                  /* its arrays are free too */
+    w->b = filled;
+    fp->b.n_frames = fp->b.n_names = fp->b.n_distinct = fp->b.n_stacks = 0;
+    if (fp->seen)
+        memset(fp->seen, 0, (fp->seen_mask + 1) * sizeof(*fp->seen));
+    return submit_work(fp, w);
+}
+
+/* Put the batch's distinct names (their hashes in distinct_ids) in a table of mask + 1 slots. */
+static int make_seen(struct folded_parse *fp, size_t mask)
+{
+    uint32_t *seen = calloc(mask + 1, sizeof(*seen));
+    if (!seen)
+        return -1;
+    const struct batch *b = &fp->b;
+    for (size_t u = 0; u < b->n_distinct; u++) {
+        size_t i = b->distinct_ids[u] & mask;
+        while (seen[i])
+            i = (i + 1) & mask;
+        seen[i] = (uint32_t)u + 1;
+    }
+    free(fp->seen);
+    fp->seen = seen;
+    fp->seen_mask = mask;
+    return 0;
+}
+
+/* Number the names of the frames to intern from first on among the batch's distinct names (a new one is
+ * added). Returns 0 or -1 (no memory). */
+static int number_names(struct folded_parse *fp, size_t first)
+{
+    if (!fp->seen && make_seen(fp, 4095) != 0)
+        return -1;
+    struct batch *b = &fp->b;
+    for (size_t k = first; k < b->n_names; k++) {
+        const char *name = b->names[k];
+        uint32_t len = b->name_lens[k], hash = b->name_ids[k];
+        size_t i = hash & fp->seen_mask;
+        uint32_t slot;
+        for (; (slot = fp->seen[i]) != 0; i = (i + 1) & fp->seen_mask) {
+            uint32_t u = slot - 1;
+            if (b->distinct_ids[u] == hash && b->distinct_lens[u] == len && memcmp(b->distinct[u], name, len) == 0)
+                break;
+        }
+        if (slot) {
+            b->name_distinct[k] = slot - 1;
+            continue;
+        }
+        size_t u = b->n_distinct++;
+        b->distinct[u] = name;
+        b->distinct_lens[u] = len;
+        b->distinct_ids[u] = hash;
+        b->name_distinct[k] = (uint32_t)u;
+        fp->seen[i] = (uint32_t)u + 1;
+        if (b->n_distinct * 2 > fp->seen_mask && make_seen(fp, fp->seen_mask * 2 + 1) != 0)
+            return -1;
+    }
     return 0;
 }
 
@@ -489,6 +583,8 @@ static int batch_stack(struct folded_parse *fp, const char *stack, size_t len, u
         b->ends[first + n++] = (uint32_t)end;
         from = end + 1;
     }
+    if (number_names(fp, names_before) != 0)
+        return -1;
     size_t k = b->n_stacks++;
     b->text[k] = stack;
     b->text_len[k] = (uint32_t)len;
@@ -605,7 +701,7 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, const str
             if (!fp.pipe && report->lines > 0)
                 pipe_open(&fp);
             /* the batch points into the buffer: hand it on before the buffer moves */
-            if (flush_batch(&fp) != 0)
+            if (flush_batch(&fp, &r) != 0)
                 goto no_memory;
             st = refill(&r);
             if (st == LINE_OK)
@@ -626,7 +722,7 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, const str
         if (parse_line(&fp, line, len) != 0)
             goto no_memory;
     }
-    if (flush_batch(&fp) != 0 || pipe_close(&fp) != 0)
+    if (flush_batch(&fp, &r) != 0 || pipe_close(&fp) != 0)
         goto no_memory;
     if (fp.warnings > FOLDED_MAX_WARNINGS) {
         char message[512];
@@ -650,7 +746,8 @@ done:
     batch_free(&fp.b);
     work_free(&fp.work);
     vec_free(&fp.prev);
-    free(fp.prev_ids);
+    free(fp.tree.prev_ids);
     free(fp.prev_ends);
+    free(fp.seen);
     return rc;
 }

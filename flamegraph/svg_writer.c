@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* svg_writer.c: renders a profile as one self-contained interactive SVG flame graph (or icicle graph):
  * title, optional subtitle and header, one <g> per drawn frame carrying its sample offset, count and depth
- * as data attributes for the embedded script (svg_script.js), which does zoom, search and the URL state. */
+ * as data attributes for the embedded script (svg_script.js), which does zoom, search and the URL state.
+ * The frames are formatted into buffers that a second thread writes (background_writer.c). */
 #include "flamegraph/svg_internal.h"
 
 #include "base/vec.h"
+#include "flamegraph/background_writer.h"
 
 #include <errno.h>
 #include <math.h>
@@ -170,18 +172,21 @@ static void put_hex6(char **at, uint32_t color)
 #define SVG_PREFETCH 8u              /* frames ahead whose names are fetched into cache */
 
 struct svg_out {
-    FILE *out;
-    char *buf;                       /* SVG_BUFFER bytes */
+    struct background_writer *writer;    /* writes each full buffer while the next is formatted */
+    char *buf;                       /* SVG_BUFFER bytes, the writer's */
     size_t len;
     VEC_OF(char) big;                /* for a frame that does not fit buf (a name of many kilobytes) */
     char *count_name;                /* escaped once */
     size_t count_name_len;
 };
 
-static void out_flush(struct svg_out *o)
+static int out_flush(struct svg_out *o)
 {
-    fwrite_unlocked(o->buf, 1, o->len, o->out);
+    if (o->len == 0)
+        return 0;
+    o->buf = background_writer_submit(o->writer, o->len);
     o->len = 0;
+    return o->buf ? 0 : -1;
 }
 
 /* One frame's element into dst, which has room for frame_room(). Returns the bytes written. */
@@ -264,43 +269,52 @@ static int write_frame(struct svg_out *o, const struct svg_frame *f, const struc
     size_t len = strlen(name);
     size_t room = frame_room(o, len);
     if (room <= SVG_BUFFER) {
-        if (o->len + room > SVG_BUFFER)
-            out_flush(o);
+        if (o->len + room > SVG_BUFFER && out_flush(o) != 0)
+            return -1;
         o->len += format_frame(o->buf + o->len, o, f, name, len, g, total, opts);
         return 0;
     }
-    if (vec_reserve(&o->big, room) != 0)
+    if (vec_reserve(&o->big, room) != 0) {
+        errno = ENOMEM;
         return -1;
-    out_flush(o);
-    fwrite_unlocked(o->big.v, 1, format_frame(o->big.v, o, f, name, len, g, total, opts), o->out);
-    return 0;
+    }
+    if (out_flush(o) != 0)
+        return -1;
+    return background_writer_write(o->writer, o->big.v, format_frame(o->big.v, o, f, name, len, g, total, opts));
 }
 
 static int write_frames(FILE *out, const struct svg_layout *layout, const struct svg_geometry *g, uint64_t total,
                         const struct svg_options *opts)
 {
     size_t count_len = strlen(opts->count_name);
-    struct svg_out o = { .out = out, .buf = malloc(SVG_BUFFER), .count_name = malloc(SVG_ESCAPE_MAX * count_len + 1) };
-    int rc = -1;
-    if (!o.buf || !o.count_name) {
+    struct svg_out o = { .count_name = malloc(SVG_ESCAPE_MAX * count_len + 1) };
+    if (!o.count_name) {
         errno = ENOMEM;
-        goto done;
+        return -1;
     }
     o.count_name_len = svg_escape_into(o.count_name, opts->count_name, count_len);
-    for (size_t i = 0; i < layout->n_frames; i++) {
+    o.writer = background_writer_open(out, SVG_BUFFER);
+    if (!o.writer) {
+        free(o.count_name);
+        return -1;
+    }
+    o.buf = background_writer_buffer(o.writer);
+    int rc = 0;
+    for (size_t i = 0; i < layout->n_frames && rc == 0; i++) {
         if (i + SVG_PREFETCH < layout->n_frames && layout->frames[i + SVG_PREFETCH].name)
             __builtin_prefetch(layout->frames[i + SVG_PREFETCH].name);
-        if (write_frame(&o, &layout->frames[i], g, total, opts) != 0) {
-            errno = ENOMEM;
-            goto done;
-        }
+        rc = write_frame(&o, &layout->frames[i], g, total, opts);
     }
-    out_flush(&o);
-    rc = 0;
-done:
-    free(o.buf);
+    if (rc == 0)
+        rc = out_flush(&o);
+    int saved = errno;
+    if (background_writer_close(o.writer) != 0 && rc == 0) {
+        rc = -1;
+        saved = errno;
+    }
     vec_free(&o.big);
     free(o.count_name);
+    errno = saved;
     return rc;
 }
 
