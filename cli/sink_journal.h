@@ -17,9 +17,12 @@
 #include "sampler/sampler.h"
 
 /* The default budget. At 999 Hz on 2 busy CPUs a dwarf sample of about 30 frames takes about 330 bytes here
- * (its fields and 8 bytes per address): 16 MB hold about 50,000 samples, 25 s of recording. A short recording
- * is then symbolized only after it ends; a long one replays about every 25 s and stays at 16 MB. */
-#define SINK_JOURNAL_BUDGET (16u << 20)
+ * (its fields and 8 bytes per address): 4 MB hold about 12,000 samples, 6 s of recording (60 s at 99 Hz).
+ * A recording that short is symbolized only after it ends; a longer one replays every few seconds and stays
+ * within 4 MB. Larger would defer longer but shows as growth: taskspy's whole peak RSS is 26-44 MB on a
+ * small target, and bench row 5 wants the same peak after 60 s as after 10 s (4 MB: 1.16 where it was 1.07,
+ * the 60 s run peaking with a full journal; 16 MB would make it about 1.4). */
+#define SINK_JOURNAL_BUDGET (4u << 20)
 
 struct sink_journal {
     struct sampler_sink target;        /* where the callbacks are replayed */
