@@ -2,7 +2,10 @@
 /* record.c: `taskspy record`: wires sampler -> symbolize -> flamegraph. Each sample's addresses are
  * symbolized (symbolize caches by address) and each distinct result is named once, the stack is merged
  * into the profile by task or thread, and at the end the output is written whole and a summary printed
- * (cli/record_summary.c). record_command runs its steps in order until one ends the command. */
+ * (cli/record_summary.c). While recording, the sink's callbacks are journaled (cli/sink_journal.h) and
+ * replayed into it when the journal is full and after the recording, so that loading the target's symbols
+ * does not compete with the target for CPU while it is measured. record_command runs its steps in order
+ * until one ends the command. */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -18,6 +21,7 @@
 #include "cli/version.h"
 #include "cli/record_options.h"
 #include "cli/record_summary.h"
+#include "cli/sink_journal.h"
 #include "cli/status_line.h"
 #include "cli/trace_collect.h"
 #include "cli/wait_collect.h"
@@ -373,6 +377,7 @@ struct recording {
     struct record_sink *k;
     struct sampler *s;
     uint64_t start_ns;             /* CLOCK_MONOTONIC when recording began: the trace's origin */
+    uint64_t replay_cpu_ns;        /* this thread's CPU replaying the journal after the recording */
     char err[1024];
 };
 
@@ -483,6 +488,13 @@ static int open_sampler(struct recording *r)
     return CARRY_ON;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec t;
+    return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0 ? (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec
+                                                           : 0;
+}
+
 static int run_sampler(struct recording *r)
 {
     struct sampler_sink sink = {
@@ -492,11 +504,23 @@ static int run_sampler(struct recording *r)
         .on_wait_stack = r->k->want_wait ? sink_wait_stack : NULL,
         .on_wait_round = r->k->want_wait ? sink_wait_round : NULL,
     };
+    struct sink_journal journal;
+    sink_journal_init(&journal, &sink, 0);
+    struct sampler_sink journaled = sink_journal_sink(&journal);
     struct timespec start;     /* the clock of sample and poll times; the events are enabled just after */
     r->start_ns = clock_gettime(CLOCK_MONOTONIC, &start) == 0
                       ? (uint64_t)start.tv_sec * 1000000000u + (uint64_t)start.tv_nsec : 0;
-    int rc = sampler_run(r->s, &sink, r->err, sizeof(r->err));
+    int rc = sampler_run(r->s, &journaled, r->err, sizeof(r->err));
     status_line_clear(&r->k->status);
+    /* what the journal holds since its last replay, symbolized now that the target is no longer measured */
+    if (rc == 0) {
+        uint64_t cpu0 = thread_cpu_ns();
+        sink_journal_replay(&journal);
+        r->replay_cpu_ns = thread_cpu_ns() - cpu0;
+    }
+    if (journal.failed)
+        r->k->failed = true;
+    sink_journal_free(&journal);
     if (rc != 0)
         return fail(r, EXIT_RUNTIME);
     if (r->k->failed || task_stacks_finish(r->k->stacks) != 0 ||
@@ -511,7 +535,7 @@ static int report_and_write(struct recording *r)
 {
     const struct sampler_stats *st = sampler_stats(r->s);
     pid_t pid = sampler_target_pid(r->s);
-    record_summary_print(stderr, &r->o, st, pid, task_stacks_boundary_samples(r->k->stacks));
+    record_summary_print(stderr, &r->o, st, pid, task_stacks_boundary_samples(r->k->stacks), r->replay_cpu_ns);
     if (st->target_exited)
         fprintf(stderr, "taskspy: the target exited during the recording; writing what was gathered\n");
     if (st->samples == 0)

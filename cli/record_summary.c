@@ -33,15 +33,20 @@ static void print_totals(FILE *out, const struct record_options *o, const struct
                      "(the records copied out and waiting)\n", st->dropped_samples);
 }
 
-static void print_processing(FILE *out, const struct sampler_stats *st)
+/* after_cpu_ns: symbolizing done after the recording (cli/sink_journal.h), in the command's own thread: added
+ * to the sampler's count, which covers its threads. */
+static void print_processing(FILE *out, const struct sampler_stats *st, uint64_t after_cpu_ns)
 {
-    if (st->processing_cpu_ns) {
+    uint64_t cpu_ns = st->processing_cpu_ns + after_cpu_ns;
+    if (cpu_ns) {
         fprintf(out, "taskspy: processing: %" PRIu64 " samples and %" PRIu64 " marker records in %.3f CPU-s "
-                     "(%.0f records per CPU-s", st->samples, st->marker_records, st->processing_cpu_ns / 1e9,
-                (double)(st->samples + st->marker_records) * 1e9 / (double)st->processing_cpu_ns);
+                     "(%.0f records per CPU-s", st->samples, st->marker_records, cpu_ns / 1e9,
+                (double)(st->samples + st->marker_records) * 1e9 / (double)cpu_ns);
         if (st->marker_records)
             fprintf(out, "; markers %.3f CPU-s, %.0f ns per record", st->marker_cpu_ns / 1e9,
                     (double)st->marker_cpu_ns / (double)st->marker_records);
+        if (after_cpu_ns)
+            fprintf(out, "; %.3f CPU-s of it symbolizing, deferred until sampling stopped", after_cpu_ns / 1e9);
         fprintf(out, ")\n");
     }
 }
@@ -165,10 +170,10 @@ static void print_long_polls(FILE *out, const struct sampler_stats *st)
 }
 
 void record_summary_print(FILE *out, const struct record_options *o, const struct sampler_stats *st, pid_t pid,
-                          uint64_t boundary_samples)
+                          uint64_t boundary_samples, uint64_t after_cpu_ns)
 {
     print_totals(out, o, st, pid);
-    print_processing(out, st);
+    print_processing(out, st, after_cpu_ns);
     print_caveats(out, o, st);
     if (!print_markers(out, o, st, boundary_samples))
         return;

@@ -12,9 +12,10 @@
 #include "sampler/sampler.h"
 
 /* Print the summary lines ("taskspy: ...") of a recording of pid to out. boundary_samples: samples put in
- * tasks by runtime boundary frames (no markers). */
+ * tasks by runtime boundary frames (no markers). after_cpu_ns: processing CPU spent after the recording, in
+ * the caller's thread (deferred symbolizing), which st->processing_cpu_ns does not count. */
 void record_summary_print(FILE *out, const struct record_options *o, const struct sampler_stats *st, pid_t pid,
-                          uint64_t boundary_samples);
+                          uint64_t boundary_samples, uint64_t after_cpu_ns);
 /* The wait profile's lines: waits counted, the tasks that waited longest, the longest [runnable] delay, and the
  * sampler's note on what it could not record. names: the profile the task roots are frames of. */
 void record_summary_print_waits(FILE *out, const struct wait_summary *w, const struct profile *names,

@@ -3,7 +3,7 @@
  * 1): samples, lost, threads, pid, duration and frequency; the markers line with provider:name x locations;
  * polls, tasks and the busiest tasks with their poll times; long polls named with their task (ids above
  * 32 bits in hex); "--markers none" and "none found" (with and without runtime boundary samples) stop
- * before any task line; the wait profile's lines. */
+ * before any task line; the wait profile's lines; the processing line with deferred symbolizing. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,15 +16,21 @@
 
 #include "cli/record_summary.h"
 
-static char *summary(const struct record_options *o, const struct sampler_stats *st, uint64_t boundary_samples)
+static char *summary_after(const struct record_options *o, const struct sampler_stats *st, uint64_t boundary_samples,
+                           uint64_t after_cpu_ns)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     assert_non_null(out);
-    record_summary_print(out, o, st, 4242, boundary_samples);
+    record_summary_print(out, o, st, 4242, boundary_samples, after_cpu_ns);
     fclose(out);
     return text;
+}
+
+static char *summary(const struct record_options *o, const struct sampler_stats *st, uint64_t boundary_samples)
+{
+    return summary_after(o, st, boundary_samples, 0);
 }
 
 static struct record_options options(const char *markers)
@@ -151,6 +157,23 @@ static void test_waits(void **state)
     profile_free(names);
 }
 
+/* The processing line: the sampler's CPU and the deferred symbolizing after it, added and the latter named. */
+static void test_processing(void **state)
+{
+    (void)state;
+    struct sampler_stats st = { .samples = 1000, .marker_records = 1000, .processing_cpu_ns = 100000000,
+                                .marker_cpu_ns = 20000000, .event_name = "cycles" };
+    struct record_options o = options("none");
+    char *text = summary_after(&o, &st, 0, 300000000);
+    CONTAINS(text, "taskspy: processing: 1000 samples and 1000 marker records in 0.400 CPU-s (5000 records per "
+                   "CPU-s; markers 0.020 CPU-s, 20000 ns per record; 0.300 CPU-s of it symbolizing, deferred until "
+                   "sampling stopped)\n");
+    free(text);
+    text = summary(&o, &st, 0);
+    CONTAINS(text, "in 0.100 CPU-s (20000 records per CPU-s; markers 0.020 CPU-s, 20000 ns per record)\n");
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -158,6 +181,7 @@ int main(void)
         cmocka_unit_test(test_tls_route),
         cmocka_unit_test(test_waits),
         cmocka_unit_test(test_without_markers),
+        cmocka_unit_test(test_processing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
