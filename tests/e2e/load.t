@@ -9,16 +9,7 @@
 source "$(dirname "$0")/lib/tap.sh"
 plan 28
 
-# misfiled FOLDED TASK_FRAME: samples with a frame of the task's code whose root is a thread root. Not counted:
-# the tokio fixture's main future calling an async fn to build the next task's future (spawn_task ->
-# parse_task on the main thread, in no task: the thread root is right there).
-misfiled() {
-    awk -v pat="$2" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ pat && $0 !~ /^task/ && $0 !~ /^\[unknown task\]/ &&
-        $0 !~ /;tokio_fixture::spawn_task( @ [^;]*)?;tokio_fixture::(parse|render|compress)_task( @ [^;]*)?$/) {
-        m += n; if (shown++ < 3) print "# misfiled: " substr($0, 1, 300) > "/dev/stderr" } } END { print m + 0 }' "$1"
-}
 EXECUTOR_TASK=';task_(parse|render|compress)(;|$)'
-TOKIO_TASK=';tokio_fixture::(parse|render|compress)_task( @ [^;]*)?(;|$)'
 
 record_loaded() { # LABEL FIXTURE TASK_FRAME RECORD_OPTIONS...
     local label=$1 fixture=$2 frame=$3; shift 3

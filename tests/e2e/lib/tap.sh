@@ -106,6 +106,16 @@ no_stack() {
         END { exit bad }' "$1" | diag
     return "${PIPESTATUS[0]}"
 }
+# misfiled FOLDED TASK_FRAME: samples with a frame of the task's code whose root is a thread root. Not counted:
+# the tokio fixture's main future calling an async fn to build the next task's future (spawn_task ->
+# parse_task on the main thread, in no task: the thread root is right there).
+misfiled() {
+    awk -v pat="$2" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ pat && $0 !~ /^task/ && $0 !~ /^\[unknown task\]/ &&
+        $0 !~ /;tokio_fixture::spawn_task( @ [^;]*)?;tokio_fixture::(parse|render|compress)_task( @ [^;]*)?$/) {
+        m += n; if (shown++ < 3) print "# misfiled: " substr($0, 1, 300) > "/dev/stderr" } } END { print m + 0 }' "$1"
+}
+# the tokio fixture's task functions as frames (not as a type parameter in a frame's name)
+TOKIO_TASK=';tokio_fixture::(parse|render|compress)_task( @ [^;]*)?(;|$)'
 # minor_entries FOLDED: "MINOR TOTAL" for a --group-by task profile: MINOR counts the samples of each task id
 # that are not under that id's main entry (one id should have one entry), TOTAL all task samples
 minor_entries() {
