@@ -69,7 +69,10 @@ static uint32_t make_location(struct address_stacks *a, uint64_t addr, bool retu
         const char *name = address_frame_name(r, NULL, object_name, sizeof(object_name));
         lines[n++] = (struct address_line){ .function = name };
     }
-    return address_profile_location(a->profile, addr, mapping, lines, n);
+    /* A return address is the instruction after the call; the location is the call's, so a caller's frame is
+     * given inside its call instruction (profile.proto allows it), and a leaf sampled right after a call
+     * returned keeps an address of its own. */
+    return address_profile_location(a->profile, return_address ? addr - 1 : addr, mapping, lines, n);
 }
 
 /* The location id of one address of a sample (0: out of memory). */
