@@ -47,8 +47,9 @@ uint32_t profile_last_leaf(const struct profile *p);
 uint64_t profile_total(const struct profile *p);
 size_t profile_distinct_stacks(const struct profile *p);
 /* Free the lookup tables that adding stacks and names uses (~20 bytes a node): reading the profile needs
- * none of them, and the next intern or add makes them again. Call when done adding, before writing: the
- * writer's memory then reuses theirs instead of new pages (which the kernel must zero). */
+ * none of them, and the next intern or add makes them again. Call when done adding, before writing: peak
+ * memory then holds the writer's allocations or the tables, not both (big allocations are unmapped and
+ * mapped afresh, so the writer's pages are new ones the kernel zeroes either way). */
 void profile_trim(struct profile *p);
 
 /* ---- task-aware stacks ------------------------------------------------------------------------------ */
