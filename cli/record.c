@@ -58,6 +58,9 @@ struct record_sink {
     bool want_trace;               /* an -o is a Chrome trace: keep polls and samples with their times */
     struct trace_collect trace;
     struct address_stacks *addresses;  /* an -o is pprof: the stacks as addresses too, or NULL */
+    uint64_t unmapped_frames;      /* user frames at addresses in no known mapping (shown as [unknown]) */
+    uint64_t first_unmapped;       /* the first such address, and the mapping nearest below it then */
+    char first_unmapped_near[320];
     bool want_wait;                /* --wait-output: task events and wait stacks into the wait profile */
     bool keep_doubtful_waits;      /* the runtime says when tasks complete (wait_profile_finish's rule) */
     struct wait_collect wait;
@@ -72,6 +75,13 @@ static const struct cached_address *frames_of(struct record_sink *k, uint64_t ad
 {
     const struct sym_result *r = kernel ? symbolize_kernel(k->symbolizer, addr)
                                         : symbolize_user(k->symbolizer, addr, return_address);
+    if (!kernel && !r->object && k->unmapped_frames++ == 0) {
+        struct sym_mapping below;
+        k->first_unmapped = addr;
+        if (symbolize_mapping_below(k->symbolizer, addr, &below) && addr >= below.end)
+            snprintf(k->first_unmapped_near, sizeof(k->first_unmapped_near), "0x%" PRIx64 " past the end of %s [0x%"
+                     PRIx64 "-0x%" PRIx64 ")", addr - below.end, below.path, below.start, below.end);
+    }
     if (r->id < k->by_result.n && k->by_result.v[r->id].n)
         return &k->by_result.v[r->id];
     while (k->by_result.n <= r->id)
@@ -536,6 +546,10 @@ static int report_and_write(struct recording *r)
     const struct sampler_stats *st = sampler_stats(r->s);
     pid_t pid = sampler_target_pid(r->s);
     record_summary_print(stderr, &r->o, st, pid, task_stacks_boundary_samples(r->k->stacks), r->replay_cpu_ns);
+    if (r->k->unmapped_frames)   /* perf shows them as [unknown] too; the address tells a garbage one apart */
+        fprintf(stderr, "taskspy: %" PRIu64 " user frames at addresses in no mapping taskspy knew of, shown as "
+                "[unknown]; the first at 0x%" PRIx64 "%s%s\n", r->k->unmapped_frames, r->k->first_unmapped,
+                r->k->first_unmapped_near[0] ? ", " : "", r->k->first_unmapped_near);
     if (st->target_exited)
         fprintf(stderr, "taskspy: the target exited during the recording; writing what was gathered\n");
     if (st->samples == 0)

@@ -68,6 +68,9 @@ struct sym_mapping {
 /* The mapping that holds addr (a return address: the call before it) now. Opens the object if no address
  * of it was resolved yet. False when no known mapping holds it. */
 bool symbolize_user_mapping(struct symbolizer *s, uint64_t addr, bool return_address, struct sym_mapping *out);
+/* The known mapping that starts nearest below addr (for telling where an address in no mapping lies), without
+ * opening its object (build_id NULL). False when none starts below it. */
+bool symbolize_mapping_below(struct symbolizer *s, uint64_t addr, struct sym_mapping *out);
 
 /* Demangle a symbol (Rust legacy/v0, C++); returns a malloc'd string, or NULL if it is not mangled. */
 char *symbolize_demangle(const char *mangled);

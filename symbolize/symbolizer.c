@@ -303,3 +303,15 @@ bool symbolize_user_mapping(struct symbolizer *s, uint64_t addr, bool return_add
                                  .build_id = build_id_hex(s, object_for(s, m)), .generation = m->generation };
     return true;
 }
+
+bool symbolize_mapping_below(struct symbolizer *s, uint64_t addr, struct sym_mapping *out)
+{
+    const struct mapping *below = NULL;
+    for (size_t i = 0; i < s->mappings.items.n && s->mappings.items.v[i].start <= addr; i++)
+        below = &s->mappings.items.v[i];
+    if (!below)
+        return false;
+    *out = (struct sym_mapping){ .start = below->start, .end = below->end, .pgoff = below->pgoff,
+                                 .path = below->path, .generation = below->generation };
+    return true;
+}

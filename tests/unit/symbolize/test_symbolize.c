@@ -232,6 +232,20 @@ static void test_unmapped_address_is_unknown(void **state)
     r = symbolize_user(s, 0x10, false);
     assert_non_null(r->object);
     assert_string_equal(r->object, "late.so");
+    /* An address past it: unknown, and the mapping below it is the one that tells where it lies. */
+    assert_int_equal(symbolizer_add_mapping(s, 0x5000, 0x6000, 0x2000, "/opt/app/far.so (deleted)", NULL), 0);
+    assert_null(symbolize_user(s, 0x1800, false)->object);
+    struct sym_mapping below;
+    assert_true(symbolize_mapping_below(s, 0x1800, &below));
+    assert_int_equal(below.start, 0x0);
+    assert_int_equal(below.end, 0x1000);
+    assert_string_equal(below.path, "/opt/app/late.so (deleted)");
+    assert_true(symbolize_mapping_below(s, 0x7000, &below));
+    assert_int_equal(below.start, 0x5000);
+    assert_int_equal(below.pgoff, 0x2000);
+    symbolizer_free(s);
+    s = new_self_symbolizer();
+    assert_false(symbolize_mapping_below(s, 0x10, &below));   /* nothing starts below it */
     symbolizer_free(s);
 }
 
