@@ -253,7 +253,7 @@ void sampler_read_round(struct sampler *s, bool final)
         task_tracker_round_begin(&s->tasks);
         cpu2 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     }
-    cpu_buffers_drain(&s->cpus, copy_record, s);
+    cpu_buffers_drain_in_time_order(&s->cpus, record_time, copy_record, s);
     uint64_t cpu3 = clock_ns(CLOCK_THREAD_CPUTIME_ID), cpu4 = cpu3;
     if (s->markers) {
         task_tracker_round_end(&s->tasks, s->round_end_ns);

@@ -58,6 +58,50 @@ void cpu_buffers_drain(struct cpu_buffers *b, ring_buffer_record_fn fn, void *ct
             ring_buffer_drain(&b->v[i].rb, fn, ctx);
 }
 
+/* The buffer whose next record is the earliest (the first such on ties), or NULL when all are done. */
+static struct cpu_buffer *earliest(struct cpu_buffers *b)
+{
+    struct cpu_buffer *best = NULL;
+    for (size_t i = 0; i < b->n; i++)
+        if (b->v[i].next && (!best || b->v[i].next_time < best->next_time))
+            best = &b->v[i];
+    return best;
+}
+
+static void take_next(struct cpu_buffer *cb, uint64_t (*time_of)(const struct perf_event_header *))
+{
+    cb->next = ring_buffer_cursor_record(&cb->rb, &cb->cursor);
+    cb->next_time = cb->next ? time_of(cb->next) : 0;
+}
+
+void cpu_buffers_drain_in_time_order(struct cpu_buffers *b, uint64_t (*time_of)(const struct perf_event_header *),
+                                     ring_buffer_record_fn fn, void *ctx)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        struct cpu_buffer *cb = &b->v[i];
+        cb->next = NULL;
+        if (cb->fd < 0)
+            continue;
+        ring_buffer_cursor_begin(&cb->rb, &cb->cursor);
+        take_next(cb, time_of);
+    }
+    struct cpu_buffer *cb;
+    while ((cb = earliest(b))) {
+        enum ring_buffer_next next = fn(ctx, cb->next);
+        if (next == RING_BUFFER_KEEP) {
+            cb->next = NULL;
+            continue;
+        }
+        ring_buffer_cursor_next(&cb->cursor, cb->next);
+        if (next == RING_BUFFER_STOP)
+            break;
+        take_next(cb, time_of);
+    }
+    for (size_t i = 0; i < b->n; i++)
+        if (b->v[i].fd >= 0)
+            ring_buffer_cursor_end(&b->v[i].rb, &b->v[i].cursor);
+}
+
 void cpu_buffers_peek(struct cpu_buffers *b, ring_buffer_record_fn fn, void *ctx)
 {
     for (size_t i = 0; i < b->n; i++)

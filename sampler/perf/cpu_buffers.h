@@ -6,6 +6,7 @@
 #define TASKSPY_CPU_BUFFERS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/vec.h"
 #include "sampler/perf/ring_buffer.h"
@@ -14,6 +15,9 @@ struct cpu_buffer {
     int cpu;
     int fd;                            /* the event that owns the buffer; -1 until one maps it */
     struct ring_buffer rb;
+    struct ring_buffer_cursor cursor;  /* cpu_buffers_drain_in_time_order's walk of it */
+    const struct perf_event_header *next;   /* ... its next record (NULL: done), and that record's time */
+    uint64_t next_time;
 };
 
 struct cpu_buffers {
@@ -36,6 +40,12 @@ size_t cpu_buffers_mapped(const struct cpu_buffers *b, int *fds, int *cpus, size
 /* Walk every mapped buffer's records (ring_buffer_drain: consuming; ring_buffer_peek: not). */
 void cpu_buffers_drain(struct cpu_buffers *b, ring_buffer_record_fn fn, void *ctx);
 void cpu_buffers_peek(struct cpu_buffers *b, ring_buffer_record_fn fn, void *ctx);
+/* Walk every mapped buffer's records as one stream in time order (each buffer's own order is its time order),
+ * consuming them, time_of giving a record's time. A record fn keeps (RING_BUFFER_KEEP) ends its buffer's walk;
+ * RING_BUFFER_STOP ends all. Samples of one CPU then never come before an earlier mapping recorded through
+ * another CPU (a launched target's loader and its first threads often run on different CPUs). */
+void cpu_buffers_drain_in_time_order(struct cpu_buffers *b, uint64_t (*time_of)(const struct perf_event_header *),
+                                     ring_buffer_record_fn fn, void *ctx);
 /* The least ring_buffer_room of the mapped buffers (SIZE_MAX: none mapped). */
 size_t cpu_buffers_least_room(const struct cpu_buffers *b);
 /* Unmap every buffer and free the set (the events themselves are closed by their owner). */

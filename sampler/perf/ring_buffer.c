@@ -146,59 +146,79 @@ size_t ring_buffer_room(const struct ring_buffer *rb)
     return unread < rb->data_size ? rb->data_size - (size_t)unread : 0;
 }
 
-static long walk(struct ring_buffer *rb, ring_buffer_record_fn fn, void *ctx, bool consume)
+void ring_buffer_cursor_begin(struct ring_buffer *rb, struct ring_buffer_cursor *c)
+{
+    *c = (struct ring_buffer_cursor){ 0 };
+    if (!rb->meta)
+        return;
+    c->head = __atomic_load_n(&rb->meta->data_head, __ATOMIC_ACQUIRE);
+    c->tail = rb->meta->data_tail;
+}
+
+const struct perf_event_header *ring_buffer_cursor_record(struct ring_buffer *rb, struct ring_buffer_cursor *c)
+{
+    if (!rb->meta || c->corrupt || c->tail >= c->head)
+        return NULL;
+    uint64_t avail = c->head - c->tail, mask = rb->data_size - 1;
+    if (avail < sizeof(struct perf_event_header) || avail > rb->data_size) {
+        c->corrupt = true;
+        return NULL;
+    }
+    size_t off = (size_t)(c->tail & mask);
+    struct perf_event_header hdr;
+    if (off + sizeof(hdr) <= rb->data_size) {
+        memcpy(&hdr, rb->data + off, sizeof(hdr));
+    } else {
+        /* The header itself wraps (records are 8-byte aligned, so only with a corrupt buffer). */
+        for (size_t i = 0; i < sizeof(hdr); i++)
+            ((uint8_t *)&hdr)[i] = rb->data[(off + i) & mask];
+    }
+    /* The kernel writes 8-byte aligned records; anything else is corruption (and would misalign the next
+     * header). A u16 size never exceeds the 64 KiB scratch. */
+    if (hdr.size < sizeof(hdr) || hdr.size > avail || hdr.size % 8 != 0) {
+        c->corrupt = true;
+        return NULL;
+    }
+    if (off + hdr.size <= rb->data_size)
+        return (const struct perf_event_header *)(rb->data + off);
+    size_t first = rb->data_size - off;
+    memcpy(rb->scratch, rb->data + off, first);
+    memcpy(rb->scratch + first, rb->data, hdr.size - first);
+    return (const struct perf_event_header *)rb->scratch;
+}
+
+void ring_buffer_cursor_next(struct ring_buffer_cursor *c, const struct perf_event_header *rec)
+{
+    c->tail += rec->size;
+    c->count++;
+}
+
+long ring_buffer_cursor_end(struct ring_buffer *rb, struct ring_buffer_cursor *c)
 {
     if (!rb->meta)
         return 0;
-    uint64_t head = __atomic_load_n(&rb->meta->data_head, __ATOMIC_ACQUIRE);
-    uint64_t tail = rb->meta->data_tail;
-    uint64_t mask = rb->data_size - 1;
-    long count = 0;
-    int rc = 0;
-    while (tail < head) {
-        uint64_t avail = head - tail;
-        if (avail < sizeof(struct perf_event_header) || avail > rb->data_size) {
-            rc = -1;
-            break;
-        }
-        size_t off = (size_t)(tail & mask);
-        struct perf_event_header hdr;
-        if (off + sizeof(hdr) <= rb->data_size) {
-            memcpy(&hdr, rb->data + off, sizeof(hdr));
-        } else {
-            /* The header itself wraps (records are 8-byte aligned, so only with a corrupt buffer). */
-            for (size_t i = 0; i < sizeof(hdr); i++)
-                ((uint8_t *)&hdr)[i] = rb->data[(off + i) & mask];
-        }
-        /* The kernel writes 8-byte aligned records; anything else is corruption (and would misalign the next
-         * header). A u16 size never exceeds the 64 KiB scratch. */
-        if (hdr.size < sizeof(hdr) || hdr.size > avail || hdr.size % 8 != 0) {
-            rc = -1;
-            break;
-        }
-        const struct perf_event_header *rec;
-        if (off + hdr.size <= rb->data_size) {
-            rec = (const struct perf_event_header *)(rb->data + off);
-        } else {
-            size_t first = rb->data_size - off;
-            memcpy(rb->scratch, rb->data + off, first);
-            memcpy(rb->scratch + first, rb->data, hdr.size - first);
-            rec = (const struct perf_event_header *)rb->scratch;
-        }
+    if (c->corrupt)
+        c->tail = c->head;   /* skip what cannot be parsed rather than spin on it */
+    __atomic_store_n(&rb->meta->data_tail, c->tail, __ATOMIC_RELEASE);
+    return c->corrupt ? -1 : c->count;
+}
+
+static long walk(struct ring_buffer *rb, ring_buffer_record_fn fn, void *ctx, bool consume)
+{
+    struct ring_buffer_cursor c;
+    ring_buffer_cursor_begin(rb, &c);
+    const struct perf_event_header *rec;
+    while ((rec = ring_buffer_cursor_record(rb, &c))) {
         enum ring_buffer_next next = fn(ctx, rec);
         if (next == RING_BUFFER_KEEP)
             break;
-        tail += hdr.size;
-        count++;
+        ring_buffer_cursor_next(&c, rec);
         if (next == RING_BUFFER_STOP)
             break;
     }
-    if (!consume)
-        return rc != 0 ? -1 : count;
-    if (rc != 0)
-        tail = head;   /* skip what cannot be parsed rather than spin on it */
-    __atomic_store_n(&rb->meta->data_tail, tail, __ATOMIC_RELEASE);
-    return rc != 0 ? -1 : count;
+    if (consume)
+        return ring_buffer_cursor_end(rb, &c);
+    return c.corrupt ? -1 : c.count;
 }
 
 long ring_buffer_drain(struct ring_buffer *rb, ring_buffer_record_fn fn, void *ctx)

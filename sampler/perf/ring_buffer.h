@@ -6,6 +6,7 @@
 #define TASKSPY_RING_BUFFER_H
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,6 +54,21 @@ long ring_buffer_drain(struct ring_buffer *rb, ring_buffer_record_fn fn, void *c
 
 /* Walk the records available now without consuming them (the next drain sees them again). */
 long ring_buffer_peek(struct ring_buffer *rb, ring_buffer_record_fn fn, void *ctx);
+
+/* A walk taken one record at a time (several buffers' walks merged by the caller): begin, then record / next
+ * until record gives NULL (the end of what was available at begin, or corruption), then end, which releases
+ * the space of the records passed with next (all of it after corruption). A wrapped record is in rb's scratch
+ * until the next call of record. */
+struct ring_buffer_cursor {
+    uint64_t head, tail;
+    long count;                /* records passed */
+    bool corrupt;
+};
+void ring_buffer_cursor_begin(struct ring_buffer *rb, struct ring_buffer_cursor *c);
+const struct perf_event_header *ring_buffer_cursor_record(struct ring_buffer *rb, struct ring_buffer_cursor *c);
+void ring_buffer_cursor_next(struct ring_buffer_cursor *c, const struct perf_event_header *rec);
+/* Returns the records passed, or -1 if the buffer was corrupt. */
+long ring_buffer_cursor_end(struct ring_buffer *rb, struct ring_buffer_cursor *c);
 
 /* The bytes the kernel may still write before it drops records (data_size less what is unread). Between two
  * drains it only shrinks: room for a record now means no record was dropped since the last drain. */
