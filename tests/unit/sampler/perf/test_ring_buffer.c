@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_ring_buffer.c: unit tests of sampler/ring_buffer over a synthetic buffer (ring_buffer_wrap on a zeroed
- * perf_event_mmap_page and a 256-byte data area): records delivered in order and intact, a record that wraps
- * around the end of the data area delivered contiguous, a header that itself straddles the end, KEEP and STOP,
- * peek not consuming, corrupt records (size 0, larger than available, too much or too little data) giving -1
- * without looping, and data_tail published as the position after the last consumed record. */
+ * perf_event_mmap_page and a 256-byte data area): records delivered in order and intact, the room left to the
+ * kernel, a record that wraps around the end of the data area delivered contiguous, a header that itself
+ * straddles the end, KEEP and STOP, peek not consuming, corrupt records (size 0, larger than available, too
+ * much or too little data) giving -1 without looping, and data_tail published as the position after the last
+ * consumed record. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -145,6 +146,30 @@ static void test_empty(void **state)
     assert_int_equal(ring_buffer_drain(&f->rb, record_cb, &s), 0);
     assert_int_equal(s.calls, 0);
     assert_int_equal(f->meta.data_tail, 1000);
+}
+
+/* ring_buffer_room: what the kernel may still write, shrinking as records wait unread, whole again once drained */
+static void test_room(void **state)
+{
+    struct fixture *f = *state;
+    struct seen s;
+    seen_init(&s);
+    start_at(f, 4000);     /* positions are free-running: room does not depend on where the walk is */
+    assert_int_equal(ring_buffer_room(&f->rb), DATA_SIZE);
+    const uint64_t a[] = { 1, 2, 3 };
+    uint64_t pos = put_record(f, 4000, 9, a, 3);
+    pos = put_record(f, pos, 9, a, 3);
+    f->meta.data_head = pos;
+    assert_int_equal(ring_buffer_room(&f->rb), DATA_SIZE - 64);
+    f->meta.data_head = f->meta.data_tail + DATA_SIZE;   /* full */
+    assert_int_equal(ring_buffer_room(&f->rb), 0);
+    f->meta.data_head = f->meta.data_tail + DATA_SIZE + 8;   /* a head past a whole buffer: no room, no wrap */
+    assert_int_equal(ring_buffer_room(&f->rb), 0);
+    f->meta.data_head = pos;
+    assert_int_equal(ring_buffer_drain(&f->rb, record_cb, &s), 2);
+    assert_int_equal(ring_buffer_room(&f->rb), DATA_SIZE);
+    struct ring_buffer unmapped = { 0 };
+    assert_int_equal(ring_buffer_room(&unmapped), 0);
 }
 
 static void test_records_in_order(void **state)
@@ -526,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_pages_within_lock_budget),
         cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_in_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_room, setup, teardown),
         cmocka_unit_test_setup_teardown(test_record_wraps_around_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_record_ending_at_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_header_straddles_end, setup, teardown),
