@@ -8,11 +8,11 @@
  * names interned and the stack tree built on another. */
 #include "flamegraph/profile_internal.h"
 
+#include "base/handoff.h"
 #include "base/intern_table.h"
 #include "base/vec.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,13 +144,8 @@ struct tree_state {
 #define TREE_QUEUE 2
 
 struct tree_pipe {
-    pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t more;                 /* a work was queued, or closing */
-    pthread_cond_t room;                 /* a work was done */
-    struct tree_work work[TREE_QUEUE];   /* a ring: filled ones end before head */
-    size_t head, filled;
-    bool closing, failed;
+    struct handoff handoff;              /* the works to the tree thread */
+    struct tree_work work[TREE_QUEUE];   /* the hand-off's slots */
     struct profile *p;
     struct tree_state *state;
 };
@@ -327,27 +322,11 @@ static int add_work(struct profile *p, struct tree_work *w, struct tree_state *t
     return profile_add_batch(p, b->ids, b->start, b->len, b->count, n, profile_frame_count(p));
 }
 
-static void *tree_thread(void *arg)
+/* The tree thread's work: one batch's paths into the profile. */
+static int add_slot(void *ctx, size_t slot)
 {
-    struct tree_pipe *t = arg;
-    pthread_mutex_lock(&t->lock);
-    for (;;) {
-        while (t->filled == 0 && !t->closing)
-            pthread_cond_wait(&t->more, &t->lock);
-        if (t->filled == 0)
-            break;                                  /* closing, all done */
-        struct tree_work *w = &t->work[(t->head + TREE_QUEUE - t->filled) % TREE_QUEUE];
-        pthread_mutex_unlock(&t->lock);
-        int rc = add_work(t->p, w, t->state);
-        pthread_mutex_lock(&t->lock);
-        t->filled--;
-        t->failed = rc != 0;
-        pthread_cond_signal(&t->room);
-        if (t->failed)
-            break;
-    }
-    pthread_mutex_unlock(&t->lock);
-    return NULL;
+    struct tree_pipe *t = ctx;
+    return add_work(t->p, &t->work[slot], t->state) != 0 ? ENOMEM : 0;
 }
 
 /* Start the tree thread; without one (it could not be made) the tree is built on this thread. */
@@ -358,24 +337,11 @@ static void pipe_open(struct folded_parse *fp)
         return;
     t->p = fp->p;
     t->state = &fp->tree;
-    if (pthread_mutex_init(&t->lock, NULL) != 0)
-        goto no_lock;
-    if (pthread_cond_init(&t->more, NULL) != 0)
-        goto no_more;
-    if (pthread_cond_init(&t->room, NULL) != 0)
-        goto no_room;
-    if (pthread_create(&t->thread, NULL, tree_thread, t) != 0)
-        goto no_thread;
+    if (!handoff_open(&t->handoff, TREE_QUEUE, add_slot, t)) {
+        free(t);
+        return;
+    }
     fp->pipe = t;
-    return;
-no_thread:
-    pthread_cond_destroy(&t->room);
-no_room:
-    pthread_cond_destroy(&t->more);
-no_more:
-    pthread_mutex_destroy(&t->lock);
-no_lock:
-    free(t);
 }
 
 /* Let the tree thread finish the queued work and end. Returns 0, or -1 if adding failed (no memory). */
@@ -384,14 +350,7 @@ static int pipe_close(struct folded_parse *fp)
     struct tree_pipe *t = fp->pipe;
     if (!t)
         return 0;
-    pthread_mutex_lock(&t->lock);
-    t->closing = true;
-    pthread_cond_signal(&t->more);
-    pthread_mutex_unlock(&t->lock);
-    int rc = pthread_join(t->thread, NULL) != 0 || t->failed ? -1 : 0;
-    pthread_cond_destroy(&t->more);
-    pthread_cond_destroy(&t->room);
-    pthread_mutex_destroy(&t->lock);
+    int rc = handoff_close(&t->handoff) != 0 ? -1 : 0;
     for (size_t i = 0; i < TREE_QUEUE; i++)
         work_free(&t->work[i]);
     free(t);
@@ -406,12 +365,9 @@ static struct tree_work *work_to_fill(struct folded_parse *fp)
     struct tree_pipe *t = fp->pipe;
     if (!t)
         return &fp->work;
-    pthread_mutex_lock(&t->lock);
-    while (t->filled == TREE_QUEUE && !t->failed)
-        pthread_cond_wait(&t->room, &t->lock);
-    struct tree_work *w = t->failed ? NULL : &t->work[t->head];
-    pthread_mutex_unlock(&t->lock);
-    return w;
+    int error;
+    size_t slot = handoff_slot(&t->handoff, &error);
+    return error ? NULL : &t->work[slot];
 }
 
 static int submit_work(struct folded_parse *fp, struct tree_work *w)
@@ -419,11 +375,7 @@ static int submit_work(struct folded_parse *fp, struct tree_work *w)
     struct tree_pipe *t = fp->pipe;
     if (!t)
         return add_work(fp->p, w, &fp->tree);
-    pthread_mutex_lock(&t->lock);
-    t->head = (t->head + 1) % TREE_QUEUE;
-    t->filled++;
-    pthread_cond_signal(&t->more);
-    pthread_mutex_unlock(&t->lock);
+    (void)handoff_submit(&t->handoff);   /* a failure shows at the next work_to_fill, or at pipe_close */
     return 0;
 }
 

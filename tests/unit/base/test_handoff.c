@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* test_handoff.c: unit tests of base/handoff: every submitted slot consumed once, in order, none refilled
+ * before it was consumed (a slow worker and a fast producer over 2 slots), drain waiting for all, the first
+ * error kept and reported by every later call with consume not called again, and the same behaviour in the
+ * producer's thread when no worker runs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "base/handoff.h"
+
+#define ITEMS 200
+
+struct work {
+    int slots[2];                  /* the caller's ring: the item number each slot holds */
+    int seen[ITEMS];
+    int n_seen;
+    int fail_at;                   /* consume fails at this item (-1: never) */
+    int calls;
+    bool slow;
+};
+
+static int consume(void *ctx, size_t slot)
+{
+    struct work *w = ctx;
+    w->calls++;
+    if (w->slow && w->calls % 16 == 0) {
+        struct timespec ts = { 0, 200000 };
+        nanosleep(&ts, NULL);      /* the producer catches up: every slot is then submitted */
+    }
+    int item = w->slots[slot];
+    if (item == w->fail_at)
+        return EIO;
+    w->seen[w->n_seen++] = item;
+    return 0;
+}
+
+static void produce_all(struct handoff *h, struct work *w, int *last_error)
+{
+    for (int i = 0; i < ITEMS; i++) {
+        int error;
+        size_t slot = handoff_slot(h, &error);
+        if (error) {
+            *last_error = error;
+            return;
+        }
+        assert_true(slot < 2);
+        w->slots[slot] = i;
+        if ((error = handoff_submit(h)) != 0) {
+            *last_error = error;
+            return;
+        }
+    }
+    *last_error = handoff_drain(h);
+}
+
+static void run_in_order(bool threaded_wanted)
+{
+    struct work w = { .fail_at = -1, .slow = true };
+    struct handoff h;
+    bool threaded = handoff_open(&h, 2, consume, &w);
+    assert_int_equal(threaded, true);
+    if (!threaded_wanted)                /* a closed hand-off works as one without a worker: inline */
+        assert_int_equal(handoff_close(&h), 0);
+    int error = -1;
+    produce_all(&h, &w, &error);
+    assert_int_equal(error, 0);
+    assert_int_equal(w.n_seen, ITEMS);   /* drained: every one consumed */
+    for (int i = 0; i < ITEMS; i++)
+        assert_int_equal(w.seen[i], i);
+    assert_int_equal(handoff_close(&h), 0);
+}
+
+static void test_in_order_threaded(void **state)
+{
+    (void)state;
+    run_in_order(true);
+}
+
+static void test_in_order_inline(void **state)
+{
+    (void)state;
+    run_in_order(false);
+}
+
+static void test_first_error_kept(void **state)
+{
+    (void)state;
+    struct work w = { .fail_at = 50 };
+    struct handoff h;
+    assert_true(handoff_open(&h, 2, consume, &w));
+    int error = 0;
+    produce_all(&h, &w, &error);
+    assert_int_equal(error, EIO);
+    assert_int_equal(handoff_drain(&h), EIO);
+    assert_int_equal(handoff_close(&h), EIO);
+    assert_int_equal(w.n_seen, 50);      /* items 0-49, then the failure: consume is not called again */
+    assert_int_equal(w.calls, 51);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_in_order_threaded),
+        cmocka_unit_test(test_in_order_inline),
+        cmocka_unit_test(test_first_error_kept),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
