@@ -75,9 +75,13 @@ struct sampler {
     /* per-sample scratch */
     uint64_t regs[PERF_REG_X86_64_MAX];
     uint64_t user_ips[SAMPLER_MAX_FRAMES];
+    uint64_t other_user_ips[SAMPLER_MAX_FRAMES];   /* a trap sample's other reading (sampler_records.c) */
     uint64_t kernel_ips[SAMPLER_MAX_FRAMES];
     uint64_t chain_user[SAMPLER_MAX_FRAMES];
 };
+
+/* x86-64: a sampled ip at or above it is the kernel's (the sample was taken in kernel mode). */
+#define KERNEL_ADDRESSES_START 0xffff800000000000ull
 
 static inline uint64_t clock_ns(clockid_t clock)
 {

@@ -430,6 +430,13 @@ void task_tracker_sample(const struct task_tracker *t, uint32_t tid, uint64_t ti
     }
     poll_return_after(t, idx, lo, &out->ret_slot, &out->ret_addr);
     out->last_hit_addr = hit_before(t, idx, lo);
+    const struct thread_hits *h = &t->hits.v[idx];
+    uint64_t after = lo < h->n ? h->v[lo].probe_addr : 0;
+    out->trap_addr = 0;
+    if (user_ip && out->last_hit_addr && user_ip == out->last_hit_addr + 1)
+        out->trap_addr = out->last_hit_addr;
+    else if (user_ip && after && user_ip == after + 1)
+        out->trap_addr = after;
 }
 
 void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)

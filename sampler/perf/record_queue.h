@@ -43,6 +43,8 @@ struct queued_entry {
                                         the probe's trampoline replaced); 0: none */
     uint64_t last_hit_addr;          /* of a sample: its thread's last probe hit's address before it (for a
                                         sample in a probed instruction's out-of-line single step); 0: none */
+    uint64_t trap_addr;              /* of a sample taken in a probe's trap: the probe's address (the user ip,
+                                        one past it, stands for it: the probed instruction has not run) */
 };
 
 struct record_batch {

@@ -805,6 +805,40 @@ static void test_poll_return_address(void **state)
     task_tracker_free(&t);
 }
 
+/* A sample at the instruction after a probe's breakpoint, next to that probe's hit in time (the last hit before
+ * it or the first after), may be in the probe's trap: trap_addr names the probe; elsewhere 0. */
+static void test_trap_address(void **state)
+{
+    (void)state;
+    struct task_tracker t;
+    assert_int_equal(task_tracker_init(&t), 0);
+    const struct marker_hit hits[] = {
+        { .tid = 1, .kind = MARKER_POLL_START, .time_ns = 100, .arg0 = 0xa, .probe_addr = 0x1000 },
+        { .tid = 1, .kind = MARKER_WAKE, .time_ns = 150, .arg0 = 0xb, .probe_addr = 0x2000 },
+        { .tid = 1, .kind = MARKER_POLL_END, .time_ns = 200, .arg0 = 0xa, .probe_addr = 0x3000 },
+    };
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(task_tracker_queue(&t, &hits[i]), 0);
+    assert_int_equal(task_tracker_round_begin(&t), 0);
+    struct task_tracker_sample at;
+    task_tracker_sample(&t, 1, 160, 0x2001, &at);           /* just after the wake's stamp */
+    assert_int_equal(at.trap_addr, 0x2000);
+    task_tracker_sample(&t, 1, 140, 0x2001, &at);           /* just before it (stamped inside its trap) */
+    assert_int_equal(at.trap_addr, 0x2000);
+    task_tracker_sample(&t, 1, 160, 0x1001, &at);           /* that probe's hit is not next to the sample */
+    assert_int_equal(at.trap_addr, 0);
+    task_tracker_sample(&t, 1, 160, 0x2000, &at);           /* at the probe itself: nothing to correct */
+    assert_int_equal(at.trap_addr, 0);
+    task_tracker_sample(&t, 1, 160, 0, &at);
+    assert_int_equal(at.trap_addr, 0);
+    task_tracker_sample(&t, 2, 160, 0x2001, &at);           /* a thread without hits */
+    assert_int_equal(at.trap_addr, 0);
+    task_tracker_round_end(&t, UINT64_MAX);                 /* applied: the thread's last hit still counts */
+    task_tracker_sample(&t, 1, 250, 0x3001, &at);
+    assert_int_equal(at.trap_addr, 0x3000);
+    task_tracker_free(&t);
+}
+
 /* The reference for test_sample_query_against_replay: every hit queued so far, per thread in time order (equal
  * times in queue order, as task_tracker_round_begin sorts them), and the loss; each question is answered by
  * replaying the thread's hits from the start, the way SPEC section 3 and task_tracker.h describe them. */
@@ -1022,6 +1056,7 @@ int main(void)
         cmocka_unit_test(test_sort_busiest_first),
         cmocka_unit_test(test_task_events),
         cmocka_unit_test(test_poll_return_address),
+        cmocka_unit_test(test_trap_address),
         cmocka_unit_test(test_sample_after_its_round),
         cmocka_unit_test(test_sample_query_against_replay),
     };
