@@ -736,6 +736,8 @@ def http_run(kind, hz, wait=False):
                 m = re.search(r"; (\d+) registration stacks \((\d+) skipped by the budget, (\d+) lost\)", err)
                 res["stacks"], res["skipped"], res["stacks_lost"] = \
                     tuple(int(g) for g in m.groups()) if m else (None, None, None)
+                m = re.search(r"^taskspy: (\d+) polls,", err, re.M)
+                res["polls"] = int(m.group(1)) if m else None
         else:
             res["samples"], res["lost"] = perf_counts(data)
             os.unlink(data)
@@ -1041,6 +1043,18 @@ def bench_wait():
                       fmt(rate("skipped"), "%.0f"), fmt(rate("stacks_lost"), "%.1f"),
                       fmt(med([r.get("proc") for r in ws]), "%.3f"),
                       fmt(med([r.get("proc") for r in runs.get("cpu-only", [])]), "%.3f")))
+    # What one probe hit costs the target: --wait-output's extra target CPU per request over CPU-only, over the
+    # probe hits per request (poll entries, registrations and wakes, the summary's counts over the server's own
+    # request count: both cover the whole recording, wrk's run being all of its load)
+    hits = med([(r["polls"] + r["events"]) / r["served"] for r in ws
+                if r.get("polls") is not None and r.get("events") is not None and r.get("served")])
+    per_hit = (per_req["wait"] - per_req["cpu-only"]) / hits \
+        if hits and per_req["wait"] is not None and per_req["cpu-only"] is not None else None
+    details.append("10. probe hits per request (poll entries, registrations, wakes; medians): %s; target CPU-us per "
+                   "hit: %s (--wait-output's extra CPU-us per request over CPU-only, %s, divided by the hits)"
+                   % (fmt(hits, "%.2f"), fmt(per_hit, "%.2f"),
+                      fmt(None if per_req["wait"] is None or per_req["cpu-only"] is None
+                          else per_req["wait"] - per_req["cpu-only"], "%.1f")))
     details.append("10. per run requests/s and CPU-us per request, in run order: " +
                    " ".join("%s %s/%s" % ({"U": "U", "cpu-only": "C", "wait": "W"}[m], fmt(v, "%.0f"),
                                           fmt(1e6 / c if c else None, "%.1f"))
