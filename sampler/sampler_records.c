@@ -68,14 +68,13 @@ static const struct proc_map *uprobes_page(struct sampler *s, uint64_t addr)
 
 /* The instruction a sampled ip stands for: in the trampoline, the poll function has returned to ret_addr;
  * in another slot, a probed instruction (the thread's last hit, at last_hit_addr) is being single-stepped
- * out of line, ip's place in the slot telling how far; one past a probe whose trap the sample was taken in,
- * that probe's instruction, not run yet, as when the breakpoint has just been taken (unwound from ip, a
- * probed function's first push would be taken as run and its caller read from the wrong slot; the other
- * reading, on the way out after the kernel emulated that push, is tried too: sampler_user_frames); elsewhere,
- * itself. */
+ * out of line, ip's place in the slot telling how far; at or one past a probe whose trap the sample was taken
+ * in, that probe's instruction, taken as not run yet (unwound from one past it, a probed function's first
+ * push would be taken as run and its caller read from the wrong slot; the other state, that push emulated,
+ * is tried too: sampler_user_frames); elsewhere, itself. */
 static uint64_t real_ip(struct sampler *s, uint64_t ip, const struct queued_entry *e)
 {
-    if (e->trap_addr && ip == e->trap_addr + 1)
+    if (e->trap_addr && (ip == e->trap_addr || ip == e->trap_addr + 1))
         return e->trap_addr;
     const struct proc_map *page = uprobes_page(s, ip);
     if (!page)
@@ -117,13 +116,15 @@ void sampler_user_frames(struct sampler *s, const struct decoded_sample *d, size
                                   SAMPLER_MAX_FRAMES, &truncated);
     out->truncated = truncated;
     /* In a probe's trap the user state is before the probed instruction until the kernel has emulated it and
-     * after it on the way out, ip one past the probe either way: when the first reading does not unwind to the
-     * end, the second is tried, and the one that unwinds further kept. */
-    if (truncated && e->trap_addr && s->regs[PERF_REG_X86_IP] == e->trap_addr) {
-        s->regs[PERF_REG_X86_IP] = e->trap_addr + 1;
+     * after it from then on, while ip stays at or one past the probe (measured on tokio's wake_by_val, whose
+     * probe is its first push: samples in the kernel's push emulation had the push done, ip at the probe).
+     * When the first reading does not unwind to the end, the push is taken as done: the stack pointer one word
+     * up is the one before it, where the probe's own rules apply. The reading that unwinds further is kept. */
+    if (truncated && e->trap_addr && s->regs[PERF_REG_X86_IP] == e->trap_addr && d->stack && d->stack_size > 8) {
+        s->regs[PERF_REG_X86_SP] += 8;     /* and the copy, which starts at the stack pointer, a word on */
         bool other_truncated = false;
-        size_t n = unwinder_unwind(s->unwinder, s->regs, d->stack, d->stack ? d->stack_size : 0,
-                                   s->other_user_ips, SAMPLER_MAX_FRAMES, &other_truncated);
+        size_t n = unwinder_unwind(s->unwinder, s->regs, d->stack + 8, d->stack_size - 8, s->other_user_ips,
+                                   SAMPLER_MAX_FRAMES, &other_truncated);
         if (!other_truncated || n > out->n_user) {
             memcpy(s->user_ips, s->other_user_ips, n * sizeof(*s->user_ips));
             out->n_user = n;

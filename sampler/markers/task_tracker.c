@@ -433,9 +433,9 @@ void task_tracker_sample(const struct task_tracker *t, uint32_t tid, uint64_t ti
     const struct thread_hits *h = &t->hits.v[idx];
     uint64_t after = lo < h->n ? h->v[lo].probe_addr : 0;
     out->trap_addr = 0;
-    if (user_ip && out->last_hit_addr && user_ip == out->last_hit_addr + 1)
+    if (at_probe(user_ip, out->last_hit_addr))
         out->trap_addr = out->last_hit_addr;
-    else if (user_ip && after && user_ip == after + 1)
+    else if (at_probe(user_ip, after))
         out->trap_addr = after;
 }
 

@@ -136,9 +136,11 @@ struct task_tracker_sample {
      * kernel single-steps a probed instruction out of line (in the "[uprobes]" page) stands for that probe's
      * address. */
     uint64_t last_hit_addr;
-    /* A sample at the instruction after a probe's breakpoint, next to a hit of that probe in time (tid's last
-     * hit at or before time_ns, or its first after): the probe's address, else 0. Taken in the kernel, such
-     * a sample is in the probe's trap, the probed instruction not run yet. */
+    /* A sample at a probe's address or the instruction after its breakpoint, next to a hit of that probe in
+     * time (tid's last hit at or before time_ns, or its first after): the probe's address, else 0. Taken in
+     * the kernel, such a sample is in the probe's trap: the breakpoint leaves the user ip one past the probe,
+     * the kernel sets it back to the probe while the probe's programs run and emulates the probed
+     * instruction, so the user state is before or after that instruction. */
     uint64_t trap_addr;
 };
 void task_tracker_sample(const struct task_tracker *t, uint32_t tid, uint64_t time_ns, uint64_t user_ip,

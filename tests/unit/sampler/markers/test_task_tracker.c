@@ -805,8 +805,8 @@ static void test_poll_return_address(void **state)
     task_tracker_free(&t);
 }
 
-/* A sample at the instruction after a probe's breakpoint, next to that probe's hit in time (the last hit before
- * it or the first after), may be in the probe's trap: trap_addr names the probe; elsewhere 0. */
+/* A sample at a probe's address or the instruction after its breakpoint, next to that probe's hit in time (the
+ * last hit before it or the first after), may be in the probe's trap: trap_addr names the probe; elsewhere 0. */
 static void test_trap_address(void **state)
 {
     (void)state;
@@ -827,7 +827,9 @@ static void test_trap_address(void **state)
     assert_int_equal(at.trap_addr, 0x2000);
     task_tracker_sample(&t, 1, 160, 0x1001, &at);           /* that probe's hit is not next to the sample */
     assert_int_equal(at.trap_addr, 0);
-    task_tracker_sample(&t, 1, 160, 0x2000, &at);           /* at the probe itself: nothing to correct */
+    task_tracker_sample(&t, 1, 160, 0x2000, &at);           /* at the probe itself: the kernel sets the ip back */
+    assert_int_equal(at.trap_addr, 0x2000);                 /* there while the probe's programs run */
+    task_tracker_sample(&t, 1, 160, 0x2002, &at);           /* past the probed instruction: not in the trap */
     assert_int_equal(at.trap_addr, 0);
     task_tracker_sample(&t, 1, 160, 0, &at);
     assert_int_equal(at.trap_addr, 0);
