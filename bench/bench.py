@@ -677,14 +677,14 @@ def proc_cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def http_run(kind, hz, wait=False):
+def http_run(kind, hz, wait=False, probe_events=()):
     """One run of the hyper fixture saturated by wrk on 127.0.0.1 for HTTP seconds; kind "U" (unprofiled),
-    "taskspy" (with --wait-output too when wait) or "perf", attached HTTP_SETTLE s before wrk starts and
-    recording until it ends. Returns a dict: rps (wrk's requests/s), requests and wrk_s (wrk's count and
+    "taskspy" (with --wait-output too when wait), "perf" (perf record) or "probes" (perf stat counting the
+    tracefs uprobe events probe_events), attached HTTP_SETTLE s before wrk starts and recording until it ends. Returns a dict: rps (wrk's requests/s), requests and wrk_s (wrk's count and
     duration), tcpu (the server's CPU-s during wrk's run), served (the server's own count), and for a
     profiled run samples, lost, cpu (profiler CPU-s, rusage), rss (KB), proc (taskspy's processing CPU-s,
-    in-process); with wait the summary's waker events (registrations, wakes) and registration stacks
-    (stacks, skipped, stacks_lost)."""
+    in-process); with wait the summary's waker events (registrations, wakes), polls and registration stacks
+    (stacks, skipped, stacks_lost); for probes, hits (perf stat's counts added up)."""
     server = subprocess.Popen([os.path.join(FIX, "hyper_server"), "--seconds", "%.0f" % (HTTP + HTTP_SETTLE + 10)],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     first = server.stdout.readline()
@@ -704,6 +704,9 @@ def http_run(kind, hz, wait=False):
                                 (["--wait-output", os.path.join(TMP, "http.wait.folded")] if wait else []),
                                 stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
+    elif kind == "probes":
+        prof = subprocess.Popen(["perf", "stat", "-x", ",", "-e", ",".join(probe_events), "-p", pid, "--",
+                                 "sleep", length], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     elif kind == "perf":
         prof = subprocess.Popen(["perf", "record", "-q", "-F", str(hz), "--call-graph", "dwarf,65528", "-p", pid,
                                  "-o", data, "--", "sleep", length], stdout=subprocess.DEVNULL,
@@ -738,6 +741,9 @@ def http_run(kind, hz, wait=False):
                     tuple(int(g) for g in m.groups()) if m else (None, None, None)
                 m = re.search(r"^taskspy: (\d+) polls,", err, re.M)
                 res["polls"] = int(m.group(1)) if m else None
+        elif kind == "probes":
+            counts = [int(line.split(",")[0]) for line in err.splitlines() if re.match(r"\d+,", line)]
+            res["hits"] = sum(counts) if len(counts) == len(probe_events) else None
         else:
             res["samples"], res["lost"] = perf_counts(data)
             os.unlink(data)
@@ -986,6 +992,74 @@ def bench_zero_probe():
 WAIT_HZ = 99            # taskspy record's default frequency
 
 
+TRACEFS = "/sys/kernel/tracing"
+PROBE_GROUP = "taskspy_bench"
+
+
+def wait_probe_locations():
+    """Where `taskspy record --wait-output` probes hyper_server, as the kernel lists it while taskspy records:
+    its uprobe_multi links' fdinfo (path and offsets) and its tracefs uprobe events (the registration stacks').
+    Returns sorted [(path, file offset)], empty when the kernel shows none."""
+    server = subprocess.Popen([os.path.join(FIX, "hyper_server"), "--seconds", "10"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    m = re.match(r"hyper_fixture pid (\d+) port (\d+)", server.stdout.readline())
+    found = set()
+    if m:
+        ts = subprocess.Popen([TASKSPY, "record", "-p", m.group(1), "-d", "3", "-o", os.path.join(TMP, "where.folded"),
+                               "--wait-output", os.path.join(TMP, "where.wait.folded")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(2.0)
+        fdinfo = "/proc/%d/fdinfo" % ts.pid
+        for fd in os.listdir(fdinfo) if os.path.isdir(fdinfo) else []:
+            try:
+                with open(os.path.join(fdinfo, fd)) as f:
+                    text = f.read()
+            except OSError:
+                continue
+            path = re.search(r"^path:\s+(\S+)$", text, re.M)
+            if re.search(r"^link_type:\s+uprobe_multi$", text, re.M) and path:
+                for off in re.findall(r"^\d+\s+(0x[0-9a-f]+)\s+0x[0-9a-f]+\s*$", text, re.M):
+                    found.add((path.group(1), int(off, 16)))
+        with open(os.path.join(TRACEFS, "uprobe_events")) as f:
+            for line in f:
+                e = re.match(r"p:taskspy_%d/\S+ (\S+):(0x[0-9a-f]+)$" % ts.pid, line.strip())
+                if e:
+                    found.add((re.sub(r"^/proc/\d+/root", "", e.group(1)), int(e.group(2), 16)))
+        ts.wait()
+    server.terminate()
+    server.communicate()
+    return sorted(found)
+
+
+def probe_events_edit(lines):
+    """Each line written to tracefs's uprobe_events by a write of its own (the kernel parses one definition
+    per write). Returns whether all were taken."""
+    ok = True
+    for line in lines:
+        try:   # os.open: Python's append mode seeks to the end, which tracefs refuses
+            fd = os.open(os.path.join(TRACEFS, "uprobe_events"), os.O_WRONLY | os.O_APPEND)
+            try:
+                os.write(fd, (line + "\n").encode())
+            finally:
+                os.close(fd)
+        except OSError:
+            ok = False
+    return ok
+
+
+def define_probe_events(locations):
+    """A tracefs uprobe event (no program, no fetch arguments) at each location, in PROBE_GROUP, after removing
+    the group's events a killed run left. Returns the events' perf names, empty when the kernel refused."""
+    with open(os.path.join(TRACEFS, "uprobe_events")) as f:
+        stale = [line.split()[0][2:] for line in f if line.startswith("p:%s/" % PROBE_GROUP)]
+    probe_events_edit(["-:%s" % e for e in stale])
+    names = ["%s/p%d" % (PROBE_GROUP, i) for i in range(len(locations))]
+    if not probe_events_edit(["p:%s %s:0x%x" % (n, path, off) for n, (path, off) in zip(names, locations)]):
+        probe_events_edit(["-:%s" % n for n in names])
+        return []
+    return [n.replace("/", ":") for n in names]
+
+
 def bench_wait():
     """Row 10 (issue 16, SPEC sections 3a and 7): hyper_server saturated by wrk as in row 8, recorded by taskspy
     with --wait-output (waker probes, poll return probes, registration stacks), by taskspy CPU-only (the
@@ -993,13 +1067,22 @@ def bench_wait():
     (U C W U W C U ...). Each mode's throughput loss against the two bracketing unprofiled runs, in
     requests/s and in requests per target CPU-s (the server's own CPU over wrk's run, which other load on
     the host does not move); --wait-output's extra over CPU-only is taken within each triple. Waker events
-    and registration stacks per second of wrk's run come from the record summary's counts."""
-    log("10. wait profile cost: hyper_server under wrk -c%d, %d triples, %.0f s per run, %d Hz dwarf"
+    and registration stacks per second of wrk's run come from the record summary's counts. A fourth mode in
+    each round measures the floor any uprobe design pays: the locations --wait-output probes (as the kernel
+    lists them while taskspy records) as plain tracefs uprobe events that perf stat counts, the kernel's own
+    uprobe cost SPEC 7 measures marker overhead against."""
+    log("10. wait profile cost: hyper_server under wrk -c%d, %d rounds, %.0f s per run, %d Hz dwarf"
         % (WRK_CONNECTIONS, WAIT_TRIPLES, HTTP, WAIT_HZ))
     t = time.monotonic()
-    modes = ("cpu-only", "wait")
-    runs, seq, per_cpu = interleaved_http([modes], WAIT_TRIPLES, lambda mode: http_run(
-        "U" if mode == "U" else "taskspy", WAIT_HZ, wait=(mode == "wait")))
+    locations = wait_probe_locations()
+    events = define_probe_events(locations) if locations else []
+    modes = ("cpu-only", "wait") + (("probes",) if events else ())
+    try:
+        runs, seq, per_cpu = interleaved_http([modes], WAIT_TRIPLES, lambda mode: http_run(
+            {"U": "U", "probes": "probes"}.get(mode, "taskspy"), WAIT_HZ, wait=(mode == "wait"),
+            probe_events=events))
+    finally:
+        probe_events_edit(["-:%s" % e.replace(":", "/") for e in events])
     pct = lambda x: fmt(None if x is None else 100 * x, "%.1f%%")
 
     def losses(sequence):
@@ -1032,7 +1115,7 @@ def bench_wait():
                for m in ("U",) + modes}
     rps = {m: med([r.get("rps") for r in runs.get(m, [])]) for m in ("U",) + modes}
     details.append("10. requests/s (medians): none %s, CPU-only %s, --wait-output %s; target CPU-us per request: none "
-                   "%s, CPU-only %s, --wait-output %s (%d runs of none, %d triples, wrk -t1 -c%d for %.0f s; losses are "
+                   "%s, CPU-only %s, --wait-output %s (%d runs of none, %d rounds, wrk -t1 -c%d for %.0f s; losses are "
                    "medians of %d/%d kept pairs, requests/s / per CPU-s)"
                    % (fmt(rps["U"], "%.0f"), fmt(rps["cpu-only"], "%.0f"), fmt(rps["wait"], "%.0f"),
                       fmt(per_req["U"], "%.1f"), fmt(per_req["cpu-only"], "%.1f"), fmt(per_req["wait"], "%.1f"),
@@ -1055,8 +1138,23 @@ def bench_wait():
                    % (fmt(hits, "%.2f"), fmt(per_hit, "%.2f"),
                       fmt(None if per_req["wait"] is None or per_req["cpu-only"] is None
                           else per_req["wait"] - per_req["cpu-only"], "%.1f")))
+    if events:
+        k_hits = med([r["hits"] / r["served"] for r in runs.get("probes", []) if r.get("hits") and r.get("served")])
+        k_extra = per_req["probes"] - per_req["U"] if None not in (per_req["probes"], per_req["U"]) else None
+        rows.append(("10", "saturated HTTP, the same probes counted by perf stat (the kernel's own uprobe cost, no "
+                     "program, no sampling): loss of requests per target CPU-s vs no recording (requests/s)",
+                     "%s (%s)" % (pct(cpu_loss["probes"]), pct(rps_loss["probes"])), "-"))
+        details.append("10. the kernel's own cost: the %d locations --wait-output probes, as the kernel lists them while "
+                       "taskspy records (%s), as tracefs uprobe events counted by perf stat -p: %s hits per request, "
+                       "target CPU-us per request %s (%s over none, %s per hit)"
+                       % (len(locations), ", ".join("%s:0x%x" % (os.path.basename(p), o) for p, o in locations),
+                          fmt(k_hits, "%.2f"), fmt(per_req["probes"], "%.1f"), fmt(k_extra, "%.1f"),
+                          fmt(k_extra / k_hits if k_extra is not None and k_hits else None, "%.2f")))
+    else:
+        details.append("10. the kernel's own cost of the probes: not measured (no probe location found while taskspy "
+                       "recorded, or tracefs refused the events)")
     details.append("10. per run requests/s and CPU-us per request, in run order: " +
-                   " ".join("%s %s/%s" % ({"U": "U", "cpu-only": "C", "wait": "W"}[m], fmt(v, "%.0f"),
+                   " ".join("%s %s/%s" % ({"U": "U", "cpu-only": "C", "wait": "W", "probes": "K"}[m], fmt(v, "%.0f"),
                                           fmt(1e6 / c if c else None, "%.1f"))
                             for (m, v), (_, c) in zip(seq, per_cpu)))
     log("   done in %.0f s" % (time.monotonic() - t))
