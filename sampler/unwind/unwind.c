@@ -290,15 +290,30 @@ static bool stack_word(const uint8_t *stack, size_t len, uint64_t base, uint64_t
     return true;
 }
 
-/* A sample inside a function's epilogue, after some `pop`s of callee-saved registers and before its `ret`.
+/* Whether code (len bytes) starts with a jmp: rel8, rel32, or indirect (ff /4, an optional REX prefix). */
+static bool is_jmp(const uint8_t *code, size_t len)
+{
+    size_t at = len > 0 && (code[0] & 0xf0) == 0x40 ? 1 : 0;      /* REX */
+    if (at >= len)
+        return false;
+    if (at == 0 && (code[0] == 0xeb || code[0] == 0xe9))
+        return true;
+    return code[at] == 0xff && at + 1 < len && (code[at + 1] & 0x38) == 0x20;
+}
+
+/* A sample inside a function's epilogue, after some `pop`s of callee-saved registers and before its `ret`
+ * (or the `jmp` of a tail call, which leaves the stack as the ret would: after at least one pop, or with
+ * bare_jmp at a jmp itself, which may as well be a loop's, so only tried when the unwind failed).
  * The unwind tables GCC and LLVM emit move only the CFA at each pop: the popped registers keep their "saved
  * at CFA-n" rules, although their slots are now below the stack pointer, outside the copy the kernel made
  * from SP upwards. The caller's frame pointer is then unreadable and unwinding stopped after one or two
  * frames (about 1 sample in 1,500 on the hyper server: one instruction per call, the `ret`). The popped
  * registers already hold the caller's values: finish the epilogue by hand, the remaining pops and the ret,
  * from the code at IP and the stack copy. regs (a copy) becomes the caller's state. Returns false, regs
- * untouched, when IP is not at such a sequence. */
-static bool finish_epilogue(struct unwinder *u, uint64_t *regs, const uint8_t *stack, size_t stack_len)
+ * untouched, when IP is not at such a sequence (a tail call's return address must be in a mapped object:
+ * a jmp after a pop inside a function would read a local). */
+static bool finish_epilogue(struct unwinder *u, uint64_t *regs, const uint8_t *stack, size_t stack_len,
+                            bool bare_jmp)
 {
     uint8_t code[16];
     unw_word_t word;
@@ -330,7 +345,9 @@ static bool finish_epilogue(struct unwinder *u, uint64_t *regs, const uint8_t *s
         sp += 8;
     }
     uint64_t ret;
-    if (at >= code_len || code[at] != 0xc3 || !stack_word(stack, stack_len, base, sp, &ret) || ret == 0)
+    bool tail_call = (n > 0 || bare_jmp) && at < code_len && is_jmp(code + at, code_len - at);
+    if (at >= code_len || (code[at] != 0xc3 && !tail_call) || !stack_word(stack, stack_len, base, sp, &ret) ||
+        ret == 0 || (tail_call && !read_object_memory(u, ret, &word)))
         return false;
     for (size_t i = 0; i < n; i++)
         regs[popped[i]] = values[i];
@@ -339,26 +356,14 @@ static bool finish_epilogue(struct unwinder *u, uint64_t *regs, const uint8_t *s
     return true;
 }
 
-size_t unwinder_unwind(struct unwinder *u, const uint64_t *sampled_regs, const uint8_t *stack, size_t stack_len,
-                       uint64_t *ips, size_t max_ips, bool *truncated)
+/* libunwind's steps from regs (the sampled state, or its caller's finished by hand), with the copy of the
+ * stack from the sampled SP: the frames after the n in ips. Returns the count; *truncated unless the chain
+ * ended. */
+static size_t unwind_steps(struct unwinder *u, uint64_t *regs, uint64_t sampled_sp, const uint8_t *stack,
+                           size_t stack_len, uint64_t *ips, size_t n, size_t max_ips, bool *truncated)
 {
     *truncated = true;
-    if (max_ips == 0 || sampled_regs[PERF_REG_X86_IP] == 0)
-        return 0;
-    ips[0] = sampled_regs[PERF_REG_X86_IP];
-    size_t n = 1;
-    sync_generation(u);
-    uint64_t regs[PERF_REG_X86_64_MAX];
-    memcpy(regs, sampled_regs, sizeof(regs));
-    if (finish_epilogue(u, regs, stack, stack ? stack_len : 0)) {
-        if (n == max_ips)
-            return n;
-        ips[n++] = regs[PERF_REG_X86_IP];   /* the caller, from its return address like every outer frame */
-    }
-    struct unwind_sample s = {
-        .u = u, .regs = regs, .stack = stack, .stack_len = stack ? stack_len : 0,
-        .sp = sampled_regs[PERF_REG_X86_SP],
-    };
+    struct unwind_sample s = { .u = u, .regs = regs, .stack = stack, .stack_len = stack_len, .sp = sampled_sp };
     unw_cursor_t cursor;
     if (unw_init_remote(&cursor, u->as, &s) < 0)
         return n;
@@ -370,6 +375,48 @@ size_t unwinder_unwind(struct unwinder *u, const uint64_t *sampled_regs, const u
         if (r <= 0 || n == max_ips) /* at max_ips the extra step only tells whether that was the end */
             break;
         ips[n++] = ip;
+    }
+    return n;
+}
+
+size_t unwinder_unwind(struct unwinder *u, const uint64_t *sampled_regs, const uint8_t *stack, size_t stack_len,
+                       uint64_t *ips, size_t max_ips, bool *truncated)
+{
+    *truncated = true;
+    if (max_ips == 0 || sampled_regs[PERF_REG_X86_IP] == 0)
+        return 0;
+    if (!stack)
+        stack_len = 0;
+    ips[0] = sampled_regs[PERF_REG_X86_IP];
+    size_t n = 1;
+    sync_generation(u);
+    uint64_t sampled_sp = sampled_regs[PERF_REG_X86_SP], regs[PERF_REG_X86_64_MAX];
+    memcpy(regs, sampled_regs, sizeof(regs));
+    bool finished = finish_epilogue(u, regs, stack, stack_len, false);
+    if (finished) {
+        if (n == max_ips)
+            return n;
+        ips[n++] = regs[PERF_REG_X86_IP];   /* the caller, from its return address like every outer frame */
+    }
+    n = unwind_steps(u, regs, sampled_sp, stack, stack_len, ips, n, max_ips, truncated);
+    /* At a tail call's jmp, its epilogue done, the unwind rules still say the popped frame pointer is saved
+     * below the stack pointer: a caller that needs it stopped the unwind there. Finished by hand instead, the
+     * one that unwinds further is kept (the two frames it may replace put back otherwise). */
+    if (*truncated && !finished && n <= 2 && max_ips > 1) {
+        memcpy(regs, sampled_regs, sizeof(regs));
+        if (finish_epilogue(u, regs, stack, stack_len, true)) {
+            uint64_t kept = ips[1];
+            size_t kept_n = n;
+            bool other_truncated;
+            ips[1] = regs[PERF_REG_X86_IP];
+            n = unwind_steps(u, regs, sampled_sp, stack, stack_len, ips, 2, max_ips, &other_truncated);
+            if (other_truncated && n <= kept_n) {
+                ips[1] = kept;
+                n = kept_n;
+            } else {
+                *truncated = other_truncated;
+            }
+        }
     }
     return n;
 }

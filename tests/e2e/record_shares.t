@@ -15,8 +15,8 @@ check_profile() { # check_profile LABEL FOLDED ROOT_MAIN ERR (taskspy's stderr, 
     check "$label: burn_a share $a% ~ 16.7%" within "$a" 16.7 5
     check "$label: burn_b share $b% ~ 33.3%" within "$b" 33.3 5
     check "$label: burn_c share $c% ~ 50.0%" within "$c" 50.0 5
-    # (a dwarf unwind that stops early is rare: a sample at a tail jump after an epilogue's pops; samples at
-    # its ret are finished by hand since 2026-11-25: README, known limitations)
+    # (a dwarf unwind that stops early is rare: samples at an epilogue's ret are finished by hand since
+    # 2026-11-25, at a tail call's jmp after the pops since 2026-11-27: README, known limitations)
     # (start_thread's return address, the frame above worker_main, was [unknown] in a window of a clean-clone
     # run's samples once (51 of 2016): the first round's samples of one CPU were handled before the loader's
     # mappings recorded through the other; the rounds are read in time order since)

@@ -540,6 +540,26 @@ __asm__(".text\n"
         "ret\n"
         ".cfi_endproc\n"
         ".size epilogue_fn, .-epilogue_fn\n");
+/* The same epilogue ending in a tail call: the jmp leaves the stack as the ret would. */
+extern const char tail_fn[], tail_fn_pop_rbx[], tail_fn_pop_rbp[], tail_fn_jmp[];
+__asm__(".text\n"
+        ".type tail_fn,@function\n"
+        "tail_fn:\n"
+        ".cfi_startproc\n"
+        "push %rbp\n .cfi_def_cfa_offset 16\n .cfi_offset %rbp, -16\n"
+        "mov %rsp, %rbp\n .cfi_def_cfa_register %rbp\n"
+        "push %rbx\n .cfi_offset %rbx, -24\n"
+        "push %r12\n .cfi_offset %r12, -32\n"
+        "xor %eax, %eax\n"
+        "pop %r12\n"
+        "tail_fn_pop_rbx:\n"
+        "pop %rbx\n"
+        "tail_fn_pop_rbp:\n"
+        "pop %rbp\n .cfi_def_cfa %rsp, 8\n"
+        "tail_fn_jmp:\n"
+        "jmp epilogue_fn\n"
+        ".cfi_endproc\n"
+        ".size tail_fn, .-tail_fn\n");
 
 /* The sample epilogue_fn would give at `at` had the captured function called it at its capture point: below cap's stack,
  * the slots the epilogue has not popped yet (saved rbx, rbp) and the return address into the captured
@@ -550,12 +570,16 @@ static size_t epilogue_sample(const struct capture *cap, const char *at, uint64_
     memcpy(regs, cap->regs, sizeof(cap->regs));
     regs[PERF_REG_X86_IP] = (uint64_t)(uintptr_t)at;
     size_t below = 8;                                   /* at the ret: only the return address */
-    if (at == epilogue_fn_pop_rbx) {                    /* saved rbx, saved rbp, return address */
+    if (at == epilogue_fn_pop_rbx || at == tail_fn_pop_rbx) {   /* saved rbx, saved rbp, return address */
         below = 24;
         uint64_t saved[2] = { cap->regs[PERF_REG_X86_BX], cap->regs[PERF_REG_X86_BP] };
         memcpy(stack, saved, 16);
         regs[PERF_REG_X86_BX] = 0x1111;                 /* epilogue_fn's own value, not popped yet */
         regs[PERF_REG_X86_BP] = sp0 - 16;               /* its frame pointer: where rbp was saved */
+    } else if (at == tail_fn_pop_rbp) {                 /* saved rbp, return address; rbx popped */
+        below = 16;
+        memcpy(stack, &cap->regs[PERF_REG_X86_BP], 8);
+        regs[PERF_REG_X86_BP] = sp0 - 16;
     }
     memcpy(stack + below - 8, &ret, 8);
     memcpy(stack + below, cap->stack, cap->len);
@@ -591,11 +615,13 @@ static void test_sample_in_an_epilogue(void **state)
         symbol_range("level_fp", (const void *)level_fp),
         symbol_range("thread_body_fp", (const void *)thread_body_fp),
     };
+    struct fn_range tail = symbol_range("tail_fn", (const void *)tail_fn);
     uint8_t *stack = malloc(cap.len + 64);
     assert_non_null(stack);
-    const char *points[] = { epilogue_fn_ret, epilogue_fn_pop_rbx };
-    for (size_t p = 0; p < 2; p++) {
+    const char *points[] = { epilogue_fn_ret, epilogue_fn_pop_rbx, tail_fn_jmp, tail_fn_pop_rbx, tail_fn_pop_rbp };
+    for (size_t p = 0; p < 5; p++) {
         uint64_t regs[PERF_REG_X86_64_MAX], ips[MAX_IPS];
+        want[0] = p < 2 ? symbol_range("epilogue_fn", (const void *)epilogue_fn) : tail;
         size_t len = epilogue_sample(&cap, points[p], regs, stack);
         bool truncated = true;
         size_t n = unwinder_unwind(u, regs, stack, len, ips, MAX_IPS, &truncated);
