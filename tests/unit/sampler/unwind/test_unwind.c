@@ -522,44 +522,21 @@ static void test_load_bias(void **state)
  * GCC emit: after each pop only the CFA moves, the registers keep their "saved at CFA-n" rules although
  * their slots are now below the stack pointer. perf copies the stack from SP upwards, so a sample at the
  * ret has those slots outside its copy. */
+/* The frame both share (rbp as frame pointer, rbx and r12 saved) and the pops up to rbp's, labelled NAME_pop_rbx
+ * and NAME_pop_rbp. */
+#define EPILOGUE_FRAME(name)                                                        \
+    ".text\n.type " name ",@function\n" name ":\n.cfi_startproc\n"                 \
+    "push %rbp\n .cfi_def_cfa_offset 16\n .cfi_offset %rbp, -16\n"                  \
+    "mov %rsp, %rbp\n .cfi_def_cfa_register %rbp\n"                                 \
+    "push %rbx\n .cfi_offset %rbx, -24\n"                                           \
+    "push %r12\n .cfi_offset %r12, -32\n"                                           \
+    "xor %eax, %eax\n"                                                              \
+    "pop %r12\n" name "_pop_rbx:\npop %rbx\n" name "_pop_rbp:\npop %rbp\n .cfi_def_cfa %rsp, 8\n"
 extern const char epilogue_fn[], epilogue_fn_pop_rbx[], epilogue_fn_ret[];
-__asm__(".text\n"
-        ".type epilogue_fn,@function\n"
-        "epilogue_fn:\n"
-        ".cfi_startproc\n"
-        "push %rbp\n .cfi_def_cfa_offset 16\n .cfi_offset %rbp, -16\n"
-        "mov %rsp, %rbp\n .cfi_def_cfa_register %rbp\n"
-        "push %rbx\n .cfi_offset %rbx, -24\n"
-        "push %r12\n .cfi_offset %r12, -32\n"
-        "xor %eax, %eax\n"
-        "pop %r12\n"
-        "epilogue_fn_pop_rbx:\n"
-        "pop %rbx\n"
-        "pop %rbp\n .cfi_def_cfa %rsp, 8\n"
-        "epilogue_fn_ret:\n"
-        "ret\n"
-        ".cfi_endproc\n"
-        ".size epilogue_fn, .-epilogue_fn\n");
+__asm__(EPILOGUE_FRAME("epilogue_fn") "epilogue_fn_ret:\nret\n.cfi_endproc\n.size epilogue_fn, .-epilogue_fn\n");
 /* The same epilogue ending in a tail call: the jmp leaves the stack as the ret would. */
 extern const char tail_fn[], tail_fn_pop_rbx[], tail_fn_pop_rbp[], tail_fn_jmp[];
-__asm__(".text\n"
-        ".type tail_fn,@function\n"
-        "tail_fn:\n"
-        ".cfi_startproc\n"
-        "push %rbp\n .cfi_def_cfa_offset 16\n .cfi_offset %rbp, -16\n"
-        "mov %rsp, %rbp\n .cfi_def_cfa_register %rbp\n"
-        "push %rbx\n .cfi_offset %rbx, -24\n"
-        "push %r12\n .cfi_offset %r12, -32\n"
-        "xor %eax, %eax\n"
-        "pop %r12\n"
-        "tail_fn_pop_rbx:\n"
-        "pop %rbx\n"
-        "tail_fn_pop_rbp:\n"
-        "pop %rbp\n .cfi_def_cfa %rsp, 8\n"
-        "tail_fn_jmp:\n"
-        "jmp epilogue_fn\n"
-        ".cfi_endproc\n"
-        ".size tail_fn, .-tail_fn\n");
+__asm__(EPILOGUE_FRAME("tail_fn") "tail_fn_jmp:\njmp epilogue_fn\n.cfi_endproc\n.size tail_fn, .-tail_fn\n");
 
 /* The sample epilogue_fn would give at `at` had the captured function called it at its capture point: below cap's stack,
  * the slots the epilogue has not popped yet (saved rbx, rbp) and the return address into the captured
