@@ -405,7 +405,7 @@ size_t unwinder_unwind(struct unwinder *u, const uint64_t *sampled_regs, const u
     if (*truncated && !finished && n <= 2 && max_ips > 1) {
         memcpy(regs, sampled_regs, sizeof(regs));
         if (finish_epilogue(u, regs, stack, stack_len, true)) {
-            uint64_t kept = ips[1];
+            uint64_t kept = n > 1 ? ips[1] : 0;
             size_t kept_n = n;
             bool other_truncated;
             ips[1] = regs[PERF_REG_X86_IP];
