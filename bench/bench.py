@@ -677,15 +677,9 @@ def proc_cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def http_run(kind, hz, wait=False, probe_events=()):
-    """One run of the hyper fixture saturated by wrk on 127.0.0.1 for HTTP seconds; kind "U" (unprofiled),
-    "taskspy" (with --wait-output too when wait), "perf" (perf record) or "probes" (perf stat counting the
-    tracefs uprobe events probe_events), attached HTTP_SETTLE s before wrk starts and recording until it ends. Returns a dict: rps (wrk's requests/s), requests and wrk_s (wrk's count and
-    duration), tcpu (the server's CPU-s during wrk's run), served (the server's own count), and for a
-    profiled run samples, lost, cpu (profiler CPU-s, rusage), rss (KB), proc (taskspy's processing CPU-s,
-    in-process); with wait the summary's waker events (registrations, wakes), polls and registration stacks
-    (stacks, skipped, stacks_lost); for probes, hits (perf stat's counts added up)."""
-    server = subprocess.Popen([os.path.join(FIX, "hyper_server"), "--seconds", "%.0f" % (HTTP + HTTP_SETTLE + 10)],
+def start_hyper(seconds):
+    """hyper_server started for seconds: (the process, its pid, its port) once it has said them."""
+    server = subprocess.Popen([os.path.join(FIX, "hyper_server"), "--seconds", "%.0f" % seconds],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     first = server.stdout.readline()
     m = re.match(r"hyper_fixture pid (\d+) port (\d+)", first)
@@ -693,7 +687,19 @@ def http_run(kind, hz, wait=False, probe_events=()):
         server.kill()
         server.wait()
         raise RuntimeError("hyper_server did not start: %r" % first)
-    pid, port = m.group(1), m.group(2)
+    return server, m.group(1), m.group(2)
+
+
+def http_run(kind, hz, wait=False, probe_events=()):
+    """One run of the hyper fixture saturated by wrk on 127.0.0.1 for HTTP seconds; kind "U" (unprofiled),
+    "taskspy" (with --wait-output too when wait), "perf" (perf record) or "probes" (perf stat counting the
+    tracefs uprobe events probe_events, "group/name"), attached HTTP_SETTLE s before wrk starts and
+    recording until it ends. Returns a dict: rps (wrk's requests/s), requests and wrk_s (wrk's count and
+    duration), tcpu (the server's CPU-s during wrk's run), served (the server's own count), and for a
+    profiled run samples, lost, cpu (profiler CPU-s, rusage), rss (KB), proc (taskspy's processing CPU-s,
+    in-process); with wait the summary's waker events (registrations, wakes), polls and registration stacks
+    (stacks, skipped, stacks_lost); for probes, hits (perf stat's counts added up)."""
+    server, pid, port = start_hyper(HTTP + HTTP_SETTLE + 10)
     res = {}
     prof = None
     length = "%.1f" % (HTTP + HTTP_SETTLE + 0.3)
@@ -705,7 +711,8 @@ def http_run(kind, hz, wait=False, probe_events=()):
                                 stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
     elif kind == "probes":
-        prof = subprocess.Popen(["perf", "stat", "-x", ",", "-e", ",".join(probe_events), "-p", pid, "--",
+        prof = subprocess.Popen(["perf", "stat", "-x", ",", "-e", ",".join(e.replace("/", ":") for e in probe_events),
+                                 "-p", pid, "--",
                                  "sleep", length], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     elif kind == "perf":
         prof = subprocess.Popen(["perf", "record", "-q", "-F", str(hz), "--call-graph", "dwarf,65528", "-p", pid,
@@ -1000,32 +1007,29 @@ def wait_probe_locations():
     """Where `taskspy record --wait-output` probes hyper_server, as the kernel lists it while taskspy records:
     its uprobe_multi links' fdinfo (path and offsets) and its tracefs uprobe events (the registration stacks').
     Returns sorted [(path, file offset)], empty when the kernel shows none."""
-    server = subprocess.Popen([os.path.join(FIX, "hyper_server"), "--seconds", "10"], stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True)
-    m = re.match(r"hyper_fixture pid (\d+) port (\d+)", server.stdout.readline())
+    server, pid, _ = start_hyper(10)
     found = set()
-    if m:
-        ts = subprocess.Popen([TASKSPY, "record", "-p", m.group(1), "-d", "3", "-o", os.path.join(TMP, "where.folded"),
-                               "--wait-output", os.path.join(TMP, "where.wait.folded")],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(2.0)
-        fdinfo = "/proc/%d/fdinfo" % ts.pid
-        for fd in os.listdir(fdinfo) if os.path.isdir(fdinfo) else []:
-            try:
-                with open(os.path.join(fdinfo, fd)) as f:
-                    text = f.read()
-            except OSError:
-                continue
-            path = re.search(r"^path:\s+(\S+)$", text, re.M)
-            if re.search(r"^link_type:\s+uprobe_multi$", text, re.M) and path:
-                for off in re.findall(r"^\d+\s+(0x[0-9a-f]+)\s+0x[0-9a-f]+\s*$", text, re.M):
-                    found.add((path.group(1), int(off, 16)))
-        with open(os.path.join(TRACEFS, "uprobe_events")) as f:
-            for line in f:
-                e = re.match(r"p:taskspy_%d/\S+ (\S+):(0x[0-9a-f]+)$" % ts.pid, line.strip())
-                if e:
-                    found.add((re.sub(r"^/proc/\d+/root", "", e.group(1)), int(e.group(2), 16)))
-        ts.wait()
+    ts = subprocess.Popen([TASKSPY, "record", "-p", pid, "-d", "3", "-o", os.path.join(TMP, "where.folded"),
+                           "--wait-output", os.path.join(TMP, "where.wait.folded")],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(2.0)
+    fdinfo = "/proc/%d/fdinfo" % ts.pid
+    for fd in os.listdir(fdinfo) if os.path.isdir(fdinfo) else []:
+        try:
+            with open(os.path.join(fdinfo, fd)) as f:
+                text = f.read()
+        except OSError:
+            continue
+        path = re.search(r"^path:\s+(\S+)$", text, re.M)
+        if re.search(r"^link_type:\s+uprobe_multi$", text, re.M) and path:
+            for off in re.findall(r"^\d+\s+(0x[0-9a-f]+)\s+0x[0-9a-f]+\s*$", text, re.M):
+                found.add((path.group(1), int(off, 16)))
+    with open(os.path.join(TRACEFS, "uprobe_events")) as f:
+        for line in f:
+            e = re.match(r"p:taskspy_%d/\S+ (\S+):(0x[0-9a-f]+)$" % ts.pid, line.strip())
+            if e:
+                found.add((re.sub(r"^/proc/\d+/root", "", e.group(1)), int(e.group(2), 16)))
+    ts.wait()
     server.terminate()
     server.communicate()
     return sorted(found)
@@ -1047,17 +1051,22 @@ def probe_events_edit(lines):
     return ok
 
 
+def remove_probe_events(names):
+    """Remove tracefs uprobe events by name ("group/name")."""
+    probe_events_edit(["-:%s" % n for n in names])
+
+
 def define_probe_events(locations):
     """A tracefs uprobe event (no program, no fetch arguments) at each location, in PROBE_GROUP, after removing
-    the group's events a killed run left. Returns the events' perf names, empty when the kernel refused."""
+    the group's events a killed run left. Returns the events' names ("group/name"), empty when the kernel
+    refused."""
     with open(os.path.join(TRACEFS, "uprobe_events")) as f:
-        stale = [line.split()[0][2:] for line in f if line.startswith("p:%s/" % PROBE_GROUP)]
-    probe_events_edit(["-:%s" % e for e in stale])
+        remove_probe_events([line.split()[0][2:] for line in f if line.startswith("p:%s/" % PROBE_GROUP)])
     names = ["%s/p%d" % (PROBE_GROUP, i) for i in range(len(locations))]
     if not probe_events_edit(["p:%s %s:0x%x" % (n, path, off) for n, (path, off) in zip(names, locations)]):
-        probe_events_edit(["-:%s" % n for n in names])
+        remove_probe_events(names)
         return []
-    return [n.replace("/", ":") for n in names]
+    return names
 
 
 def bench_wait():
@@ -1082,7 +1091,7 @@ def bench_wait():
             {"U": "U", "probes": "probes"}.get(mode, "taskspy"), WAIT_HZ, wait=(mode == "wait"),
             probe_events=events))
     finally:
-        probe_events_edit(["-:%s" % e.replace(":", "/") for e in events])
+        remove_probe_events(events)
     pct = lambda x: fmt(None if x is None else 100 * x, "%.1f%%")
 
     def losses(sequence):
@@ -1144,9 +1153,9 @@ def bench_wait():
         rows.append(("10", "saturated HTTP, the same probes counted by perf stat (the kernel's own uprobe cost, no "
                      "program, no sampling): loss of requests per target CPU-s vs no recording (requests/s)",
                      "%s (%s)" % (pct(cpu_loss["probes"]), pct(rps_loss["probes"])), "-"))
-        details.append("10. the kernel's own cost: the %d locations --wait-output probes, as the kernel lists them while "
-                       "taskspy records (%s), as tracefs uprobe events counted by perf stat -p: %s hits per request, "
-                       "target CPU-us per request %s (%s over none, %s per hit)"
+        details.append("10. the kernel's own cost: the %d locations --wait-output probes, as the kernel lists them "
+                       "while taskspy records (%s), as tracefs uprobe events counted by perf stat -p: %s hits per "
+                       "request, target CPU-us per request %s (%s over none, %s per hit)"
                        % (len(locations), ", ".join("%s:0x%x" % (os.path.basename(p), o) for p, o in locations),
                           fmt(k_hits, "%.2f"), fmt(per_req["probes"], "%.1f"), fmt(k_extra, "%.1f"),
                           fmt(k_extra / k_hits if k_extra is not None and k_hits else None, "%.2f")))

@@ -74,7 +74,7 @@ static const struct proc_map *uprobes_page(struct sampler *s, uint64_t addr)
  * is tried too: sampler_user_frames); elsewhere, itself. */
 static uint64_t real_ip(struct sampler *s, uint64_t ip, const struct queued_entry *e)
 {
-    if (e->trap_addr && (ip == e->trap_addr || ip == e->trap_addr + 1))
+    if (e->trap_addr)   /* set only when this ip is at or one past it (task_tracker_sample) */
         return e->trap_addr;
     const struct proc_map *page = uprobes_page(s, ip);
     if (!page)
@@ -120,7 +120,7 @@ void sampler_user_frames(struct sampler *s, const struct decoded_sample *d, size
      * probe is its first push: samples in the kernel's push emulation had the push done, ip at the probe).
      * When the first reading does not unwind to the end, the push is taken as done: the stack pointer one word
      * up is the one before it, where the probe's own rules apply. The reading that unwinds further is kept. */
-    if (truncated && e->trap_addr && s->regs[PERF_REG_X86_IP] == e->trap_addr && d->stack && d->stack_size > 8) {
+    if (truncated && e->trap_addr && d->stack && d->stack_size > 8) {
         s->regs[PERF_REG_X86_SP] += 8;     /* and the copy, which starts at the stack pointer, a word on */
         bool other_truncated = false;
         size_t n = unwinder_unwind(s->unwinder, s->regs, d->stack + 8, d->stack_size - 8, s->other_user_ips,
