@@ -40,6 +40,9 @@ async function launchChromium({ viewport, args = [], ignoreDefaultArgs }) {
       args: ['--headless', '--no-sandbox', ...args, '--disable-quic', '--no-first-run',
         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
+    // a page's load waits as long as the checks wait for what it shows: on a loaded 2-core machine the
+    // speedscope app once took over playwright's default 30 s to fire "load" (a clean-clone run, 2026-11-27)
+    context.setDefaultNavigationTimeout(180000);
     ok(true, `Chromium starts (${CHROMIUM})`);
     return { context, close: async () => { await context.close(); removeProfile(); } };
   } catch (e) {
