@@ -55,6 +55,10 @@ struct elf_range {
 bool elf_file_segment_range(const struct elf_file *ef, uint32_t p_type, size_t nth, struct elf_range *out);
 /* The last program header of type p_type (PT_TLS: memory size and alignment too), or NULL. */
 const Elf64_Phdr *elf_file_segment(const struct elf_file *ef, uint32_t p_type);
+/* The executable's static TLS block ends at the thread pointer (x86-64 TLS variant II, the executable's
+ * block first): a variable at st_value in a PT_TLS segment of memsz bytes aligned to align, whose first byte
+ * sits at vaddr, is at tp + the returned (negative) offset. align 0 counts as 1. */
+int64_t elf_tls_tp_offset(uint64_t st_value, uint64_t memsz, uint64_t align, uint64_t vaddr);
 /* A section's place, when its bytes lie in the file. */
 bool elf_file_section_range(const struct elf_file *ef, const char *name, struct elf_range *out);
 /* Link-time virtual address to file offset through the first PT_LOAD holding vaddr; -1 when none does. */

@@ -106,3 +106,13 @@ bool elf_file_load_bias(const struct elf_file *ef, uint64_t start, uint64_t pgof
     *bias = start - pgoff - (best->p_vaddr - best->p_offset);
     return true;
 }
+
+int64_t elf_tls_tp_offset(uint64_t st_value, uint64_t memsz, uint64_t align, uint64_t vaddr)
+{
+    if (align == 0)
+        align = 1;
+    /* the block starts firstbyte past an aligned address when the segment itself is not aligned */
+    uint64_t firstbyte = (0 - (vaddr & (align - 1))) & (align - 1);
+    uint64_t block = ((memsz - firstbyte + align - 1) / align) * align + firstbyte;
+    return (int64_t)st_value - (int64_t)block;
+}

@@ -25,9 +25,11 @@ static const struct runtime_rule rules[] = {
     {
         /* Rust legacy demangling prints "tokio::...::Harness<T,S>::poll", v0 "<tokio::...::Harness<..>>::poll" */
         .runtime = "tokio",
-        .boundary = "^<?tokio::runtime::task::harness::Harness<.*>>?::poll$",
+        /* Harness<T,S>::poll, and raw::poll<T,S> (the task vtable's poll entry, which calls or inlines it:
+         * the frame that fired a probe on it, and the boundary where Harness::poll has no frame of its own) */
+        .boundary = "^<?tokio::runtime::task::(harness::Harness<.*>>?::poll|raw::poll(::)?(<.*>)?)$",
         .glue = "^<?(tokio::runtime::task::(harness::(poll_future|Harness<.*>>?::poll_inner)"
-                "|core::(Core<.*>>?::poll|TaskIdGuard)|raw::poll|raw::RawTask>?::poll)"
+                "|core::(Core<.*>>?::poll|TaskIdGuard)|raw::RawTask>?::poll)"
                 "|tokio::runtime::context::(set_current_task_id|with)"
                 "|tokio::loom::std::unsafe_cell::UnsafeCell<.*>>?::with_mut"
                 "|std::panicking::(try|catch_unwind)|std::panic::catch_unwind"

@@ -26,9 +26,10 @@ static bool tokio_context(const char *exe, char *message, size_t len)
     struct tls_marker ctx;
     if (tls_marker_find_tokio_context(exe, &ctx) != 1)
         return false;
-    snprintf(message, len, "no TLS task marker (%s); tokio's CONTEXT thread-local is there (%" PRIu64 " bytes at "
-             "thread pointer %" PRId64 ") but its DWARF does not describe current_task_id (no debug info?); tasks "
-             "come from poll probes", TLS_MARKER_SYMBOL, ctx.size, ctx.tp_offset);
+    snprintf(message, len, "tokio's CONTEXT layout needs DWARF types: its thread-local is there (%" PRIu64 " bytes "
+             "at thread pointer %" PRId64 ") but no type describes current_task_id (built with debug = "
+             "\"line-tables-only\" or without debug info, and no debug file found); using poll probes (debug = 2 "
+             "or the debug file reads task ids with no probe)", ctx.size, ctx.tp_offset);
     return true;
 }
 
@@ -67,13 +68,13 @@ void sampler_tls_open(struct sampler *s)
         snprintf(message, sizeof(message), "TLS task marker found but not readable at samples (%s); tasks come "
                  "from poll probes", err);
     else if (tokio_context(exe, message, sizeof(message)))
-        ;
+        only_tls = true;       /* said whatever the route: the program is tokio, the types are missing */
     else
         snprintf(message, sizeof(message), "no TLS task marker (%s) in %.900s; tasks come from poll probes",
                  TLS_MARKER_SYMBOL, exe);
     if (rc < 0 || only_tls)
         warn(s, message);
-    if (only_tls)
+    if (only_tls && strcmp(s->probe_spec, "none") == 0)
         snprintf(s->probe_spec, sizeof(s->probe_spec), "auto");
 }
 

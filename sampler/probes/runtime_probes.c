@@ -5,14 +5,17 @@
 #include "base/vec.h"
 
 #include <asm/perf_regs.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Each rule matches a mangled name by its parts in order; the last must end the name (before a legacy
- * hash). tokio 1.x: `tokio::runtime::task::harness::Harness<T,S>::poll`, its first argument (%rdi) is the
- * task's header pointer, stable for the task's life; the waker vtable's `tokio::runtime::task::waker::
- * clone_waker`, `wake_by_val` and `wake_by_ref` (out of line: called through WAKER_VTABLE) get the same
- * pointer in %rdi. */
+ * hash), or for a generic function be followed by its type arguments. tokio 1.x: `tokio::runtime::task::raw::
+ * poll<T,S>`, the task vtable's poll entry (so always out of line, and entered once per poll of exactly one
+ * task: Harness<T,S>::poll, which it calls, is inlined into it in some builds and not in others); its first
+ * argument (%rdi) is the task's header pointer, stable for the task's life; the waker vtable's
+ * `tokio::runtime::task::waker::clone_waker`, `wake_by_val` and `wake_by_ref` (out of line: called through
+ * WAKER_VTABLE) get the same pointer in %rdi. */
 struct runtime_probe_rule {
     const char *runtime;
     enum runtime_probe_role role;
@@ -21,17 +24,18 @@ struct runtime_probe_rule {
     const char *v0_last;       /* the method's identifier: ends the name, or is followed by the instantiating
                                   crate ("C..." or a backref "B...") */
     int id_register;
+    bool v0_generic;           /* v0_last is a generic function's path: its type arguments follow */
 };
 
 static const struct runtime_probe_rule rules[] = {
-    { "tokio", RUNTIME_PROBE_POLL, "5tokio7runtime4task7harness20Harness$LT$T$C$S$GT$4poll17h",
-      { "5tokio", "7runtime", "4task7harness", "7Harness" }, "4poll", PERF_REG_X86_DI },
+    { "tokio", RUNTIME_PROBE_POLL, "5tokio7runtime4task3raw4poll17h",
+      { "5tokio", "7runtime", "4task", NULL }, "3raw4poll", PERF_REG_X86_DI, true },
     { "tokio", RUNTIME_PROBE_WAKER_CLONE, "5tokio7runtime4task5waker11clone_waker17h",
-      { "5tokio", "7runtime", "4task", "5waker" }, "11clone_waker", PERF_REG_X86_DI },
+      { "5tokio", "7runtime", "4task", "5waker" }, "11clone_waker", PERF_REG_X86_DI, false },
     { "tokio", RUNTIME_PROBE_WAKE, "5tokio7runtime4task5waker11wake_by_val17h",
-      { "5tokio", "7runtime", "4task", "5waker" }, "11wake_by_val", PERF_REG_X86_DI },
+      { "5tokio", "7runtime", "4task", "5waker" }, "11wake_by_val", PERF_REG_X86_DI, false },
     { "tokio", RUNTIME_PROBE_WAKE, "5tokio7runtime4task5waker11wake_by_ref17h",
-      { "5tokio", "7runtime", "4task", "5waker" }, "11wake_by_ref", PERF_REG_X86_DI },
+      { "5tokio", "7runtime", "4task", "5waker" }, "11wake_by_ref", PERF_REG_X86_DI, false },
 };
 #define N_RULES (sizeof(rules) / sizeof(rules[0]))
 
@@ -50,7 +54,13 @@ static const struct runtime_probe_rule *match_rule(const char *name)
                     break;
                 at = next + strlen(r->v0_parts[k]);
             }
-            const char *last = k == 4 ? strstr(at, r->v0_last) : NULL;
+            const char *last = k == 4 || !r->v0_parts[k] ? strstr(at, r->v0_last) : NULL;
+            if (last && r->v0_generic) {
+                /* "_RINv" + the function's path + its type arguments: the path ends at v0_last */
+                if (strncmp(name, "_RINv", 5) == 0)
+                    return r;
+                continue;
+            }
             while (last) {     /* the last occurrence decides */
                 const char *again = strstr(last + 1, r->v0_last);
                 if (!again)

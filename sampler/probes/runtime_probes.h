@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* runtime_probes.h: where to probe async runtimes that carry no USDT markers: the out-of-line functions that
- * poll exactly one task (tokio's Harness<T,S>::poll copies, one per future type and scheduler), and those
+ * poll exactly one task (tokio's raw::poll<T,S> copies, one per future type and scheduler), and those
  * that register or wake a task's waker (tokio's waker vtable functions, for the wait profile), found by
  * their mangled names in an object's symbol table (or its separate debug file), with the file offsets a
  * uprobe needs and how to read the task's identity (a register holding a pointer stable for its life). */
@@ -14,7 +14,7 @@
 
 /* What a runtime function does with the task whose identity it receives. */
 enum runtime_probe_role {
-    RUNTIME_PROBE_POLL,        /* polls the task (tokio: Harness<T,S>::poll) */
+    RUNTIME_PROBE_POLL,        /* polls the task (tokio: raw::poll<T,S>) */
     RUNTIME_PROBE_WAKER_CLONE, /* the task's waker is cloned: a future registers it to be woken later (tokio:
                                   waker::clone_waker) */
     RUNTIME_PROBE_WAKE,        /* the task is woken (tokio: waker::wake_by_val, wake_by_ref) */

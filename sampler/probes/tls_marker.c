@@ -9,16 +9,6 @@
 
 #include "elf/elf_file.h"
 
-int64_t tls_marker_tp_offset(uint64_t st_value, uint64_t memsz, uint64_t align, uint64_t vaddr)
-{
-    if (align == 0)
-        align = 1;
-    /* the block starts firstbyte past an aligned address when the segment itself is not aligned */
-    uint64_t firstbyte = (0 - (vaddr & (align - 1))) & (align - 1);
-    uint64_t block = ((memsz - firstbyte + align - 1) / align) * align + firstbyte;
-    return (int64_t)st_value - (int64_t)block;
-}
-
 typedef bool (*symbol_match_fn)(const char *name);
 
 /* The first defined STT_TLS symbol whose name matches, in .symtab (else .dynsym), and PT_TLS, through the
@@ -68,7 +58,7 @@ int tls_marker_find_tokio_context(const char *path, struct tls_marker *out)
     memset(out, 0, sizeof(*out));
     int rc = read_tls_symbol(path, is_tokio_context, out);
     if (rc == 1)
-        out->tp_offset = tls_marker_tp_offset(out->st_value, out->tls_memsz, out->tls_align, out->tls_vaddr);
+        out->tp_offset = elf_tls_tp_offset(out->st_value, out->tls_memsz, out->tls_align, out->tls_vaddr);
     return rc;
 }
 
@@ -83,6 +73,6 @@ int tls_marker_find(const char *path, struct tls_marker *out)
         memset(out, 0, sizeof(*out));
         return 0;
     }
-    out->tp_offset = tls_marker_tp_offset(out->st_value, out->tls_memsz, out->tls_align, out->tls_vaddr);
+    out->tp_offset = elf_tls_tp_offset(out->st_value, out->tls_memsz, out->tls_align, out->tls_vaddr);
     return 1;
 }

@@ -22,10 +22,6 @@ struct tls_marker {
     int64_t tp_offset;         /* where it lives: thread pointer + tp_offset */
 };
 
-/* The executable's static TLS block ends at the thread pointer (x86-64 TLS variant II, the executable's
- * block first): a variable at st_value in a segment of memsz bytes aligned to align, whose first byte sits
- * at vaddr, is at tp + the returned (negative) offset. align 0 counts as 1. */
-int64_t tls_marker_tp_offset(uint64_t st_value, uint64_t memsz, uint64_t align, uint64_t vaddr);
 
 /* Look for the marker in the executable at path. Returns 1 with *out filled, 0 when the file has no such
  * thread-local (or no TLS segment), -1 when the file cannot be read as ELF (errno set). */

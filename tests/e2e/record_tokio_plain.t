@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # record_tokio_plain.t: async-aware profiles of a tokio program with no markers at all. By default
 # (zero-probe attribution) taskspy reads tokio's CONTEXT.current_task_id at each sample and attaches no probe;
-# the probe route (--markers probes) probes tokio's Harness<T,S>::poll copies (task id from %rdi). Both cut
+# the probe route (--markers probes) probes tokio's raw::poll<T,S> copies (task id from %rdi). Both cut
 # task stacks at Harness::poll: task roots per async fn with shares that agree with the marker-instrumented
 # build of the same program and with each other, no runtime frames in task stacks, the blocking pool's worker
 # loop never a task, --group-by task (tokio's own ids, or header addresses with probes), Rust v0 mangling,
@@ -41,7 +41,7 @@ check_plain "plain" "$WORK/plain.folded"
 read -r pp pr pc <<< "$(shares_of "$WORK/plain.folded")"
 check "plain: shares $pp/$pr/$pc agree with the marker build's $mp/$mr/$mc within 5 points" \
     sh -c "$(declare -f within); within $pp $mp 5 && within $pr $mr 5 && within $pc $mc 5"
-check "plain: Harness::poll copies probed" grep -Eq "tokio:poll \(function entry\) x ([5-9]|[1-9][0-9])" "$WORK/plain.err"
+check "plain: raw::poll copies probed" grep -Eq "tokio:poll \(function entry\) x ([5-9]|[1-9][0-9])" "$WORK/plain.err"
 check "plain: polls counted" grep -Eq "^taskspy: [0-9]{4,} polls" "$WORK/plain.err"
 
 # The default: zero-probe attribution from tokio's CONTEXT.current_task_id, the same shares as the probe route
@@ -99,7 +99,7 @@ stop_fixture
 start_fixture tokio_plain_v0 40
 "$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 --markers probes -o "$WORK/v0.folded" 2> "$WORK/v0.err"
 stop_fixture
-check "v0 mangling: Harness::poll copies probed" grep -q "tokio:poll (function entry) x" "$WORK/v0.err"
+check "v0 mangling: raw::poll copies probed" grep -q "tokio:poll (function entry) x" "$WORK/v0.err"
 check_plain "v0 mangling" "$WORK/v0.folded"
 
 # Frame pointers, fp call graphs
@@ -114,7 +114,7 @@ start_fixture tokio_plain_stripped 40
 "$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 --markers probes -o "$WORK/stripped.folded" 2> "$WORK/stripped.err"
 "$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 -o "$WORK/stripped-zero.folded" 2> "$WORK/stripped-zero.err"
 stop_fixture
-check "stripped: Harness::poll copies found through the debug file" grep -q "tokio:poll (function entry) x" "$WORK/stripped.err"
+check "stripped: raw::poll copies found through the debug file" grep -q "tokio:poll (function entry) x" "$WORK/stripped.err"
 check "stripped: task roots" grep -Eq "$KINDS" "$WORK/stripped.folded"
 grep '^taskspy: \(tasks\|markers\|no TLS\)' "$WORK/stripped-zero.err" | diag
 check "stripped, zero-probe: CONTEXT.current_task_id found through the debug file, no probe" sh -c \

@@ -26,11 +26,6 @@ YIELD_AT="tokio_fixture::yield_waiter @ main.rs:$YIELD_LINE;"
 WAKER_MACHINERY='tokio::runtime::task::waker|clone_waker|AtomicWaker>?::register|core::task::wake::Waker'
 RUNTIME_FRAMES='tokio::runtime::task::harness|tokio::runtime::scheduler|start_thread|clone3'
 
-# ratio A B: A / B with 3 decimals ("nan" when B is 0)
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "nan"; else printf "%.3f\n", a / b }'; }
-# between V LO HI: LO <= V <= HI
-between() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "nan" && v >= lo && v <= hi) }'; }
-
 # ---- tokio without markers, not saturated (--fast-polls): the sleep task sleeps -----------------------------
 start_fixture tokio_plain 60 --fast-polls --wait-tasks
 run plain record -p "$FIXTURE_PID" -d 4 -o "$WORK/plain-cpu.folded" -o "$WORK/plain.pb.gz" \

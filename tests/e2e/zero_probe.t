@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # zero_probe.t: issue 18's end-to-end checks of zero-probe attribution (the default where the program's task
 # is a thread-local: here tokio's CONTEXT.current_task_id) against the probe route (--markers probes: uprobes
-# on Harness::poll), on the plain tokio fixture and on the hyper HTTP server fixture saturated by wrk: the
+# on raw::poll, the task vtable's poll entry), on the plain tokio fixture and on the hyper HTTP server fixture saturated by wrk: the
 # same task roots with the same shares (within 5 points), no uprobe in the target while recording and the
 # summary naming the route, tokio's own small task ids, and at 999 Hz on the saturated server no sample of
 # the request handler's code under a thread root. Recordings of each pair run back to back on one process.
@@ -27,18 +27,18 @@ compare_roots() {
                for (k in p) if (p[k] >= 3 && !(k in z)) { printf "# only with probes: %s\n", substr(k, 1, 120); bad++ }
                exit bad > 0 }' "$WORK/$1.zero.roots" "$WORK/$1.probes.roots"
 }
-# probed_entries PID EXE: how many of EXE's Harness<T,S>::poll copies hold an int3 at their entry in PID (the
+# probed_entries PID EXE: how many of EXE's raw::poll<T,S> copies hold an int3 at their entry in PID (the
 # probe route's uprobes; PIE: runtime address = start of the offset-0 mapping + symbol value)
 probed_entries() {
     local base
     base=$(awk -v exe="$2" '$6 == exe && $3 == "00000000" { split($1, a, "-"); print a[1]; exit }' "/proc/$1/maps")
     [ -n "$base" ] || { echo "no-mapping"; return; }
-    nm --defined-only "$2" | awk '$3 ~ /Harness.*4poll/ { print $1 }' | while read -r at; do
+    nm --defined-only "$2" | awk '$3 ~ /3raw4poll/ { print $1 }' | while read -r at; do
         dd if="/proc/$1/mem" bs=1 count=1 skip=$(( 0x$base + 0x$at )) status=none 2>/dev/null | od -An -tx1 | tr -d ' \n'
         echo
     done | grep -c cc
 }
-# record_zero LABEL EXE: 8 s of the default route on the fixture, its probed Harness::poll entries counted
+# record_zero LABEL EXE: 8 s of the default route on the fixture, its probed raw::poll entries counted
 # meanwhile; checks the exit status, that count and the summary's route
 record_zero() {
     "$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 -o "$WORK/$1-zero.folded" 2> "$WORK/$1-zero.err" &
@@ -47,7 +47,7 @@ record_zero() {
     during=$(probed_entries "$FIXTURE_PID" "$2")
     wait $rec
     check "$1, zero-probe: exit 0" test $? -eq 0
-    check "$1, zero-probe: no uprobe in the target while recording ($during Harness::poll entries probed)" \
+    check "$1, zero-probe: no uprobe in the target while recording ($during raw::poll entries probed)" \
         test "$during" = 0
     grep '^taskspy: \(tasks\|markers\)' "$WORK/$1-zero.err" | diag
     check "$1, zero-probe: the summary names the route (tokio's CONTEXT, no probe)" sh -c \
@@ -64,7 +64,7 @@ wait_for 10 attached "$rec"
 sleep 1
 probed=$(probed_entries "$FIXTURE_PID" "$FIXTURES/tokio_plain")
 wait $rec
-check "tokio, probe route: Harness::poll probed" grep -q "tokio:poll (function entry) x" "$WORK/tokio-probes.err"
+check "tokio, probe route: raw::poll probed" grep -q "tokio:poll (function entry) x" "$WORK/tokio-probes.err"
 check "tokio, probe route: the uprobe check sees them ($probed entries probed)" test "${probed:-0}" -gt 0
 check "tokio: the same task roots with the same shares (within 5 points)" \
     compare_roots tokio "$WORK/tokio-zero.folded" "$WORK/tokio-probes.folded"
@@ -87,7 +87,7 @@ record_zero http "$FIXTURES/hyper_server"
 missing=$(sed -n 's/.* samples, \([0-9]*\) without a record and \([0-9]*\) unreadable.*/\1 \2/p' "$WORK/http-zero.err")
 check "http, zero-probe: every sample found its record ($missing)" test "$missing" = "0 0"
 "$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 --markers probes -o "$WORK/http-probes.folded" 2> "$WORK/http-probes.err"
-check "http, probe route: Harness::poll probed" grep -q "tokio:poll (function entry) x" "$WORK/http-probes.err"
+check "http, probe route: raw::poll probed" grep -q "tokio:poll (function entry) x" "$WORK/http-probes.err"
 check "http: task roots" grep -q '^task: ' "$WORK/http-zero.folded"
 check "http: the same task roots with the same shares (within 5 points)" \
     compare_roots http "$WORK/http-zero.folded" "$WORK/http-probes.folded"

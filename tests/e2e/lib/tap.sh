@@ -131,6 +131,9 @@ run() {
     RC=$?
     SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
 }
+# ratio A B: A / B to 3 decimals (nan when B is 0); between V LO HI: LO <= V <= HI as numbers (nan never)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "nan"; else printf "%.3f\n", a / b }'; }
+between() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "nan" && v >= lo && v <= hi) }'; }
 # lt A B: A < B as numbers
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 finish() { exit $TAP_FAILED; }

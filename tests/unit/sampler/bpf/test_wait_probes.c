@@ -43,7 +43,14 @@ static void test_waker_rules(void **state)
     expect_role("_ZN5tokio7runtime4task5waker11wake_by_val17h780486a4751fbcf5E", RUNTIME_PROBE_WAKE);
     expect_role("_RNvNtNtNtCsgbXk6m6MvQw_5tokio7runtime4task5waker11clone_waker", RUNTIME_PROBE_WAKER_CLONE);
     expect_role("_RNvNtNtNtCsgbXk6m6MvQw_5tokio7runtime4task5waker11wake_by_val", RUNTIME_PROBE_WAKE);
-    expect_role("_ZN5tokio7runtime4task7harness20Harness$LT$T$C$S$GT$4poll17h1fee3ed2b83b53ebE", RUNTIME_PROBE_POLL);
+    /* polls: the task vtable's raw::poll<T, S> (legacy, and v0 with its type arguments after the path) */
+    expect_role("_ZN5tokio7runtime4task3raw4poll17h7ae1a96983b482a9E", RUNTIME_PROBE_POLL);
+    expect_role("_RINvNtNtNtCsgbXk6m6MvQw_5tokio7runtime4task3raw4pollNCNvCslHHUuw4SgW2_13tokio_fixture10parse_task0"
+                "INtNtCslNYArtu3iFV_5alloc4sync3ArcNtNtNtB6_9scheduler14current_thread6HandleEEBS_", RUNTIME_PROBE_POLL);
+    /* Harness::poll, which raw::poll calls or inlines, and RawTask::poll, which calls through the vtable, are not */
+    assert_null(runtime_probes_match("_ZN5tokio7runtime4task7harness20Harness$LT$T$C$S$GT$4poll17h1fee3ed2b83b53ebE", NULL));
+    assert_null(runtime_probes_match("_ZN5tokio7runtime4task3raw7RawTask4poll17h0123456789abcdefE", NULL));
+    assert_null(runtime_probes_match("_RNvMNtNtNtCsgbXk6m6MvQw_5tokio7runtime4task3rawNtB2_7RawTask4poll", NULL));
     /* neighbours that are not registrations or wakes */
     assert_null(runtime_probes_match("_ZN5tokio7runtime4task5waker10drop_waker17hba6a0f1714c5f044E", NULL));
     assert_null(runtime_probes_match("_RNvNtNtNtCsgbXk6m6MvQw_5tokio7runtime4task5waker10drop_waker", NULL));

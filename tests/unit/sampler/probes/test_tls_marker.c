@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "elf/elf_file.h"
 #include "sampler/probes/tls_marker.h"
 
 __thread uint64_t taskspy_current_task __attribute__((tls_model("initial-exec"), used));
@@ -22,15 +23,15 @@ __thread char other_tls_data[40] __attribute__((tls_model("initial-exec"), used)
 static void test_offset_arithmetic(void **state)
 {
     (void)state;
-    assert_int_equal(tls_marker_tp_offset(0, 8, 8, 0x3db0), -8);
+    assert_int_equal(elf_tls_tp_offset(0, 8, 8, 0x3db0), -8);
     /* the hyper server: CONTEXT at 0x90 of a 0x170-byte segment aligned to 16 */
-    assert_int_equal(tls_marker_tp_offset(0x90, 0x170, 16, 0x1000), 0x90 - 0x170);
+    assert_int_equal(elf_tls_tp_offset(0x90, 0x170, 16, 0x1000), 0x90 - 0x170);
     /* memsz rounds up to the alignment */
-    assert_int_equal(tls_marker_tp_offset(0x10, 0x28, 32, 0x2000), 0x10 - 0x40);
+    assert_int_equal(elf_tls_tp_offset(0x10, 0x28, 32, 0x2000), 0x10 - 0x40);
     /* a segment starting 8 bytes past a 16-byte boundary: the block keeps that phase */
-    assert_int_equal(tls_marker_tp_offset(0, 0x18, 16, 0x2008), -0x18);
-    assert_int_equal(tls_marker_tp_offset(0, 0x20, 16, 0x2008), -0x28);
-    assert_int_equal(tls_marker_tp_offset(4, 8, 0, 0), 4 - 8);   /* align 0 counts as 1 */
+    assert_int_equal(elf_tls_tp_offset(0, 0x18, 16, 0x2008), -0x18);
+    assert_int_equal(elf_tls_tp_offset(0, 0x20, 16, 0x2008), -0x28);
+    assert_int_equal(elf_tls_tp_offset(4, 8, 0, 0), 4 - 8);   /* align 0 counts as 1 */
 }
 
 static uintptr_t thread_pointer(void)

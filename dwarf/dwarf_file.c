@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* dwarf_file.c: an object's DWARF as a whole (dwarf_types.h): opening it, and the lookups that search every
+ * compilation unit: variables by linkage name, the function at an address, vtables by address (an index built
+ * on first use), types by qualified name and generic instances by their parameters, qualified names, inline
+ * chains. */
+#include "dwarf/dwarf_types.h"
+
+#include <dwarf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/u64_map.h"
+#include "base/vec.h"
+
+#define MAX_DEPTH 24
+
+struct off_vec {
+    Dwarf_Off *v;
+    size_t n, cap;
+};
+
+struct name_vec {
+    char **v;
+    size_t n, cap;
+};
+
+struct dwarf_types {
+    int fd;
+    Dwarf *dw;
+    struct u64_map name_by_die;      /* DIE offset -> index in names: qualified names, built once each */
+    struct name_vec names;
+    struct u64_map linkage_by_env;   /* async state machine DIE offset -> index in linkages */
+    struct name_vec linkages;
+    int has_types;             /* -1 not checked yet */
+    bool vtables_indexed;
+    struct u64_map vtable_by_addr;   /* link-time address -> index in vtable_types */
+    struct off_vec vtable_types;     /* DIE offsets of the concrete types */
+};
+
+int dwarf_types_open(struct dwarf_types **out, const char *path)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+    if (!dw) {
+        close(fd);
+        return 1;
+    }
+    struct dwarf_types *d = calloc(1, sizeof(*d));
+    if (!d) {
+        dwarf_end(dw);
+        close(fd);
+        return -1;
+    }
+    d->fd = fd;
+    d->dw = dw;
+    d->has_types = -1;
+    if (u64_map_init(&d->name_by_die, 256) != 0 || u64_map_init(&d->linkage_by_env, 64) != 0) {
+        dwarf_types_close(d);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+void dwarf_types_close(struct dwarf_types *d)
+{
+    if (!d)
+        return;
+    u64_map_free(&d->vtable_by_addr);
+    vec_free(&d->vtable_types);
+    for (size_t i = 0; i < d->names.n; i++)
+        free(d->names.v[i]);
+    vec_free(&d->names);
+    u64_map_free(&d->name_by_die);
+    for (size_t i = 0; i < d->linkages.n; i++)
+        free(d->linkages.v[i]);
+    vec_free(&d->linkages);
+    u64_map_free(&d->linkage_by_env);
+    dwarf_end(d->dw);
+    close(d->fd);
+    free(d);
+}
+
+/* Calls visit(ctx, die, depth) for every DIE below each CU's top level that is a namespace, a type or a
+ * variable, descending into namespaces and types (not into function bodies). Stops when visit returns
+ * true; returns whether it did. */
+typedef bool (*visit_fn)(void *ctx, Dwarf_Die *die);
+
+static bool walk_scope(Dwarf_Die *scope, int depth, visit_fn visit, void *ctx)
+{
+    Dwarf_Die child;
+    if (depth > MAX_DEPTH || dwarf_child(scope, &child) != 0)
+        return false;
+    do {
+        if (visit(ctx, &child))
+            return true;
+        int tag = dwarf_tag(&child);
+        if ((tag == DW_TAG_namespace || tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+             tag == DW_TAG_enumeration_type) && walk_scope(&child, depth + 1, visit, ctx))
+            return true;
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return false;
+}
+
+static bool walk_all(struct dwarf_types *d, visit_fn visit, void *ctx)
+{
+    Dwarf_Off off = 0, next;
+    size_t header;
+    while (dwarf_nextcu(d->dw, off, &next, &header, NULL, NULL, NULL) == 0) {
+        Dwarf_Die cu;
+        if (dwarf_offdie(d->dw, off + header, &cu) && walk_scope(&cu, 0, visit, ctx))
+            return true;
+        off = next;
+    }
+    return false;
+}
+
+static bool is_struct_with_members(void *ctx, Dwarf_Die *die)
+{
+    (void)ctx;
+    Dwarf_Die child;
+    if (dwarf_tag(die) != DW_TAG_structure_type || dwarf_child(die, &child) != 0)
+        return false;
+    do
+        if (dwarf_tag(&child) == DW_TAG_member && dwarf_hasattr(&child, DW_AT_data_member_location))
+            return true;
+    while (dwarf_siblingof(&child, &child) == 0);
+    return false;
+}
+
+bool dwarf_types_has_types(struct dwarf_types *d)
+{
+    if (d->has_types < 0)
+        d->has_types = walk_all(d, is_struct_with_members, NULL);
+    return d->has_types == 1;
+}
+
+struct linkage_search {
+    const char *symbol;
+    Dwarf_Die *type;
+};
+
+static bool match_linkage(void *ctx, Dwarf_Die *die)
+{
+    struct linkage_search *s = ctx;
+    if (dwarf_tag(die) != DW_TAG_variable)
+        return false;
+    Dwarf_Attribute attr;
+    const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+    return linkage && strcmp(linkage, s->symbol) == 0 && dwarf_type_of(die, s->type);
+}
+
+bool dwarf_variable_by_linkage(struct dwarf_types *d, const char *symbol, Dwarf_Die *type)
+{
+    struct linkage_search s = { symbol, type };
+    return walk_all(d, match_linkage, &s);
+}
+
+/* the name a DIE is known by: its own, or its specification's / abstract origin's */
+static const char *die_name(Dwarf_Die *die, Dwarf_Die *named)
+{
+    *named = *die;
+    for (int i = 0; i < 4; i++) {
+        const char *n = dwarf_diename(named);
+        if (n)
+            return n;
+        Dwarf_Attribute attr;
+        if (!(dwarf_attr(named, DW_AT_specification, &attr) || dwarf_attr(named, DW_AT_abstract_origin, &attr)) ||
+            !dwarf_formref_die(&attr, named))
+            return NULL;
+    }
+    return NULL;
+}
+
+/* the qualified name, built from the scopes that contain the DIE (libdw finds them by walking its unit from
+   the start: slow, hence the cache) */
+static size_t build_qualified_name(Dwarf_Die *die, char *buf, size_t len)
+{
+    Dwarf_Die named;
+    const char *own = die_name(die, &named);
+    if (!own || len == 0)
+        return 0;
+    Dwarf_Die *scopes = NULL;
+    int n = dwarf_getscopes_die(&named, &scopes);
+    size_t at = 0;
+    buf[0] = '\0';
+    /* scopes[0] is the DIE itself, the last its compilation unit */
+    for (int i = n - 2; i >= 1; i--) {
+        int tag = dwarf_tag(&scopes[i]);
+        const char *s = dwarf_diename(&scopes[i]);
+        if (!s || (tag != DW_TAG_namespace && tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
+                   tag != DW_TAG_enumeration_type && tag != DW_TAG_subprogram))
+            continue;
+        size_t sl = strlen(s);
+        if (at + sl + 2 >= len)
+            break;
+        memcpy(buf + at, s, sl);
+        memcpy(buf + at + sl, "::", 2);
+        at += sl + 2;
+    }
+    free(scopes);
+    size_t ol = strlen(own);
+    if (at + ol >= len)
+        ol = len - at - 1;
+    memcpy(buf + at, own, ol);
+    at += ol;
+    buf[at] = '\0';
+    return at;
+}
+
+size_t dwarf_qualified_name(struct dwarf_types *d, Dwarf_Die *die, char *buf, size_t len)
+{
+    uint32_t index;
+    int rc = u64_map_index(&d->name_by_die, dwarf_dieoffset(die), &d->names, &index);
+    if (rc == 1) {
+        char name[4096];
+        size_t n = build_qualified_name(die, name, sizeof(name));
+        d->names.v[index] = n ? strdup(name) : NULL;
+    } else if (rc < 0) {
+        return build_qualified_name(die, buf, len);
+    }
+    const char *name = d->names.v[index];
+    if (!name || len == 0)
+        return 0;
+    snprintf(buf, len, "%s", name);
+    return strlen(buf);
+}
+
+static bool entry_is(Dwarf_Die *die, uint64_t addr)
+{
+    Dwarf_Addr low;
+    return dwarf_lowpc(die, &low) == 0 && low == addr;
+}
+
+/* the concrete subprogram (one with code) containing pc below scope, through namespaces and types (rustc
+   nests functions in them; libdw's scope walk does not enter them); entry: only one starting at pc */
+static bool subprogram_at(Dwarf_Die *scope, uint64_t pc, bool entry, int depth, Dwarf_Die *out)
+{
+    Dwarf_Die child;
+    if (depth > MAX_DEPTH || dwarf_child(scope, &child) != 0)
+        return false;
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_subprogram) {
+            if (entry ? entry_is(&child, pc) : dwarf_haspc(&child, pc) == 1) {
+                *out = child;
+                return true;
+            }
+        } else if ((tag == DW_TAG_namespace || tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+                    tag == DW_TAG_enumeration_type) &&
+                   subprogram_at(&child, pc, entry, depth + 1, out)) {
+            return true;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return false;
+}
+
+bool dwarf_function_at(struct dwarf_types *d, uint64_t addr, Dwarf_Die *out)
+{
+    Dwarf_Die cu;
+    return dwarf_addrdie(d->dw, addr, &cu) && subprogram_at(&cu, addr, true, 0, out);
+}
+
+/* ---- vtables ------------------------------------------------------------------------------------------- */
+
+static bool index_vtable(void *ctx, Dwarf_Die *die)
+{
+    struct dwarf_types *d = ctx;
+    const char *name;
+    if (dwarf_tag(die) != DW_TAG_variable || !(name = dwarf_diename(die)))
+        return false;
+    size_t n = strlen(name);
+    if (n < 10 || strcmp(name + n - 10, "::{vtable}") != 0)
+        return false;
+    Dwarf_Attribute attr;
+    Dwarf_Op *expr;
+    size_t len;
+    Dwarf_Die vtype, concrete;
+    if (!dwarf_attr(die, DW_AT_location, &attr) || dwarf_getlocation(&attr, &expr, &len) != 0 || len != 1 ||
+        expr[0].atom != DW_OP_addr || !dwarf_type_of(die, &vtype) ||
+        !dwarf_attr_integrate(&vtype, DW_AT_containing_type, &attr) || !dwarf_formref_die(&attr, &concrete))
+        return false;
+    uint32_t index;
+    int rc = u64_map_index(&d->vtable_by_addr, expr[0].number, &d->vtable_types, &index);
+    if (rc == 1)
+        d->vtable_types.v[index] = dwarf_dieoffset(&concrete);
+    return false;
+}
+
+bool dwarf_vtable_type(struct dwarf_types *d, uint64_t addr, Dwarf_Die *out)
+{
+    if (!d->vtables_indexed) {
+        d->vtables_indexed = true;
+        if (u64_map_init(&d->vtable_by_addr, 256) != 0)
+            return false;
+        walk_all(d, index_vtable, d);
+    }
+    uint32_t index;
+    if (!u64_map_get(&d->vtable_by_addr, addr, &index))
+        return false;
+    if (!dwarf_offdie(d->dw, d->vtable_types.v[index], out))
+        return false;
+    dwarf_type_strip(out);
+    return true;
+}
+
+/* ---- types by name -------------------------------------------------------------------------------------- */
+
+/* The scope components of a qualified name: "a::b::C<x::y>" -> a, b, C<x::y> (no split inside <...>). */
+static size_t split_path(const char *q, const char *parts[], size_t lens[], size_t max)
+{
+    size_t n = 0;
+    int angle = 0;
+    const char *start = q;
+    for (const char *p = q;; p++) {
+        if (*p == '<')
+            angle++;
+        else if (*p == '>')
+            angle--;
+        if (*p == '\0' || (angle == 0 && p[0] == ':' && p[1] == ':')) {
+            if (n == max)
+                return 0;
+            parts[n] = start;
+            lens[n++] = (size_t)(p - start);
+            if (*p == '\0')
+                return n;
+            start = p + 2;
+            p++;
+        }
+    }
+}
+
+static bool name_is(Dwarf_Die *die, const char *s, size_t len)
+{
+    const char *n = dwarf_diename(die);
+    return n && strlen(n) == len && memcmp(n, s, len) == 0;
+}
+
+/* below scope, the DIE that the remaining path components name (the last a structure type for which
+   accept(ctx, die) holds) */
+static bool find_in(Dwarf_Die *scope, const char *parts[], size_t lens[], size_t n,
+                    bool (*accept)(void *ctx, Dwarf_Die *die), void *ctx, Dwarf_Die *out)
+{
+    Dwarf_Die child;
+    if (dwarf_child(scope, &child) != 0)
+        return false;
+    do {
+        int tag = dwarf_tag(&child);
+        if (n == 1) {
+            if ((tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_enumeration_type) &&
+                !dwarf_hasattr(&child, DW_AT_declaration) && accept(ctx, &child) &&
+                (lens[0] == 0 || name_is(&child, parts[0], lens[0]))) {
+                *out = child;
+                return true;
+            }
+        } else if ((tag == DW_TAG_namespace || tag == DW_TAG_structure_type) && name_is(&child, parts[0], lens[0]) &&
+                   find_in(&child, parts + 1, lens + 1, n - 1, accept, ctx, out)) {
+            return true;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return false;
+}
+
+static bool find_type(struct dwarf_types *d, const char *qualified, bool (*accept)(void *ctx, Dwarf_Die *die),
+                      void *ctx, bool prefix_last, Dwarf_Die *out)
+{
+    const char *parts[MAX_DEPTH];
+    size_t lens[MAX_DEPTH];
+    size_t n = split_path(qualified, parts, lens, MAX_DEPTH);
+    if (n == 0)
+        return false;
+    if (prefix_last)
+        lens[n - 1] = 0;       /* any name: accept() decides */
+    Dwarf_Off off = 0, next;
+    size_t header;
+    while (dwarf_nextcu(d->dw, off, &next, &header, NULL, NULL, NULL) == 0) {
+        Dwarf_Die cu;
+        if (dwarf_offdie(d->dw, off + header, &cu) && find_in(&cu, parts, lens, n, accept, ctx, out))
+            return true;
+        off = next;
+    }
+    return false;
+}
+
+static bool accept_any(void *ctx, Dwarf_Die *die)
+{
+    (void)ctx;
+    (void)die;
+    return true;
+}
+
+bool dwarf_type_by_name(struct dwarf_types *d, const char *qualified, Dwarf_Die *out)
+{
+    return find_type(d, qualified, accept_any, NULL, false, out);
+}
+
+struct generic_search {
+    struct dwarf_types *d;
+    const char *base;          /* "Cell" */
+    size_t base_len;
+    Dwarf_Die *params;
+    const char *const *param_names;
+    size_t n;
+};
+
+static bool same_type(struct dwarf_types *d, Dwarf_Die *a, Dwarf_Die *b)
+{
+    if (dwarf_dieoffset(a) == dwarf_dieoffset(b))
+        return true;
+    char qa[1024], qb[1024];
+    return dwarf_qualified_name(d, a, qa, sizeof(qa)) > 0 && dwarf_qualified_name(d, b, qb, sizeof(qb)) > 0 &&
+           strcmp(qa, qb) == 0;
+}
+
+static bool accept_instance(void *ctx, Dwarf_Die *die)
+{
+    struct generic_search *s = ctx;
+    const char *n = dwarf_diename(die);
+    if (!n || strncmp(n, s->base, s->base_len) != 0 || n[s->base_len] != '<')
+        return false;
+    for (size_t i = 0; i < s->n; i++) {
+        Dwarf_Die p;
+        if (!dwarf_template_param(die, s->param_names[i], &p) || !same_type(s->d, &p, &s->params[i]))
+            return false;
+    }
+    return true;
+}
+
+bool dwarf_generic_type(struct dwarf_types *d, const char *qualified, const char *const *param_names,
+                        Dwarf_Die *params, size_t n, Dwarf_Die *out)
+{
+    const char *last = qualified;
+    for (const char *p = qualified; (p = strstr(p, "::")); p += 2)
+        last = p + 2;
+    struct generic_search s = { d, last, strlen(last), params, param_names, n };
+    return find_type(d, qualified, accept_instance, &s, true, out);
+}
+
+static bool find_async_fn_linkage(Dwarf_Die *env, char *buf, size_t len)
+{
+    const char *name = dwarf_diename(env);
+    const char *kind = name && strncmp(name, "{async_fn_env#", 14) == 0      ? "{async_fn#"
+                       : name && strncmp(name, "{async_block_env#", 17) == 0 ? "{async_block#"
+                                                                               : NULL;
+    if (!kind)
+        return false;
+    const char *number = strchr(name, '#') + 1;
+    size_t digits = strspn(number, "0123456789");
+    Dwarf_Die *scopes = NULL;
+    int n = dwarf_getscopes_die(env, &scopes);
+    bool found = false;
+    Dwarf_Die child;
+    if (n >= 2 && dwarf_child(&scopes[1], &child) == 0) {
+        do {
+            const char *cn = dwarf_diename(&child);
+            Dwarf_Attribute attr;
+            const char *linkage;
+            if (dwarf_tag(&child) != DW_TAG_subprogram || !cn || strncmp(cn, kind, strlen(kind)) != 0 ||
+                strncmp(cn + strlen(kind), number, digits) != 0 || cn[strlen(kind) + digits] != '}' ||
+                !(linkage = dwarf_formstring(dwarf_attr_integrate(&child, DW_AT_linkage_name, &attr))))
+                continue;
+            snprintf(buf, len, "%s", linkage);
+            found = true;
+            break;
+        } while (dwarf_siblingof(&child, &child) == 0);
+    }
+    free(scopes);
+    return found;
+}
+
+bool dwarf_async_fn_linkage(struct dwarf_types *d, Dwarf_Die *env, char *buf, size_t len)
+{
+    uint32_t index;
+    int rc = u64_map_index(&d->linkage_by_env, dwarf_dieoffset(env), &d->linkages, &index);
+    if (rc < 0)
+        return find_async_fn_linkage(env, buf, len);
+    if (rc == 1) {
+        char found[4096];
+        d->linkages.v[index] = find_async_fn_linkage(env, found, sizeof(found)) ? strdup(found) : NULL;
+    }
+    if (!d->linkages.v[index] || len == 0)
+        return false;
+    snprintf(buf, len, "%s", d->linkages.v[index]);
+    return true;
+}
+
+/* ---- inline chains -------------------------------------------------------------------------------------- */
+
+size_t dwarf_inline_names(struct dwarf_types *d, uint64_t pc, void (*fn)(void *ctx, const char *name), void *ctx)
+{
+    Dwarf_Die cu, sub;
+    if (!dwarf_addrdie(d->dw, pc, &cu) || !subprogram_at(&cu, pc, false, 0, &sub))
+        return 0;
+    /* the chain of inlined subroutines containing pc, outermost first, then given innermost first */
+    Dwarf_Die chain[MAX_DEPTH];
+    size_t n = 0;
+    Dwarf_Die at = sub, child;
+    while (n < MAX_DEPTH && dwarf_child(&at, &child) == 0) {
+        bool deeper = false;
+        do {
+            int tag = dwarf_tag(&child);
+            if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) && dwarf_haspc(&child, pc) == 1) {
+                if (tag == DW_TAG_inlined_subroutine)
+                    chain[n++] = child;
+                at = child;
+                deeper = true;
+                break;
+            }
+        } while (dwarf_siblingof(&child, &child) == 0);
+        if (!deeper)
+            break;
+    }
+    char name[2048];
+    for (size_t i = n; i-- > 0;) {
+        if (dwarf_qualified_name(d, &chain[i], name, sizeof(name)) == 0)
+            snprintf(name, sizeof(name), "[unknown]");
+        fn(ctx, name);
+    }
+    if (dwarf_qualified_name(d, &sub, name, sizeof(name)) == 0)
+        snprintf(name, sizeof(name), "[unknown]");
+    fn(ctx, name);
+    return n + 1;
+}

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# tokio_current.t: issue 27's end-to-end checks on the tokio people run today, beside the Debian tokio 1.24
+# fixtures the other files test: the tokio fixture's workload built against the current tokio from the crate
+# registry (tokio_current, its version pinned by tests/fixtures/tokio_current/Cargo.lock) and an axum service
+# (axum_server: axum 0.8 on hyper 1.x) driven by wrk on loopback.
+#   ids       on both versions, the ids --group-by task reports are the ones the program printed from
+#             tokio::task::id() for the same task function (tokio_plain_ids: 1.24 with --cfg tokio_unstable,
+#             where task::id() is unstable; tokio_current); every export of the current tokio's recording opened
+#             by its tool (go tool pprof, speedscope's schema and app, xmllint)
+#   current   zero-probe task roots, await points at the source lines marked in main.rs, no runtime frame in a
+#             task stack; the probe route (--markers probes: raw::poll uprobes) with the same shares; the wait
+#             profile (--wait-tasks): the sleeper at its sleep line for about the whole recording
+#   axum      the handler's CPU under its connection task, the /sleep handler's timer line T ms per request
+#   settings  README's table of build settings: full debug info, line-tables-only, stripped with the debug file
+#             found by .gnu_debuglink and (in a private mount namespace) by build id, no debug info
+source "$(dirname "$0")/lib/tap.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BROWSER_DIR=$ROOT/tests/browser
+MAIN_RS=$ROOT/tests/fixtures/tokio/src/main.rs
+AXUM_RS=$ROOT/tests/fixtures/axum/src/main.rs
+plan 50
+
+if [ ! -f "$BROWSER_DIR/node_modules/speedscope/package.json" ] || [ ! -f "$BROWSER_DIR/node_modules/ajv/package.json" ]; then
+    (cd "$BROWSER_DIR" && npm ci --no-audit --no-fund --loglevel=error > "$WORK/npm.log" 2>&1) || diag < "$WORK/npm.log"
+fi
+export GOCACHE=$WORK/gocache GOTELEMETRY=off
+
+KINDS='^task: tokio_fixture::(parse|render|compress)_task'
+# a task stack's first frame below its root is the task function's own: the runtime's frames above it are cut
+TASK_FIRST='^task: [^;]*(;tokio_fixture::|$)'
+# lines_of MARK: the main.rs lines whose comment ends with MARK (e.g. AWAIT:render_page), as an awk regex
+lines_of() { grep -n "// $1:[0-9]*\$\|// $1\$" "$2" | cut -d: -f1 | paste -sd'|'; }
+shares_of() { # FOLDED -> "parse render compress" percentages
+    echo "$(share "$1" '^task: tokio_fixture::parse_task' "$KINDS") $(share "$1" '^task: tokio_fixture::render_task' "$KINDS") $(share "$1" '^task: tokio_fixture::compress_task' "$KINDS")"
+}
+# id_check LABEL FOLDED STDOUT: the task ids of FOLDED's "task ID: tokio_fixture::KIND" roots against the
+# program's "task ID KIND" lines; passes when every id is one the program printed for that KIND, and at least
+# 20 ids were seen
+id_check() {
+    local matched
+    matched=$(awk 'FNR == NR { if ($1 == "task") kind[$2] = $3; next }
+        /^task [0-9]+: tokio_fixture::[a-z_]+/ { split($0, a, ";"); split(a[1], r, "[ :]+"); id = r[2];
+            fn = r[3] == "tokio_fixture" ? r[4] : r[3]; sub(/^tokio_fixture::/, "", fn);
+            if (seen[id]++) next; if (kind[id] == fn) ok++; else { bad++; if (bad < 4) printf "# id %s: %s, printed %s\n", id, fn, kind[id] > "/dev/stderr" } }
+        END { printf "%d %d\n", ok, bad }' "$3" "$2")
+    read -r good bad <<< "$matched"
+    check "$1: --group-by task ids are tokio's own ($good ids match the program's task::id() for their function, $bad do not)" \
+        sh -c "test '$bad' = 0 && test '$good' -ge 20"
+}
+
+# ---- ids, on tokio 1.24 and on the current tokio -------------------------------------------------------------
+for fixture in tokio_plain_ids tokio_current; do
+    start_fixture "$fixture" 40 --print-ids
+    outputs=(-o "$WORK/$fixture-ids.folded")
+    [ "$fixture" = tokio_current ] && outputs+=(-o "$WORK/ids.pb.gz" -o "$WORK/ids.speedscope.json" \
+        -o "$WORK/ids.trace.json" -o "$WORK/ids.svg")
+    "$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 --group-by task "${outputs[@]}" 2> "$WORK/$fixture-ids.err"
+    check "$fixture ids: exit 0" test $? -eq 0
+    stop_fixture
+    check "$fixture ids: tasks from tokio's CONTEXT, no probe" \
+        grep -q "^taskspy: tasks: from the TLS marker tokio CONTEXT.current_task_id" "$WORK/$fixture-ids.err"
+    id_check "$fixture" "$WORK/$fixture-ids.folded" "$WORK/$fixture.stdout"
+done
+total=$(samples "$WORK/tokio_current-ids.folded")
+check "current exports: pprof -top total = folded total ($total)" test "$(pprof_total "$WORK/ids.pb.gz" samples)" = "$total"
+go tool pprof -tags "$WORK/ids.pb.gz" 2> /dev/null | sed -n '/task_id:/,/^ *$/p' | grep -o '[0-9]\+$' | sort -u > "$WORK/pprof_ids"
+check "current exports: pprof's task_id labels are ids the program printed ($(wc -l < "$WORK/pprof_ids"))" \
+    sh -c "test -s '$WORK/pprof_ids' && test -z \"\$(awk '\$1 == \"task\" { print \$2 }' '$WORK/tokio_current.stdout' | sort -u | comm -13 - '$WORK/pprof_ids')\""
+node "$BROWSER_DIR/speedscope_check.js" "$WORK/ids.speedscope.json" --total "$total" > "$WORK/ss.tap" 2>&1
+check "current exports: the speedscope file passes speedscope's schema and app" test $? -eq 0 || grep -v '^ok' "$WORK/ss.tap" | diag
+node "$BROWSER_DIR/speedscope_check.js" --trace "$WORK/ids.trace.json" > "$WORK/tr.tap" 2>&1
+check "current exports: the Chrome trace opens in speedscope" test $? -eq 0 || grep -v '^ok' "$WORK/tr.tap" | diag
+check "current exports: the SVG is valid XML" xmllint --noout "$WORK/ids.svg"
+
+# ---- the current tokio: task roots, await points, the probe route, the wait profile ---------------------------
+start_fixture tokio_current 60 --wait-tasks
+"$TASKSPY" record -p "$FIXTURE_PID" -d 6 -F 199 -o "$WORK/zero.folded" 2> "$WORK/zero.err"
+check "current zero-probe: exit 0" test $? -eq 0
+for kind in parse render compress; do
+    check "current zero-probe: a task root for ${kind}_task" grep -q "^task: tokio_fixture::${kind}_task" "$WORK/zero.folded"
+done
+check "current zero-probe: runtime frames cut (a task stack starts at the task's own function)" \
+    every_stack "$WORK/zero.folded" '^task: tokio_fixture' "$TASK_FIRST"
+rp_lines=$(lines_of AWAIT:render_page "$MAIN_RS")
+cr_lines=$(lines_of 'BURN:compress_response' "$MAIN_RS")
+check "current: render_page's frames at its await lines ($rp_lines), compress_response's at its burn lines ($cr_lines)" \
+    sh -c "grep -Eq 'tokio_fixture::render_page @ main\\.rs:($rp_lines);' '$WORK/zero.folded' &&
+           ! grep -Eo 'tokio_fixture::render_page @ main\\.rs:[0-9]+' '$WORK/zero.folded' | grep -Evq ':($rp_lines)\$' &&
+           grep -Eq 'tokio_fixture::compress_response @ main\\.rs:($cr_lines);' '$WORK/zero.folded'"
+"$TASKSPY" record -p "$FIXTURE_PID" -d 6 -F 199 --markers probes -o "$WORK/probes.folded" 2> "$WORK/probes.err"
+check "current probe route: exit 0" test $? -eq 0
+check "current probe route: tokio's raw::poll copies probed" grep -Eq "tokio:poll \(function entry\) x [1-9]" "$WORK/probes.err"
+check "current probe route: polls counted" grep -Eq "^taskspy: [0-9]{4,} polls" "$WORK/probes.err"
+read -r zp zr zc <<< "$(shares_of "$WORK/zero.folded")"
+read -r pp pr pc <<< "$(shares_of "$WORK/probes.folded")"
+check "current: probe-route shares $pp/$pr/$pc agree with zero-probe's $zp/$zr/$zc within 6 points" \
+    sh -c "$(declare -f within); within $pp $zp 6 && within $pr $zr 6 && within $pc $zc 6"
+check "current probe route: runtime frames cut (a task stack starts at the task's own function)" \
+    every_stack "$WORK/probes.folded" '^task: tokio_fixture' "$TASK_FIRST"
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 99 -o "$WORK/w-cpu.folded" --wait-output "$WORK/wait.folded" 2> "$WORK/wait.err"
+check "current wait profile: exit 0" test $? -eq 0
+secs=$(recorded_secs "$WORK/wait.err")
+sleep_line=$(lines_of WAIT:sleep_waiter "$MAIN_RS")
+slept=$(samples "$WORK/wait.folded" "^task: tokio_fixture::sleep_waiter;tokio_fixture::sleep_waiter @ main\\.rs:($sleep_line);.*Sleep.*\\[suspended\\]")
+check "current wait profile: the sleeper waits at its sleep line (main.rs:$sleep_line) ${slept} us of ${secs} s" \
+    between "$slept" "$(awk -v s="${secs:-0}" 'BEGIN { print s * 0.7e6 }')" "$(awk -v s="${secs:-0}" 'BEGIN { print s * 1.01e6 }')"
+check "current wait profile: the yielding task is runnable at its yield line" \
+    grep -Eq "^task: tokio_fixture::yield_waiter;tokio_fixture::yield_waiter @ main\\.rs:($(lines_of WAIT:yield_waiter "$MAIN_RS"));.*\\[runnable\\] [0-9]+$" "$WORK/wait.folded"
+stop_fixture
+
+# ---- axum (hyper 1.x) under wrk: CPU under the connection task, the handler's timer T ms a request -------------
+T_MS=20
+"$TASKSPY" record -F 499 -o "$WORK/axum-cpu.folded" --wait-output "$WORK/axum-wait.folded" -- \
+    "$FIXTURES/axum_server" --seconds 6 --sleep-ms "$T_MS" > "$WORK/axum.stdout" 2> "$WORK/axum.err" &
+TASKSPY_PID=$!
+BACKGROUND_PIDS+=("$TASKSPY_PID")
+wait_for 20 grep -q '^axum_fixture pid [0-9]* port [0-9]*' "$WORK/axum.stdout"
+port=$(sed -n 's/^axum_fixture pid [0-9]* port \([0-9]*\).*/\1/p' "$WORK/axum.stdout")
+wrk -t1 -c2 -d4s "http://127.0.0.1:$port/" > "$WORK/wrk-index.out" 2>&1 &
+wrk -t1 -c8 -d4s "http://127.0.0.1:$port/sleep" > "$WORK/wrk.out" 2>&1
+wait %1 2> /dev/null
+wait "$TASKSPY_PID"
+check "axum: exit 0 (the server ended while recorded)" test $? -eq 0
+grep '^taskspy: \(tasks\|markers\|waits\)' "$WORK/axum.err" | diag
+index_line=$(grep -n 'let page = render_index' "$AXUM_RS" | cut -d: -f1)
+check "axum: the index handler's CPU is under its connection task at its line (main.rs:$index_line)" \
+    grep -Eq "^task: axum::serve::handle_connection;.*axum_fixture::index @ main\\.rs:$index_line;axum_fixture::render_index" "$WORK/axum-cpu.folded"
+check "axum: at most 1% of the handler's samples under a thread root" \
+    most_stacks "$WORK/axum-cpu.folded" 'axum_fixture::render_index' '^task: ' 10
+requests=$(sed -n 's/^requests \/sleep \([0-9]*\)$/\1/p' "$WORK/axum.stdout")
+axum_sleep_line=$(lines_of WAIT:sleep "$AXUM_RS")
+waited=$(samples "$WORK/axum-wait.folded" "axum_fixture::sleep @ main.rs:$axum_sleep_line;")
+per_request=$(ratio "$waited" "${requests:-0}")
+latency=$(awk '$1 == "Latency" { v = $2; u = v; sub(/[a-z]+$/, "", v); sub(/^[0-9.]+/, "", u);
+    print v * (u == "s" ? 1e6 : u == "ms" ? 1e3 : 1) }' "$WORK/wrk.out")
+upper=$(awk -v l="${latency:-0}" 'BEGIN { print l * 1.1 }')
+check "axum: $requests requests of /sleep wait at the timer's await line (main.rs:$axum_sleep_line) $per_request us each: at least $T_MS ms, at most wrk's mean latency (${latency:-?} us) + 10%" \
+    between "$per_request" $((T_MS * 900)) "$upper"
+
+# ---- build settings (README's table) -------------------------------------------------------------------------
+# setting LABEL FIXTURE [ENV-WRAPPER...]: a 3 s launch recording of the fixture; its folded and err in $WORK
+setting() {
+    local label=$1 fixture=$2; shift 2
+    "$@" "$TASKSPY" record -d 3 -F 199 -o "$WORK/$label.folded" -- "$fixture" 4 > /dev/null 2> "$WORK/$label.err"
+    check "$label: exit 0" test $? -eq 0
+    grep '^taskspy: \(tasks\|markers\|tokio\)' "$WORK/$label.err" | cut -c1-200 | diag
+    local kinds=0
+    for kind in parse render compress; do grep -q "^task: tokio_fixture::${kind}_task" "$WORK/$label.folded" && kinds=$((kinds + 1)); done
+    check "$label: task roots for the three task functions ($kinds)" test "$kinds" = 3
+}
+CONTEXT_LINE="^taskspy: tokio's CONTEXT layout needs DWARF types: .*; using poll probes"
+setting lines "$FIXTURES/tokio_current_lines"
+check "lines: one line says the CONTEXT layout needs DWARF types, tasks from probes" \
+    sh -c "test \$(grep -c \"$CONTEXT_LINE\" '$WORK/lines.err') = 1 && grep -q '^taskspy: tasks: from poll probes' '$WORK/lines.err'"
+check "lines: await points with source lines" grep -Eq 'tokio_fixture::render_page @ main\.rs:[0-9]+;' "$WORK/lines.folded"
+setting nodebug "$FIXTURES/tokio_current_nodebug"
+check "nodebug: the same one line, tasks from probes" \
+    sh -c "test \$(grep -c \"$CONTEXT_LINE\" '$WORK/nodebug.err') = 1 && grep -q '^taskspy: tasks: from poll probes' '$WORK/nodebug.err'"
+check "nodebug: no source lines (none in the binary)" sh -c "! grep -q ' @ main\\.rs:' '$WORK/nodebug.folded'"
+check "stripped: no symbol table, a .gnu_debuglink" \
+    sh -c "! readelf -S '$FIXTURES/tokio_current_stripped' | grep -q '\\.symtab' && readelf -S '$FIXTURES/tokio_current_stripped' | grep -q gnu_debuglink"
+setting stripped "$FIXTURES/tokio_current_stripped"
+check "stripped (debuglink): tasks from CONTEXT through the debug file, await points with lines" \
+    sh -c "grep -q '^taskspy: tasks: from the TLS marker tokio CONTEXT.current_task_id.*through the debug file' '$WORK/stripped.err' &&
+           grep -Eq 'tokio_fixture::render_page @ main\\.rs:[0-9]+;' '$WORK/stripped.folded'"
+# by build id only: a copy without the debuglink, its debug file under /usr/lib/debug/.build-id in a private
+# mount namespace (the machine's own /usr/lib/debug is not touched)
+objcopy --remove-section .gnu_debuglink "$FIXTURES/tokio_current_stripped" "$WORK/tokio_by_id"
+build_id=$(readelf -n "$WORK/tokio_by_id" | sed -n 's/^ *Build ID: *\([0-9a-f]*\)$/\1/p')
+mkdir -p "$WORK/debug/.build-id/${build_id:0:2}"
+cp "$FIXTURES/tokio_current_stripped.debug" "$WORK/debug/.build-id/${build_id:0:2}/${build_id:2}.debug"
+mkdir -p /usr/lib/debug
+in_debug_namespace() { unshare -m sh -c 'mount --bind "$0" /usr/lib/debug && exec "$@"' "$WORK/debug" "$@"; }
+setting build-id "$WORK/tokio_by_id" in_debug_namespace
+check "stripped (build id): tasks from CONTEXT through the debug file, await points with lines" \
+    sh -c "grep -q '^taskspy: tasks: from the TLS marker tokio CONTEXT.current_task_id.*through the debug file /usr/lib/debug/.build-id/' '$WORK/build-id.err' &&
+           grep -Eq 'tokio_fixture::render_page @ main\\.rs:[0-9]+;' '$WORK/build-id.folded'"
+
+finish
