@@ -190,8 +190,9 @@ static void sink_sample(void *ctx, const struct sampler_sample *s)
         k->failed = true;
         return;
     }
-    uint32_t marker_function = s->task_state == SAMPLER_IN_TASK ? marker_function_at(k, s->poll_probe_addr)
-                                                                 : PROFILE_NO_FRAME;
+    /* (in no task too: a poll frame on the stack of a sample whose TLS marker read 0 is counted) */
+    uint32_t marker_function = s->task_state != SAMPLER_UNKNOWN_TASK ? marker_function_at(k, s->poll_probe_addr)
+                                                                      : PROFILE_NO_FRAME;
     for (size_t i = 0; i < n; i++)      /* the pool no longer moves for this sample */
         k->expanded[i] = &k->frame_pool.v[k->expanded_at[i]];
     enum stack_task_state state = s->task_state == SAMPLER_IN_TASK       ? STACK_IN_TASK
@@ -546,6 +547,9 @@ static int report_and_write(struct recording *r)
     const struct sampler_stats *st = sampler_stats(r->s);
     pid_t pid = sampler_target_pid(r->s);
     record_summary_print(stderr, &r->o, st, pid, task_stacks_boundary_samples(r->k->stacks), r->replay_cpu_ns);
+    struct task_boundary_counts below_boundary;
+    task_stacks_boundary_counts(r->k->stacks, &below_boundary);
+    record_summary_print_unset_marker(stderr, st, &below_boundary, r->k->profile);
     if (r->k->unmapped_frames)   /* perf shows them as [unknown] too; the address tells a garbage one apart */
         fprintf(stderr, "taskspy: %" PRIu64 " user frames at addresses in no mapping taskspy knew of, shown as "
                 "[unknown]; the first at 0x%" PRIx64 "%s%s\n", r->k->unmapped_frames, r->k->first_unmapped,

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* record_summary.c: the summary `taskspy record` prints at the end (SPEC section 1): samples and lost samples,
- * threads, processing cost, marker probes attached, polls and tasks, the busiest tasks and the long polls; with
- * --wait-output the waker events and stacks per second, the tasks that waited longest and the longest
- * [runnable] delay. */
+ * threads, processing cost, marker probes attached, polls and tasks, the busiest tasks and the long polls, a TLS
+ * marker that read 0 inside every task; with --wait-output the waker events and stacks per second, the tasks
+ * that waited longest and the longest [runnable] delay. */
 #include "cli/record_summary.h"
 
 #include <inttypes.h>
@@ -179,6 +179,17 @@ void record_summary_print(FILE *out, const struct record_options *o, const struc
         return;
     print_busiest_tasks(out, st);
     print_long_polls(out, st);
+}
+
+void record_summary_print_unset_marker(FILE *out, const struct sampler_stats *st,
+                                       const struct task_boundary_counts *below_boundary, const struct profile *names)
+{
+    if (!st->tls_marker || !st->tls_program_store || !task_boundary_never_in_task(below_boundary))
+        return;
+    fprintf(out, "taskspy: the TLS marker %s read 0 in all %" PRIu64 " samples taken inside a task boundary (%s): "
+                 "the compiler may have dropped the store; declare it volatile or store it with a relaxed atomic "
+                 "(README, TLS task marker)\n", st->tls_marker, below_boundary->samples,
+            profile_frame_name(names, below_boundary->function));
 }
 
 void record_summary_print_waits(FILE *out, const struct wait_summary *w, const struct profile *names,

@@ -16,6 +16,10 @@
  * the caller's thread (deferred symbolizing), which st->processing_cpu_ns does not count. */
 void record_summary_print(FILE *out, const struct record_options *o, const struct sampler_stats *st, pid_t pid,
                           uint64_t boundary_samples, uint64_t after_cpu_ns);
+/* One line when the program's TLS marker read 0 at every sample below a task boundary (counted by
+ * task_stacks_boundary_counts; names: the profile its function is a frame of): its store was likely dropped. */
+void record_summary_print_unset_marker(FILE *out, const struct sampler_stats *st,
+                                       const struct task_boundary_counts *below_boundary, const struct profile *names);
 /* The wait profile's lines: waits counted, the tasks that waited longest, the longest [runnable] delay, and the
  * sampler's note on what it could not record. names: the profile the task roots are frames of. */
 void record_summary_print_waits(FILE *out, const struct wait_summary *w, const struct profile *names,

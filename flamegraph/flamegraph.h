@@ -80,6 +80,19 @@ void task_stacks_free(struct task_stacks *t);
 void task_stacks_use_runtime_boundaries(struct task_stacks *t, bool on);
 /* Samples attributed to tasks by boundary frames so far. */
 uint64_t task_stacks_boundary_samples(const struct task_stacks *t);
+/* Samples the markers placed (in a task or in none: not with runtime boundaries alone) whose stack runs task
+ * code below a task boundary (the poll marker's frame, a runtime boundary or --task-boundary, not above a
+ * worker loop; below it, not in the boundary frame itself). */
+struct task_boundary_counts {
+    uint64_t samples;
+    uint64_t no_task;          /* of them, those the markers said were in no task */
+    uint32_t function;         /* the boundary's function in the last of those, or PROFILE_NO_FRAME */
+};
+void task_stacks_boundary_counts(const struct task_stacks *t, struct task_boundary_counts *out);
+/* Whether the markers put every one of at least TASK_BOUNDARY_MIN_SAMPLES such samples in no task: a TLS
+ * marker that read 0 in all of them was never set (its store dropped by a compiler). */
+#define TASK_BOUNDARY_MIN_SAMPLES 10
+bool task_boundary_never_in_task(const struct task_boundary_counts *c);
 /* Prepare one frame: name as symbolized, source file base name and line (NULL/0 if unknown). */
 int task_stacks_prepare(struct task_stacks *t, const char *name, const char *file, unsigned line, bool kernel,
                         struct stack_frame *out);

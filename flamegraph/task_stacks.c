@@ -28,6 +28,7 @@ struct task_stacks {
     struct runtime_rules rules;
     bool stack_boundaries;               /* no poll markers: find tasks by the runtime's boundary frames */
     uint64_t boundary_samples;           /* samples found to be a task's that way */
+    struct task_boundary_counts below_boundary;   /* samples the markers placed, with task code below a boundary */
     uint32_t unknown_root;               /* "[unknown task]": a marker record was lost */
     uint32_t unknown_entry_root;         /* "[task entry unknown]": a task's samples never left its wrapper */
     /* entry frame id -> "task: ENTRY" root id, grown on demand */
@@ -59,6 +60,7 @@ struct task_stacks *task_stacks_new(struct profile *p, enum task_grouping group_
     }
     t->profile = p;
     t->seen_marker = PROFILE_NO_FRAME;
+    t->below_boundary.function = PROFILE_NO_FRAME;
     t->group_by = group_by;
     t->await_points = await_points;
     if (runtime_rules_compile(&t->rules, boundary_regex, err, errlen) != 0) {
@@ -296,19 +298,17 @@ uint64_t task_stacks_boundary_samples(const struct task_stacks *t)
     return t->boundary_samples;
 }
 
-/* Index of the innermost frame that polls a task: the frame that fired the poll marker, else the frame
- * learned to call it (hooks that return before the poll), else the innermost runtime boundary. SIZE_MAX if
- * none is on the stack. */
-static size_t find_boundary(struct task_stacks *t, const struct stack_frame *const *frames, size_t n,
-                            uint32_t marker_function)
+/* Index of the innermost frame that polls a task: the frame that fired the poll marker (*at_marker), else the
+ * frame learned to call it (hooks that return before the poll), else the innermost runtime boundary. SIZE_MAX
+ * if none is on the stack. */
+static size_t boundary_frame(const struct task_stacks *t, const struct stack_frame *const *frames, size_t n,
+                             uint32_t marker_function, bool *at_marker)
 {
+    *at_marker = false;
     if (marker_function != PROFILE_NO_FRAME) {
         for (size_t i = n; i-- > 0;)
             if (frames[i]->function == marker_function) {
-                /* learn who calls a user's hook; a runtime boundary (tokio's Harness::poll probed without
-                 * markers) is found by the runtime rules when its own frame is gone (a tail call) */
-                if (i > 0 && !(frames[i]->runtime & RUNTIME_BOUNDARY))
-                    learn_caller(t, marker_function, frames[i - 1]->function);
+                *at_marker = true;
                 return i;
             }
         uint32_t caller = learned_caller(t, marker_function);
@@ -322,6 +322,18 @@ static size_t find_boundary(struct task_stacks *t, const struct stack_frame *con
         if (frames[i]->runtime & RUNTIME_BOUNDARY)
             return i;
     return SIZE_MAX;
+}
+
+/* boundary_frame, learning who calls a user's hook from the marker's frame (not a runtime boundary's, tokio's
+ * Harness::poll probed without markers: the runtime rules find it when its own frame is gone, a tail call) */
+static size_t find_boundary(struct task_stacks *t, const struct stack_frame *const *frames, size_t n,
+                            uint32_t marker_function)
+{
+    bool at_marker;
+    size_t i = boundary_frame(t, frames, n, marker_function, &at_marker);
+    if (at_marker && i > 0 && !(frames[i]->runtime & RUNTIME_BOUNDARY))
+        learn_caller(t, marker_function, frames[i - 1]->function);
+    return i;
 }
 
 /* The first frame of the task below a boundary at cut. Below a runtime boundary whose rule names the frame
@@ -362,9 +374,41 @@ static bool runs_worker_loop(const struct stack_frame *const *frames, size_t n, 
     return false;
 }
 
+/* A sample the markers placed (in a task or in none; not by runtime boundaries alone) whose stack runs task
+ * code below a boundary: counted, and in no task counted apart (a marker that says so at every such sample
+ * was never set). */
+static void count_below_boundary(struct task_stacks *t, enum stack_task_state state, uint32_t marker_function,
+                                 const struct stack_frame *const *frames, size_t n, uint64_t count)
+{
+    if (t->stack_boundaries || state == STACK_UNKNOWN_TASK)
+        return;
+    bool at_marker;
+    size_t cut = boundary_frame(t, frames, n, marker_function, &at_marker);
+    if (cut == SIZE_MAX)
+        return;
+    size_t first = past_glue(frames, n, cut);
+    if (first >= n || runs_worker_loop(frames, n, first))
+        return;
+    t->below_boundary.samples += count;
+    if (state == STACK_NO_TASK) {
+        t->below_boundary.no_task += count;
+        t->below_boundary.function = frames[cut]->function;
+    }
+}
+
+void task_stacks_boundary_counts(const struct task_stacks *t, struct task_boundary_counts *out)
+{
+    *out = t->below_boundary;
+}
+
+bool task_boundary_never_in_task(const struct task_boundary_counts *c)
+{
+    return c->samples >= TASK_BOUNDARY_MIN_SAMPLES && c->no_task == c->samples;
+}
+
 /* The stack a sample gets, root first, into t->ids (*out frames). Returns 0, 1 when it is held back (inside the
- * poll wrapper of a task whose entry is not known yet), -1 when out of memory. count only feeds the count of
- * samples found in tasks by boundary frames. */
+ * poll wrapper of a task whose entry is not known yet), -1 when out of memory. count only feeds the counts of
+ * samples found in tasks by boundary frames and of those below a boundary. */
 static int build_stack(struct task_stacks *t, uint32_t thread_root, enum stack_task_state state, uint64_t task_id,
                        uint32_t marker_function, const struct stack_frame *const *frames, size_t n, uint64_t count,
                        size_t *out_n)
@@ -374,6 +418,7 @@ static int build_stack(struct task_stacks *t, uint32_t thread_root, enum stack_t
     size_t first = 0;           /* first frame kept */
     size_t out = 0;
     bool id_known = true;
+    count_below_boundary(t, state, marker_function, frames, n, count);
     if (state == STACK_NO_TASK && t->stack_boundaries) {
         /* No poll markers: a stack through a runtime boundary (that is not a worker loop) is a task's. */
         size_t cut = find_boundary(t, frames, n, PROFILE_NO_FRAME);

@@ -73,7 +73,10 @@ struct sampler_sample {
     uint32_t thread;                 /* the thread's number as on_thread_name gave it, or SAMPLER_NO_THREAD */
     enum sampler_task_state task_state;
     uint64_t task_id;
-    uint64_t poll_probe_addr;        /* address of the poll-start probe that opened the poll, or 0 */
+    uint64_t poll_probe_addr;        /* address of the poll-start probe that opened the poll, or 0; in no task
+                                        with a TLS marker, where a poll would be cut (the poll-start marker's
+                                        place), so that a poll frame on a stack the marker says is in no task
+                                        can be told */
 };
 
 /* The wait profile's events (cfg->wait_profile). For tokio without markers task_id is the task's header
@@ -195,6 +198,8 @@ struct sampler_stats {
     int64_t tls_offset;                      /* its offset from the thread pointer */
     const char *tls_debug_file;              /* found in this separate debug file (stripped), or NULL */
     const char *tls_note;                    /* a problem placing a library's marker (one line), or NULL */
+    bool tls_program_store;                  /* the marker is the program's own taskspy_current_task (its code
+                                                stores it: a compiler may drop a plain store), not tokio's */
     uint64_t tls_joined;                     /* samples whose task came from the marker */
     uint64_t tls_missing;                    /* samples without a marker record: [unknown task] */
     uint64_t tls_unreadable;                 /* samples whose marker could not be read: [unknown task] */

@@ -127,6 +127,7 @@ void sampler_tls_stats(struct sampler *s)
     const struct tls_join_stats *t = tls_join_stats(s->tls);
     s->stats.tls_marker = t->symbol;
     s->stats.tls_offset = t->tp_offset;
+    s->stats.tls_program_store = t->program_store;
     s->stats.tls_debug_file = t->debug_file[0] ? t->debug_file : NULL;
     if (t->place_error[0])
         s->stats.tls_note = t->place_error;

@@ -166,6 +166,7 @@ int tls_join_open(struct tls_join **out, const struct tls_join_target *t, char *
     j->ring.map_fd = -1;
     j->place_map_fd = -1;
     j->stats = found;
+    j->stats.program_store = !loc.tokio;
     j->tgid = t->tgid;
     snprintf(j->root, sizeof(j->root), "%s", t->root);
     j->probe_ids_comparable = !loc.tokio;    /* tokio's probes give header addresses, the marker tokio's ids */
@@ -387,8 +388,8 @@ void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool pr
     bool same_poll = probe_state == SAMPLER_IN_TASK && (probe_task == task || !j->probe_ids_comparable);
     if (task && !same_poll)
         *probe_addr = j->last_probe_addr;
-    else if (!task)
-        *probe_addr = 0;
+    else if (!task && probe_state != SAMPLER_IN_TASK)
+        *probe_addr = j->last_probe_addr;   /* where a poll is cut: a poll frame on a stack in no task is told */
 }
 
 uint64_t tls_join_tasks_seen(const struct tls_join *j)

@@ -19,6 +19,8 @@ struct tls_join;
 /* What the route did, for the summary. */
 struct tls_join_stats {
     char symbol[512];                  /* the marker's symbol */
+    bool program_store;                /* the program's own taskspy_current_task, which its code stores (a
+                                          compiler may drop a plain store), not tokio's CONTEXT */
     char debug_file[512];              /* found in this separate debug file (a stripped executable), or "" */
     char place_error[400];             /* a library's marker could not be placed once loaded (why), or "" */
     bool place_corrected;              /* its place, predicted before the start, was another once loaded */
@@ -67,11 +69,12 @@ size_t tls_join_attached(const struct tls_join *j);
 void tls_join_mapping(struct tls_join *j, const char *path, uint64_t start, uint64_t end, uint64_t pgoff);
 /* The task of the sample of tid at time_ns. The poll probes' answer comes in *state, *task_id and
  * *probe_addr and is replaced by the marker's: in a task (value non-zero), not (0), or unknown (no
- * record, or the marker was not readable). probes: poll probes are attached, so their answer is compared
- * (for the summary); where their ids are of another kind (tokio's CONTEXT beside tokio's header addresses or
- * a marker program's ids) and name_by_probes was asked for, a sample in a task is named by the probes' id
- * for it, as the poll events, waits and summary of the recording are: the marker's id only where the probes
- * never named its task. */
+ * record, or the marker was not readable). In no task, *probe_addr is still where a poll is cut (the
+ * probes' poll, else the poll-start marker's place), or 0: a stack in a poll whose marker reads 0 can be
+ * told. probes: poll probes are attached, so their answer is compared (for the summary); where their ids
+ * are of another kind (tokio's CONTEXT beside tokio's header addresses or a marker program's ids) and
+ * name_by_probes was asked for, a sample in a task is named by the probes' id for it, as the poll events,
+ * waits and summary of the recording are: the marker's id only where the probes never named its task. */
 void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool probes,
                      enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr);
 /* Distinct non-zero task ids the samples were in so far. */

@@ -13,7 +13,7 @@
 # marker at all: --markers tls reads tokio's own CONTEXT.current_task_id (placed through DWARF), no probe,
 # the same task shares as the probe route, tokio's own small ids, no task code under a thread root.
 source "$(dirname "$0")/lib/tap.sh"
-plan 42
+plan 43
 
 TASK_CODE='task_(parse|render|compress)|parse_|render_|compress_|burn'
 RUNTIME_FRAMES='worker_main|start_thread|clone|poll_task|rq_pop|rq_push'
@@ -69,6 +69,8 @@ check "auto: the TLS route" grep -q "^taskspy: tasks: from the TLS marker tasksp
 check "auto: no poll probes" grep -q "^taskspy: markers: no poll probes" "$WORK/auto.err"
 check_shares "auto" "$WORK/auto.folded"
 check "auto: no runtime frame in any task stack" no_stack "$WORK/auto.folded" '^task' "$RUNTIME_FRAMES"
+check "auto: no warning of a marker that read 0 (tls_readme.t has the program that gets it)" \
+    sh -c "! grep -q 'read 0 in all' '$WORK/auto.err'"
 # a Chrome trace shows polls: the probes are attached for their events, the tasks still come from the marker
 "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 499 -o "$WORK/auto-trace.folded" -o "$WORK/auto.trace.json" 2> "$WORK/auto-trace.err"
 stop_fixture

@@ -7,7 +7,8 @@
  * innermost runtime frame (built-in tokio boundaries or --task-boundary), rooted "task: ENTRY", "task ID: ENTRY"
  * or not at all by grouping, "[unknown task]" for unknown tasks, samples inside the poll wrapper rooted by the
  * task's learned entry (held until task_stacks_finish) and never dropped, a hook marker's learned caller used as
- * the boundary; a bad boundary regex gives NULL and a message. */
+ * the boundary; a bad boundary regex gives NULL and a message; the samples the markers placed with task code below
+ * a boundary, counted and in no task apart, and the rule that says the markers never put one in a task. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -649,6 +650,105 @@ static void test_task_without_frames(void **state)
     env_free(&e);
 }
 
+/* ---- task_stacks_boundary_counts and task_boundary_never_in_task ----------------------------------------------- */
+
+static struct task_boundary_counts counts_of(struct env *e)
+{
+    struct task_boundary_counts c;
+    task_stacks_boundary_counts(e->t, &c);
+    return c;
+}
+
+/* A C executor's stack, root first, to the leaf given (NULL: the poll wrapper poll_task is the leaf). */
+static void push_executor(struct env *e, const char *leaf)
+{
+    push(e, "start_thread", NULL, 0, false);
+    push(e, "worker_main", NULL, 0, false);
+    push(e, "poll_task", NULL, 0, false);
+    if (leaf)
+        push(e, leaf, NULL, 0, false);
+}
+
+/* Samples below --task-boundary's frame are counted, in no task apart; the rule holds from
+ * TASK_BOUNDARY_MIN_SAMPLES samples, all in no task; one sample the marker put in a task breaks it. Samples in the
+ * boundary frame itself, with no boundary on the stack, or in an unknown task are not counted. */
+static void test_boundary_counts_never_in_task(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, "^poll_task$");
+    struct task_boundary_counts c = counts_of(&e);
+    assert_int_equal(c.samples, 0);
+    assert_int_equal(c.function, PROFILE_NO_FRAME);
+    assert_false(task_boundary_never_in_task(&c));
+    push_executor(&e, "poll_parse");
+    add(&e, "w", STACK_NO_TASK, 0, NULL, TASK_BOUNDARY_MIN_SAMPLES - 1);
+    push_executor(&e, NULL);                               /* in the wrapper itself: a 0 there is right */
+    add(&e, "w", STACK_NO_TASK, 0, NULL, 5);
+    push(&e, "start_thread", NULL, 0, false);              /* no boundary on the stack */
+    push(&e, "worker_main", NULL, 0, false);
+    add(&e, "w", STACK_NO_TASK, 0, NULL, 7);
+    push_executor(&e, "poll_render");                       /* no marker record: not read */
+    add(&e, "w", STACK_UNKNOWN_TASK, 0, NULL, 3);
+    c = counts_of(&e);
+    assert_int_equal(c.samples, TASK_BOUNDARY_MIN_SAMPLES - 1);
+    assert_int_equal(c.no_task, TASK_BOUNDARY_MIN_SAMPLES - 1);
+    assert_string_equal(name_of(&e, c.function), "poll_task");
+    assert_false(task_boundary_never_in_task(&c));         /* too few to say */
+    push_executor(&e, "poll_compress");
+    add(&e, "w", STACK_NO_TASK, 0, NULL, 1);
+    c = counts_of(&e);
+    assert_int_equal(c.samples, TASK_BOUNDARY_MIN_SAMPLES);
+    assert_true(task_boundary_never_in_task(&c));
+    push_executor(&e, "poll_parse");                        /* the marker was set once: not never */
+    add(&e, "w", STACK_IN_TASK, 4, NULL, 1);
+    c = counts_of(&e);
+    assert_int_equal(c.samples, TASK_BOUNDARY_MIN_SAMPLES + 1);
+    assert_int_equal(c.no_task, TASK_BOUNDARY_MIN_SAMPLES);
+    assert_false(task_boundary_never_in_task(&c));
+    env_free(&e);
+}
+
+/* The poll marker's frame is a boundary too (its function comes with samples in no task as well), and so is a
+ * runtime's; with runtime boundaries alone (no markers) nothing is counted: no marker said "no task". */
+static void test_boundary_counts_marker_and_runtime(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    push_executor(&e, "poll_parse");
+    add(&e, "w", STACK_NO_TASK, 0, NULL, 3);               /* no boundary known: not counted */
+    push_executor(&e, "poll_parse");
+    add(&e, "w", STACK_NO_TASK, 0, "poll_task", 2);
+    struct task_boundary_counts c = counts_of(&e);
+    assert_int_equal(c.samples, 2);
+    assert_int_equal(c.no_task, 2);
+    assert_string_equal(name_of(&e, c.function), "poll_task");
+    push_worker_prefix(&e);                                 /* tokio's Harness::poll, a task's code below */
+    push(&e, "tokio::runtime::task::core::Core<T,S>::poll", NULL, 0, false);
+    push(&e, "app::handler::{{closure}}", "main.rs", 42, false);
+    add(&e, "w", STACK_NO_TASK, 0, NULL, 1);
+    push_worker_prefix(&e);                                 /* tokio's own work in the poll: no task code */
+    push(&e, "tokio::runtime::task::harness::Harness<T,S>::complete", NULL, 0, false);
+    add(&e, "w", STACK_NO_TASK, 0, NULL, 1);
+    c = counts_of(&e);
+    assert_int_equal(c.samples, 3);
+    assert_string_equal(name_of(&e, c.function), HARNESS);
+    env_free(&e);
+
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    task_stacks_use_runtime_boundaries(e.t, true);
+    push_worker_prefix(&e);
+    push(&e, "tokio::runtime::task::core::Core<T,S>::poll", NULL, 0, false);
+    push(&e, "app::handler::{{closure}}", "main.rs", 42, false);
+    add(&e, "w", STACK_NO_TASK, 0, NULL, TASK_BOUNDARY_MIN_SAMPLES);
+    c = counts_of(&e);
+    assert_int_equal(c.samples, 0);
+    assert_false(task_boundary_never_in_task(&c));
+    assert_int_equal(task_stacks_boundary_samples(e.t), TASK_BOUNDARY_MIN_SAMPLES);
+    env_free(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -670,6 +770,8 @@ int main(void)
         cmocka_unit_test(test_group_by_entry_roots),
         cmocka_unit_test(test_unknown_task),
         cmocka_unit_test(test_task_without_frames),
+        cmocka_unit_test(test_boundary_counts_never_in_task),
+        cmocka_unit_test(test_boundary_counts_marker_and_runtime),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
