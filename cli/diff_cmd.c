@@ -44,21 +44,19 @@ static const struct option_table diff_table = {
     .specs = diff_specs, .n = sizeof(diff_specs) / sizeof(diff_specs[0]),
 };
 
-static void usage(FILE *out)
-{
-    fputs("usage: taskspy diff BEFORE AFTER -o FILE [options]\n"
-          "Compare two folded-stack files (taskspy's, perf's, inferno's). FILE.folded gets one line per stack\n"
-          "of either, \"stack BEFORE_COUNT AFTER_COUNT\" (as difffolded.pl writes them); FILE.svg the\n"
-          "differential flame graph: widths from AFTER, frames whose own samples grew red, shrank blue.\n"
-          "\n",
-          out);
-    option_table_help(&diff_table, out);
-}
+static const struct option_command diff_cmd = {
+    .name = "diff",
+    .usage = "usage: taskspy diff BEFORE AFTER -o FILE [options]\n"
+             "Compare two folded-stack files (taskspy's, perf's, inferno's). FILE.folded gets one line per stack\n"
+             "of either, \"stack BEFORE_COUNT AFTER_COUNT\" (as difffolded.pl writes them); FILE.svg the\n"
+             "differential flame graph: widths from AFTER, frames whose own samples grew red, shrank blue.\n"
+             "\n",
+    .table = &diff_table,
+};
 
 static int usage_error(const char *message)
 {
-    fprintf(stderr, "taskspy: diff: %s (see 'taskspy diff --help')\n", message);
-    return EXIT_USAGE;
+    return option_command_usage_error(&diff_cmd, message);
 }
 
 /* Returns 0, or an exit status (EXIT_USAGE; or -1 meaning --help was printed, exit 0). */
@@ -68,13 +66,9 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
     a->title = "Differential Flame Graph";
     char err[512];
     int operands = argc;
-    enum option_parse_result rc = option_table_parse(&diff_table, a, argc, argv, &operands, err, sizeof(err));
-    if (rc == OPTIONS_HELP) {
-        usage(stdout);
-        return -1;
-    }
+    enum option_parse_result rc = option_command_parse(&diff_cmd, a, argc, argv, &operands);
     if (rc != OPTIONS_OK)
-        return usage_error(err);
+        return rc == OPTIONS_HELP ? -1 : EXIT_USAGE;
     if (argc - operands != 2) {
         snprintf(err, sizeof(err), "give two folded files, BEFORE and AFTER (%d given)", argc - operands);
         return usage_error(err);

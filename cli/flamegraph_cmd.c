@@ -61,20 +61,18 @@ static const struct option_table flamegraph_table = {
     .specs = flamegraph_specs, .n = sizeof(flamegraph_specs) / sizeof(flamegraph_specs[0]),
 };
 
-static void usage(FILE *out)
-{
-    fputs("usage: taskspy flamegraph [FOLDED|-] -o FILE.svg [options]\n"
-          "Render folded stacks (taskspy, perf, stackcollapse, inferno, py-spy; '-' or none: stdin) as an\n"
-          "interactive SVG flame graph, or convert them: FILE.speedscope.json, FILE.pb.gz (pprof), FILE.folded.\n"
-          "\n",
-          out);
-    option_table_help(&flamegraph_table, out);
-}
+static const struct option_command flamegraph_cmd = {
+    .name = "flamegraph",
+    .usage = "usage: taskspy flamegraph [FOLDED|-] -o FILE.svg [options]\n"
+             "Render folded stacks (taskspy, perf, stackcollapse, inferno, py-spy; '-' or none: stdin) as an\n"
+             "interactive SVG flame graph, or convert them: FILE.speedscope.json, FILE.pb.gz (pprof), FILE.folded.\n"
+             "\n",
+    .table = &flamegraph_table,
+};
 
 static int usage_error(const char *message)
 {
-    fprintf(stderr, "taskspy: flamegraph: %s (see 'taskspy flamegraph --help')\n", message);
-    return EXIT_USAGE;
+    return option_command_usage_error(&flamegraph_cmd, message);
 }
 
 /* Returns 0, or an exit status (EXIT_USAGE; or -1 meaning --help was printed, exit 0). */
@@ -84,13 +82,9 @@ static int parse_args(int argc, char **argv, struct flamegraph_args *a)
     svg_options_init(&a->svg);
     char err[512];
     int operands = argc;
-    enum option_parse_result rc = option_table_parse(&flamegraph_table, a, argc, argv, &operands, err, sizeof(err));
-    if (rc == OPTIONS_HELP) {
-        usage(stdout);
-        return -1;
-    }
+    enum option_parse_result rc = option_command_parse(&flamegraph_cmd, a, argc, argv, &operands);
     if (rc != OPTIONS_OK)
-        return usage_error(err);
+        return rc == OPTIONS_HELP ? -1 : EXIT_USAGE;
     if (operands < argc)
         a->input = argv[operands++];
     if (operands < argc) {

@@ -16,6 +16,7 @@
 const fs = require('fs');
 const path = require('path');
 const { ok, finish, launchChromium } = require('./chromium_tap');
+const { frameInfo, rgbOf, near } = require('./svg_frames');
 
 const [svgPath, foldedPath, screenshotPath] = process.argv.slice(2);
 const HIGHLIGHT = 'rgb(230,0,230)';
@@ -34,23 +35,6 @@ function readDiff(file) {
   return { stacks, maxChange };
 }
 
-async function frameInfo(page) {
-  return page.evaluate(() =>
-    Array.from(document.getElementById('frames').children).map((g, i) => {
-      const title = g.querySelector('title').textContent;
-      const rect = g.querySelector('rect');
-      const n = g.getAttribute('data-n');
-      const at = title.lastIndexOf(` (${n} `);
-      return {
-        i, s: Number(g.getAttribute('data-s')), n: Number(n), d: Number(g.getAttribute('data-d')),
-        name: at >= 0 ? title.substring(0, at) : title, title,
-        x: Number(rect.getAttribute('x')), w: Number(rect.getAttribute('width')), fill: rect.getAttribute('fill'),
-      };
-    }));
-}
-
-const rgbOf = (fill) => [1, 3, 5].map((k) => parseInt(fill.substring(k, k + 2), 16));
-const near = (a, b, eps) => Math.abs(a - b) <= eps;
 
 // flamegraph.pl's color_scale
 function expectedFill(change, max) {
