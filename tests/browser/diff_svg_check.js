@@ -14,9 +14,8 @@
 'use strict';
 
 const fs = require('fs');
-const path = require('path');
 const { ok, finish, launchChromium } = require('./chromium_tap');
-const { frameInfo, rgbOf, near } = require('./svg_frames');
+const { openSvg, frameInfo, rgbOf, near } = require('./svg_frames');
 
 const [svgPath, foldedPath, screenshotPath] = process.argv.slice(2);
 const HIGHLIGHT = 'rgb(230,0,230)';
@@ -50,11 +49,7 @@ async function main() {
   const browser = await launchChromium({ viewport: { width: 1300, height: 1000 } });
   if (!browser)
     return;
-  const page = await browser.context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(`file://${path.resolve(svgPath)}`);
-  await page.waitForLoadState('load');
+  const { page, errors } = await openSvg(browser, svgPath);
   const frames = await frameInfo(page);
   ok(frames.length > 100 && stacks.size > 100, `graph loads with ${frames.length} frames (${stacks.size} stacks in the diff)`);
 

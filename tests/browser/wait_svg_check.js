@@ -10,9 +10,8 @@
 // usage: node wait_svg_check.js WAIT.svg SCREENSHOT.png
 'use strict';
 
-const path = require('path');
 const { ok, finish, launchChromium } = require('./chromium_tap');
-const { frameInfo, rgbOf, near } = require('./svg_frames');
+const { openSvg, frameInfo, rgbOf, near } = require('./svg_frames');
 
 const [svgPath, screenshotPath] = process.argv.slice(2);
 
@@ -24,11 +23,7 @@ async function main() {
   const browser = await launchChromium({ viewport: { width: 1300, height: 900 } });
   if (!browser)
     return;
-  const page = await browser.context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(`file://${path.resolve(svgPath)}`);
-  await page.waitForLoadState('load');
+  const { page, errors } = await openSvg(browser, svgPath);
   const frames = await frameInfo(page);
   const title = await page.textContent('#title');
   ok(title === 'Wait time', `title "${title}"`);
