@@ -90,8 +90,9 @@ check "the SVG is valid XML (xmllint)" xmllint --noout "$WORK/gen.svg"
 check "flamegraph.pl is installed (Debian package libdevel-nytprof-perl)" test -n "$FLAMEGRAPH_PL"
 [ -n "$FLAMEGRAPH_PL" ] && perl "$FLAMEGRAPH_PL" "$WORK/gen.oracle" > "$WORK/gen.pl.svg" 2> "$WORK/gen.pl.err"
 python3 "$ROOT/tests/tools/diff_svg_parity.py" "$WORK/gen.svg" "$WORK/gen.pl.svg" "$WORK/gen.oracle" > "$WORK/parity" 2>&1
+parity_rc=$?
 check "every frame as flamegraph.pl draws it: name, samples, share, change, colour ($(tail -1 "$WORK/parity"))" \
-    test $? -eq 0
+    test $parity_rc -eq 0
 head -6 "$WORK/parity" | diag
 check "red frames and blue frames both drawn, the deepest red for the largest change" \
     sh -c "grep -q 'fill=\"#ff0000\"' '$WORK/gen.svg' && grep -Eq 'fill=\"#([0-9a-f][0-9a-f])\\1ff\"' '$WORK/gen.svg'"
