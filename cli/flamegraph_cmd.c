@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/commands.h"
+#include "cli/folded_input.h"
 #include "cli/option_table.h"
 #include "cli/output_file.h"
 #include "cli/output_formats.h"
@@ -61,20 +61,18 @@ static const struct option_table flamegraph_table = {
     .specs = flamegraph_specs, .n = sizeof(flamegraph_specs) / sizeof(flamegraph_specs[0]),
 };
 
-static void usage(FILE *out)
-{
-    fputs("usage: taskspy flamegraph [FOLDED|-] -o FILE.svg [options]\n"
-          "Render folded stacks (taskspy, perf, stackcollapse, inferno, py-spy; '-' or none: stdin) as an\n"
-          "interactive SVG flame graph, or convert them: FILE.speedscope.json, FILE.pb.gz (pprof), FILE.folded.\n"
-          "\n",
-          out);
-    option_table_help(&flamegraph_table, out);
-}
+static const struct option_command flamegraph_cmd = {
+    .name = "flamegraph",
+    .usage = "usage: taskspy flamegraph [FOLDED|-] -o FILE.svg [options]\n"
+             "Render folded stacks (taskspy, perf, stackcollapse, inferno, py-spy; '-' or none: stdin) as an\n"
+             "interactive SVG flame graph, or convert them: FILE.speedscope.json, FILE.pb.gz (pprof), FILE.folded.\n"
+             "\n",
+    .table = &flamegraph_table,
+};
 
 static int usage_error(const char *message)
 {
-    fprintf(stderr, "taskspy: flamegraph: %s (see 'taskspy flamegraph --help')\n", message);
-    return EXIT_USAGE;
+    return option_command_usage_error(&flamegraph_cmd, message);
 }
 
 /* Returns 0, or an exit status (EXIT_USAGE; or -1 meaning --help was printed, exit 0). */
@@ -84,13 +82,9 @@ static int parse_args(int argc, char **argv, struct flamegraph_args *a)
     svg_options_init(&a->svg);
     char err[512];
     int operands = argc;
-    enum option_parse_result rc = option_table_parse(&flamegraph_table, a, argc, argv, &operands, err, sizeof(err));
-    if (rc == OPTIONS_HELP) {
-        usage(stdout);
-        return -1;
-    }
+    enum option_parse_result rc = option_command_parse(&flamegraph_cmd, a, argc, argv, &operands);
     if (rc != OPTIONS_OK)
-        return usage_error(err);
+        return rc == OPTIONS_HELP ? -1 : EXIT_USAGE;
     if (operands < argc)
         a->input = argv[operands++];
     if (operands < argc) {
@@ -108,44 +102,18 @@ static int parse_args(int argc, char **argv, struct flamegraph_args *a)
     return 0;
 }
 
-/* A malformed line of the input, as the folded reader reports it. */
-static void print_warning(void *ctx, const char *message)
-{
-    (void)ctx;
-    fprintf(stderr, "%s\n", message);
-}
-
 static int read_profile(struct profile *p, const char *input)
 {
-    bool from_stdin = !input || strcmp(input, "-") == 0;
-    const char *name = from_stdin ? "<stdin>" : input;
-    FILE *in = from_stdin ? stdin : fopen(input, "r");
-    if (!in) {
-        fprintf(stderr, "taskspy: cannot open %s: %s\n", name, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    if (fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
-        /* an empty recording: the outputs say so (an empty profile) rather than fail */
-        fprintf(stderr, "taskspy: %s is empty: writing an empty profile\n", name);
-        if (!from_stdin)
-            fclose(in);
+    switch (folded_input_read(p, input)) {
+    case FOLDED_INPUT_OK:
         return 0;
-    }
-    struct folded_read_report report;
-    char err[512];
-    const struct folded_warnings warnings = { .warn = print_warning };
-    int rc = profile_read_folded(p, in, name, &warnings, &report, err, sizeof(err));
-    if (!from_stdin)
-        fclose(in);
-    if (rc != 0) {
-        fprintf(stderr, "taskspy: %s\n", err);
+    case FOLDED_INPUT_EMPTY:
+        /* an empty recording: the outputs say so (an empty profile) rather than fail */
+        fprintf(stderr, "taskspy: %s is empty: writing an empty profile\n", folded_input_name(input));
+        return 0;
+    default:
         return -1;
     }
-    if (report.skipped > 0)
-        fprintf(stderr, "taskspy: %s: %llu of %llu lines malformed and skipped\n", name,
-                (unsigned long long)report.skipped, (unsigned long long)report.lines);
-    return 0;
 }
 
 int flamegraph_command(int argc, char **argv)

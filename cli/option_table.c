@@ -184,3 +184,23 @@ void option_table_help(const struct option_table *t, FILE *out)
         fputc('\n', out);
     }
 }
+
+int option_command_usage_error(const struct option_command *c, const char *message)
+{
+    fprintf(stderr, "taskspy: %s: %s (see 'taskspy %s --help')\n", c->name, message, c->name);
+    return OPTION_USAGE_ERROR;
+}
+
+enum option_parse_result option_command_parse(const struct option_command *c, void *into, int argc, char **argv,
+                                              int *operands)
+{
+    char err[512];
+    enum option_parse_result rc = option_table_parse(c->table, into, argc, argv, operands, err, sizeof(err));
+    if (rc == OPTIONS_HELP) {
+        fputs(c->usage, stdout);
+        option_table_help(c->table, stdout);
+    } else if (rc != OPTIONS_OK) {
+        option_command_usage_error(c, err);
+    }
+    return rc;
+}

@@ -61,4 +61,19 @@ enum option_parse_result option_table_parse(const struct option_table *t, void *
 /* The help lines of the table's options, one each, aligned: "  -p, --pid PID            attach to ...". */
 void option_table_help(const struct option_table *t, FILE *out);
 
+/* A subcommand that takes only a table's options (and operands): its name, the usage lines printed before
+ * the options' help lines, its table. */
+struct option_command {
+    const char *name;                      /* "flamegraph" */
+    const char *usage;                     /* "usage: taskspy flamegraph ...\n...\n\n" */
+    const struct option_table *table;
+};
+#define OPTION_USAGE_ERROR 2               /* the exit status of a usage error */
+/* Print "taskspy: NAME: message (see 'taskspy NAME --help')" on stderr; returns OPTION_USAGE_ERROR. */
+int option_command_usage_error(const struct option_command *c, const char *message);
+/* option_table_parse for command c, which says what it found: --help prints the usage and the options on
+ * stdout (OPTIONS_HELP), an error its usage error line (OPTIONS_ERROR). */
+enum option_parse_result option_command_parse(const struct option_command *c, void *into, int argc, char **argv,
+                                              int *operands);
+
 #endif

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* flamegraph.h: the whole interface of the flamegraph layer: a profile (stacks of named frames merged into
  * a tree of counts, memory growing with distinct stacks, not samples), task-aware stack building (task
- * roots, runtime frames cut, await points), the folded and SVG readers/writers, and the speedscope, pprof
- * and Chrome trace exports. */
+ * roots, runtime frames cut, await points), the folded and SVG readers/writers, differential profiles (two
+ * folded files compared), and the speedscope, pprof and Chrome trace exports. */
 #ifndef TASKSPY_FLAMEGRAPH_H
 #define TASKSPY_FLAMEGRAPH_H
 
@@ -172,6 +172,42 @@ bool svg_palette_known(const char *palette);
 const char *svg_palette_names(void);
 /* Render p as one self-contained interactive SVG. Returns 0 or -1 (errno). */
 int profile_write_svg(const struct profile *p, FILE *out, const struct svg_options *opts);
+
+/* ---- differential profiles: two profiles side by side (taskspy diff) ---------------------------------- */
+
+/* Every stack of two profiles with its count in each, as difffolded.pl pairs two folded files; drawn as
+ * flamegraph.pl draws such a pair. */
+struct diff_profile;
+
+/* Pair before with after. A stack in one only counts 0 in the other. normalize: before's counts are scaled
+ * to after's total first, as difffolded.pl -n does (each stack's count x after's total / before's total,
+ * rounded down). Takes after, which keeps the graph's widths (before's stacks are added to it with no
+ * samples), and frees it with the diff, or at once on failure; before stays the caller's. Both totals must
+ * be above 0. Returns NULL with errno EINVAL (a total of 0) or ENOMEM. */
+struct diff_profile *diff_profile_new(const struct profile *before, struct profile *after, bool normalize);
+void diff_profile_free(struct diff_profile *d);
+
+/* What the pair holds. */
+struct diff_summary {
+    uint64_t stacks;                  /* distinct stacks in either */
+    uint64_t grew, shrank;            /* stacks with more samples in after / fewer (before normalized) */
+    uint64_t only_before, only_after; /* stacks in one profile only */
+    uint64_t before_total;            /* before's samples, normalized when asked */
+    uint64_t after_total;
+};
+void diff_profile_summary(const struct diff_profile *d, struct diff_summary *out);
+
+/* difffolded.pl's output: "root;...;leaf BEFORE AFTER", one line per stack of either profile, sorted.
+ * Returns 0 or -1 (errno). */
+int diff_profile_write_folded(const struct diff_profile *d, FILE *out);
+
+/* The differential flame graph, as flamegraph.pl draws difffolded.pl's output: widths from after; each
+ * frame's fill from the change of its own samples (the stacks ending in it: after - before), red where
+ * they grew and blue where they shrank, the deeper the more they changed, relative to the largest change of
+ * any stack (white: unchanged); tooltips "NAME (A samples, P%; before B, after A; +D%)" with the frame's
+ * samples in each profile and the change of its own samples as a share of after's total (flamegraph.pl's
+ * figure). opts->reverse is not supported (EINVAL); opts->colors is not used. Returns 0 or -1 (errno). */
+int diff_profile_write_svg(const struct diff_profile *d, FILE *out, const struct svg_options *opts);
 
 /* ---- exports for other viewers: speedscope, pprof ------------------------------------------------- */
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* svg_internal.h: the pieces the SVG writer is made of, shared between flamegraph/svg_*.c and their unit
  * tests: XML escaping and label truncation, the frame palette, the layout of the merged stack tree and the
- * reversed (leaf-first) profile. Not part of the layer's public interface. */
+ * reversed (leaf-first) profile, the styled frames of a differential graph. Not part of the layer's public
+ * interface. */
 #ifndef TASKSPY_SVG_INTERNAL_H
 #define TASKSPY_SVG_INTERNAL_H
 
@@ -49,6 +50,10 @@ enum svg_frame_kind svg_classify(const char *name, size_t len, unsigned depth);
 size_t svg_shown_length(const char *name, size_t len);
 /* The fill colour 0xRRGGBB of a frame: stable for a name (hashed), by palette and kind. */
 uint32_t svg_frame_color(const char *palette, enum svg_frame_kind kind, const char *name, size_t len);
+/* A differential graph's fill for a frame whose samples changed by delta, of a largest change max_delta
+ * (>= 1): flamegraph.pl's scale, red for growth and blue for shrinking, deeper as |delta| nears max_delta,
+ * white for no change. */
+uint32_t svg_diff_color(int64_t delta, uint64_t max_delta);
 
 /* ---- layout (svg_layout.c) ------------------------------------------------------------------------ */
 
@@ -73,6 +78,23 @@ struct svg_layout {
  * contain). Returns 0, or -1 with errno on allocation failure. */
 int svg_layout_build(const struct profile *p, double chart_width, double min_width, struct svg_layout *out);
 void svg_layout_free(struct svg_layout *l);
+
+/* ---- styled frames (svg_writer.c): a differential graph's colours and tooltips ----------------------- */
+
+/* The most bytes a tooltip's tail may take. */
+#define SVG_TITLE_TAIL_MAX 160
+/* What a graph drawn by svg_write_styled shows of each frame besides its name, count and share. */
+struct svg_frame_style {
+    uint32_t (*fill)(const void *ctx, uint32_t node);     /* the frame's fill, 0xRRGGBB */
+    /* Writes what the tooltip says after "NAME (N samples, P%" and before its ")" into dst (at most
+     * SVG_TITLE_TAIL_MAX bytes of XML-safe text); returns its length. */
+    size_t (*title_tail)(const void *ctx, uint32_t node, char *dst);
+    const void *ctx;
+};
+/* profile_write_svg, each frame styled by style (NULL: the palette's colours). Frames are the nodes of p, so
+ * opts->reverse (which draws another profile) is refused with a style (EINVAL). Returns 0 or -1 (errno). */
+int svg_write_styled(const struct profile *p, FILE *out, const struct svg_options *opts,
+                     const struct svg_frame_style *style);
 
 /* ---- reverse (svg_reverse.c) ---------------------------------------------------------------------- */
 

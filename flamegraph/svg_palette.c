@@ -3,7 +3,8 @@
  * colour in every graph; the "taskspy" palette gives task roots, await points, thread/runtime roots and
  * annotated frames (kernel _[k], JIT _[j], inlined _[i], waker _[w]) hues of their own, the classic
  * flamegraph.pl palettes colour every frame alike; the "wait" palette (wait-time graphs) is flamegraph.pl's
- * io colours with "[suspended]" and "[runnable]" leaves in hues of their own. Annotations are not shown (svg_shown_length). */
+ * io colours with "[suspended]" and "[runnable]" leaves in hues of their own. Annotations are not shown (svg_shown_length).
+ * A differential graph's frames take flamegraph.pl's red/blue scale of their change (svg_diff_color). */
 #include "flamegraph/svg_internal.h"
 
 #include <string.h>
@@ -194,4 +195,16 @@ uint32_t svg_frame_color(const char *palette, enum svg_frame_kind kind, const ch
     case SVG_FRAME_WAKER:       return hue_color(HUE_BLUE, h);
     default:                    return hue_color(HUE_HOT, h);
     }
+}
+
+uint32_t svg_diff_color(int64_t delta, uint64_t max_delta)
+{
+    /* flamegraph.pl's color_scale: the two other channels int(210 * (max - |delta|) / max) */
+    uint64_t magnitude = delta < 0 ? (uint64_t)0 - (uint64_t)delta : (uint64_t)delta;
+    if (delta == 0 || max_delta == 0)
+        return rgb(255, 255, 255);
+    if (magnitude > max_delta)
+        magnitude = max_delta;
+    unsigned other = (unsigned)(210.0 * (double)(max_delta - magnitude) / (double)max_delta);
+    return delta > 0 ? rgb(255, other, other) : rgb(other, other, 255);
 }

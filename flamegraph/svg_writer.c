@@ -2,7 +2,8 @@
 /* svg_writer.c: renders a profile as one self-contained interactive SVG flame graph (or icicle graph):
  * title, optional subtitle and header, one <g> per drawn frame carrying its sample offset, count and depth
  * as data attributes for the embedded script (svg_script.js), which does zoom, search and the URL state.
- * The frames are formatted into buffers that a second thread writes (background_writer.c). */
+ * The frames are formatted into buffers that a second thread writes (background_writer.c). A differential
+ * graph (diff_profile.c) gives each frame its colour and the end of its tooltip (svg_frame_style). */
 #include "flamegraph/svg_internal.h"
 
 #include "base/vec.h"
@@ -178,6 +179,7 @@ struct svg_out {
     VEC_OF(char) big;                /* for a frame that does not fit buf (a name of many kilobytes) */
     char *count_name;                /* escaped once */
     size_t count_name_len;
+    const struct svg_frame_style *style;   /* a differential graph's colours and tooltips, or NULL */
 };
 
 static int out_flush(struct svg_out *o)
@@ -198,7 +200,8 @@ static size_t format_frame(char *dst, const struct svg_out *o, const struct svg_
     double w = (double)f->total * px;
     double y = g->inverted ? g->top + f->depth * g->frame_height
                            : g->height - SVG_BOTTOM - (f->depth + 1) * g->frame_height;
-    uint32_t color = svg_frame_color(opts->colors, svg_classify(name, len, f->depth), name, len);
+    uint32_t color = o->style ? o->style->fill(o->style->ctx, f->node)
+                              : svg_frame_color(opts->colors, svg_classify(name, len, f->depth), name, len);
     len = svg_shown_length(name, len);   /* the annotation picked the colour; it is not shown */
     char *at = dst;
 
@@ -219,7 +222,10 @@ static size_t format_frame(char *dst, const struct svg_out *o, const struct svg_
     at += o->count_name_len;
     put_str(&at, ", ");
     put_fixed(&at, 100.0 * (double)f->total / (double)total, 2);
-    put_str(&at, "%)</title><rect x=\"");
+    *at++ = '%';
+    if (o->style)
+        at += o->style->title_tail(o->style->ctx, f->node, at);
+    put_str(&at, ")</title><rect x=\"");
     put_fixed(&at, x, 2);
     put_str(&at, "\" y=\"");
     put_fixed(&at, y, 1);
@@ -256,10 +262,11 @@ static size_t format_frame(char *dst, const struct svg_out *o, const struct svg_
     return (size_t)(at - dst);
 }
 
-/* Room for a frame named len bytes: the fixed parts, the name escaped twice (title, label), the count name. */
+/* Room for a frame named len bytes: the fixed parts, the name escaped twice (title, label), the count name,
+ * a differential tooltip's tail. */
 static size_t frame_room(const struct svg_out *o, size_t len)
 {
-    return SVG_FRAME_FIXED + 2 * SVG_ESCAPE_MAX * len + o->count_name_len;
+    return SVG_FRAME_FIXED + 2 * SVG_ESCAPE_MAX * len + o->count_name_len + (o->style ? SVG_TITLE_TAIL_MAX : 0);
 }
 
 static int write_frame(struct svg_out *o, const struct svg_frame *f, const struct svg_geometry *g,
@@ -284,10 +291,10 @@ static int write_frame(struct svg_out *o, const struct svg_frame *f, const struc
 }
 
 static int write_frames(FILE *out, const struct svg_layout *layout, const struct svg_geometry *g, uint64_t total,
-                        const struct svg_options *opts)
+                        const struct svg_options *opts, const struct svg_frame_style *style)
 {
     size_t count_len = strlen(opts->count_name);
-    struct svg_out o = { .count_name = malloc(SVG_ESCAPE_MAX * count_len + 1) };
+    struct svg_out o = { .count_name = malloc(SVG_ESCAPE_MAX * count_len + 1), .style = style };
     if (!o.count_name) {
         errno = ENOMEM;
         return -1;
@@ -325,7 +332,8 @@ static bool options_valid(const struct svg_options *o)
            (o->colors == NULL || svg_palette_known(o->colors)) && o->count_name != NULL;
 }
 
-static int write_svg(const struct profile *p, FILE *out, const struct svg_options *o)
+static int write_svg(const struct profile *p, FILE *out, const struct svg_options *o,
+                     const struct svg_frame_style *style)
 {
     struct svg_geometry g = {
         .width = o->width,
@@ -345,7 +353,7 @@ static int write_svg(const struct profile *p, FILE *out, const struct svg_option
 
     write_head(out, o, &g, total);
     fputs("<g id=\"frames\">\n", out);
-    int rc = write_frames(out, &layout, &g, total, o);
+    int rc = write_frames(out, &layout, &g, total, o, style);
     svg_layout_free(&layout);
     if (rc != 0)
         return -1;
@@ -358,25 +366,31 @@ static int write_svg(const struct profile *p, FILE *out, const struct svg_option
     return 0;
 }
 
-int profile_write_svg(const struct profile *p, FILE *out, const struct svg_options *opts)
+int svg_write_styled(const struct profile *p, FILE *out, const struct svg_options *opts,
+                     const struct svg_frame_style *style)
 {
     struct svg_options defaults;
     if (!opts) {
         svg_options_init(&defaults);
         opts = &defaults;
     }
-    if (!options_valid(opts)) {
+    if (!options_valid(opts) || (style && opts->reverse)) {
         errno = EINVAL;
         return -1;
     }
     if (!opts->reverse)
-        return write_svg(p, out, opts);
+        return write_svg(p, out, opts, style);
     struct profile *reversed = svg_reversed_profile(p);
     if (!reversed)
         return -1;
-    int rc = write_svg(reversed, out, opts);
+    int rc = write_svg(reversed, out, opts, NULL);
     int saved = errno;
     profile_free(reversed);
     errno = saved;
     return rc;
+}
+
+int profile_write_svg(const struct profile *p, FILE *out, const struct svg_options *opts)
+{
+    return svg_write_styled(p, out, opts, NULL);
 }

@@ -13,6 +13,7 @@
 const fs = require('fs');
 const path = require('path');
 const { ok, finish, launchChromium } = require('./chromium_tap');
+const { frameInfo, near } = require('./svg_frames');
 
 const [svgPath, foldedPath, regexText, hostileSvg, hostileFolded, bigSvg, screenshotPath] = process.argv.slice(2);
 const HIGHLIGHT = 'rgb(230,0,230)';
@@ -46,22 +47,6 @@ function expectedPercent(stacks, re, prefix) {
   return all ? (100 * matched) / all : 0;
 }
 
-async function frameInfo(page) {
-  return page.evaluate(() =>
-    Array.from(document.getElementById('frames').children).map((g, i) => {
-      const title = g.querySelector('title').textContent;
-      const rect = g.querySelector('rect');
-      const n = g.getAttribute('data-n');
-      const at = title.lastIndexOf(` (${n} `);
-      return {
-        i, s: Number(g.getAttribute('data-s')), n: Number(n), d: Number(g.getAttribute('data-d')),
-        name: at >= 0 ? title.substring(0, at) : title, title,
-        x: Number(rect.getAttribute('x')), w: Number(rect.getAttribute('width')), fill: rect.getAttribute('fill'),
-        cls: g.getAttribute('class') || '', label: g.querySelector('text') ? g.querySelector('text').textContent : '',
-      };
-    }));
-}
-
 async function svgNumbers(page) {
   return page.evaluate(() => ({
     xpad: Number(document.documentElement.getAttribute('data-xpad')),
@@ -92,7 +77,6 @@ function pathOf(frames, target) {
   return chain.sort((a, b) => a.d - b.d).map((f) => f.name);
 }
 
-const near = (a, b, eps) => Math.abs(a - b) <= eps;
 
 async function checkGraph(context) {
   const stacks = readFolded(foldedPath);

@@ -10,41 +10,20 @@
 // usage: node wait_svg_check.js WAIT.svg SCREENSHOT.png
 'use strict';
 
-const path = require('path');
 const { ok, finish, launchChromium } = require('./chromium_tap');
+const { openSvg, frameInfo, rgbOf, near } = require('./svg_frames');
 
 const [svgPath, screenshotPath] = process.argv.slice(2);
 
-async function frameInfo(page) {
-  return page.evaluate(() =>
-    Array.from(document.getElementById('frames').children).map((g, i) => {
-      const title = g.querySelector('title').textContent;
-      const rect = g.querySelector('rect');
-      const at = title.lastIndexOf(' (');
-      return {
-        i, s: Number(g.getAttribute('data-s')), n: Number(g.getAttribute('data-n')), d: Number(g.getAttribute('data-d')),
-        name: at >= 0 ? title.substring(0, at) : title, title,
-        x: Number(rect.getAttribute('x')), w: Number(rect.getAttribute('width')), fill: rect.getAttribute('fill'),
-        label: g.querySelector('text') ? g.querySelector('text').textContent : '',
-      };
-    }));
-}
-
-const rgbOf = (fill) => [1, 3, 5].map((k) => parseInt(fill.substring(k, k + 2), 16));
 const isRed = ([r, g, b]) => r >= 200 && g <= 130 && b <= 130;
 const isGrey = ([r, g, b]) => Math.max(r, g, b) - Math.min(r, g, b) <= 10 && r >= 160;
 const isIo = ([r, g, b]) => b >= 190 && r <= 140 && g <= 140;
-const near = (a, b, eps) => Math.abs(a - b) <= eps;
 
 async function main() {
   const browser = await launchChromium({ viewport: { width: 1300, height: 900 } });
   if (!browser)
     return;
-  const page = await browser.context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(`file://${path.resolve(svgPath)}`);
-  await page.waitForLoadState('load');
+  const { page, errors } = await openSvg(browser, svgPath);
   const frames = await frameInfo(page);
   const title = await page.textContent('#title');
   ok(title === 'Wait time', `title "${title}"`);
