@@ -26,11 +26,11 @@ check "its debug file is in none of the local places" \
     sh -c "[ ! -e '$BUILD_ID_PLACE' ] && [ ! -e '$WORK/bin/tokio_plain_stripped.debug' ] &&
            [ ! -e '$WORK/bin/.debug/tokio_plain_stripped.debug' ] && [ ! -e '/usr/lib/debug$WORK/bin/tokio_plain_stripped.debug' ]"
 
-# the server, on a loopback port nobody holds; ready once it serves the file (asked with a fresh client cache each
-# time: libdebuginfod remembers a "not there")
+# the server (it listens on every interface; asked on 127.0.0.1), on a port nobody holds, federating to no other;
+# ready once it serves the file (asked with a fresh client cache each time: libdebuginfod remembers a "not there")
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 URL="http://127.0.0.1:$PORT"
-debuginfod -F "$WORK/served" -p "$PORT" -d "$WORK/debuginfod.sqlite" > "$WORK/debuginfod.log" 2>&1 &
+env -u DEBUGINFOD_URLS debuginfod -F "$WORK/served" -p "$PORT" -d "$WORK/debuginfod.sqlite" > "$WORK/debuginfod.log" 2>&1 &
 SERVER=$!
 BACKGROUND_PIDS+=("$SERVER")
 serves() {
