@@ -152,14 +152,11 @@ bool debug_files_resolve(struct debug_files *df, const struct elf_file *ef, cons
 {
     if (!root)
         root = "";
-    if (pthread_mutex_lock(&df->lock) != 0) {
-        debug_file_find_local(ef, root, path, out);
-        out->debuginfod = DEBUGINFOD_NOT_ASKED;
-        return out->path[0] != '\0';
-    }
-    struct debug_files_entry *e = entry_of(df, ef, root, path);
+    bool locked = pthread_mutex_lock(&df->lock) == 0;
+    struct debug_files_entry *e = locked ? entry_of(df, ef, root, path) : NULL;
     if (!e) {                                  /* not kept: the local places alone */
-        pthread_mutex_unlock(&df->lock);
+        if (locked)
+            pthread_mutex_unlock(&df->lock);
         debug_file_find_local(ef, root, path, out);
         out->debuginfod = DEBUGINFOD_NOT_ASKED;
         return out->path[0] != '\0';
