@@ -17,6 +17,7 @@
 
 #include "cli/address_stacks.h"
 #include "cli/commands.h"
+#include "cli/debug_info.h"
 #include "cli/output_formats.h"
 #include "cli/version.h"
 #include "cli/record_options.h"
@@ -44,6 +45,7 @@ static void on_stop_signal(int sig)
 struct cached_address {
     uint32_t first;            /* into frame_pool, outermost first */
     uint32_t n;                /* 0: this result is not prepared yet */
+    uint32_t unsymbolized;     /* its object's counter in debug_info, or DEBUG_INFO_NO_OBJECT */
 };
 
 struct record_sink {
@@ -55,6 +57,7 @@ struct record_sink {
     VEC_OF(uint32_t) thread_roots; /* thread number -> frame id of its name (PROFILE_NO_FRAME: none) */
     bool failed;                   /* out of memory somewhere: the profile is incomplete */
     struct status_line status;     /* on a terminal: how the recording goes */
+    struct debug_info debug;       /* separate debug files (debuginfod), and the objects without symbols */
     bool want_trace;               /* an -o is a Chrome trace: keep polls and samples with their times */
     struct trace_collect trace;
     struct address_stacks *addresses;  /* an -o is pprof: the stacks as addresses too, or NULL */
@@ -92,6 +95,7 @@ static const struct cached_address *frames_of(struct record_sink *k, uint64_t ad
         return NULL;
     struct cached_address *c = &k->by_result.v[r->id];
     c->first = (uint32_t)k->frame_pool.n;
+    c->unsymbolized = r->unsymbolized ? debug_info_object(&k->debug, r->object) : DEBUG_INFO_NO_OBJECT;
     for (uint32_t i = 0; i < n; i++) {
         /* sym_result is innermost first; the cache keeps outermost first */
         const struct sym_frame *f = r->n ? &r->frames[r->n - 1 - i] : NULL;
@@ -152,10 +156,12 @@ static void sink_poll(void *ctx, const struct sampler_poll *p)
 static bool expand_frames(struct record_sink *k, const struct sampler_sample *s, size_t *n)
 {
     *n = 0;
+    debug_info_sample(&k->debug);
     for (size_t i = s->n_user; i-- > 0;) {
         const struct cached_address *c = frames_of(k, s->user_ips[i], i > 0, false);
         if (!c)
             return false;
+        debug_info_saw(&k->debug, c->unsymbolized);
         for (uint32_t j = 0; j < c->n && *n < MAX_EXPANDED_FRAMES; j++)
             k->expanded_at[(*n)++] = c->first + j;
     }
@@ -367,6 +373,7 @@ static void sink_free(struct record_sink *k)
     profile_free(k->profile);
     if (k->symbolizer)
         symbolizer_free(k->symbolizer);
+    debug_info_free(&k->debug);
     vec_free(&k->thread_roots);
     vec_free(&k->by_result);
     trace_collect_free(&k->trace);
@@ -445,12 +452,14 @@ static int keep_addresses_for_pprof(struct recording *r)
 static int make_sink(struct recording *r)
 {
     struct record_sink *k = r->k = calloc(1, sizeof(*k));
-    struct symbolizer_options so = { .kernel = r->o.kernel, .demangle = true };
-    if (!k || !(k->profile = profile_new()) || !(k->symbolizer = symbolizer_new(&so))) {
+    if (k)
+        status_line_init(&k->status, stderr);
+    if (!k || debug_info_init(&k->debug, &k->status) != 0 || !(k->profile = profile_new()) ||
+        !(k->symbolizer = symbolizer_new(&(struct symbolizer_options){
+              .kernel = r->o.kernel, .demangle = true, .debug_files = k->debug.files }))) {
         fprintf(stderr, "taskspy: out of memory\n");
         return EXIT_RUNTIME;
     }
-    status_line_init(&k->status, stderr);
     trace_collect_init(&k->trace, TRACE_MAX_EVENTS);
     for (size_t i = 0; i < r->o.outputs.n; i++)
         k->want_trace |= r->o.outputs.items[i].format == FORMAT_TRACE;
@@ -488,9 +497,11 @@ static int open_sampler(struct recording *r)
         .search_path = getenv("PATH"), .marker_records = o->marker_records, .uprobe_events = o->uprobe_events,
         .marker_slot_bits = o->marker_slot_bits,
         .on_warning = print_warning, .warning_ctx = &r->k->status,
-        .wait_profile = r->k->want_wait, .waker_symbol = o->waker_symbol,
+        .wait_profile = r->k->want_wait, .waker_symbol = o->waker_symbol, .debug_files = r->k->debug.files,
     };
-    if (sampler_open(&r->s, &cfg, r->err, sizeof(r->err)) != 0)
+    int rc = sampler_open(&r->s, &cfg, r->err, sizeof(r->err));
+    status_line_clear(&r->k->status);   /* a debug file's download, shown while opening */
+    if (rc != 0)
         return fail(r, EXIT_RUNTIME);
     /* Without poll markers, tasks of the runtimes taskspy knows are found by their boundary frames (a TLS
      * marker says itself which samples are in no task). */
@@ -528,6 +539,8 @@ static int run_sampler(struct recording *r)
         uint64_t cpu0 = thread_cpu_ns();
         sink_journal_replay(&journal);
         r->replay_cpu_ns = thread_cpu_ns() - cpu0;
+        status_line_clear(&r->k->status);   /* a debug file's download, shown while symbolizing */
+        debug_info_settle(&r->k->debug, r->k->symbolizer);   /* the target's root is still held by the journal */
     }
     if (journal.failed)
         r->k->failed = true;
@@ -550,6 +563,7 @@ static int report_and_write(struct recording *r)
     struct task_boundary_counts below_boundary;
     task_stacks_boundary_counts(r->k->stacks, &below_boundary);
     record_summary_print_unset_marker(stderr, st, &below_boundary, r->k->profile);
+    debug_info_print(stderr, &r->k->debug);
     if (r->k->unmapped_frames)   /* perf shows them as [unknown] too; the address tells a garbage one apart */
         fprintf(stderr, "taskspy: %" PRIu64 " user frames at addresses in no mapping taskspy knew of, shown as "
                 "[unknown]; the first at 0x%" PRIx64 "%s%s\n", r->k->unmapped_frames, r->k->first_unmapped,

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* status_line.h: the one-line status `taskspy record` shows on a terminal while recording (elapsed / duration,
- * samples, lost, polls, tasks), rewritten in place on stderr and erased before anything else is printed.
+ * samples, lost, polls, tasks) or while it downloads a debug file from debuginfod, rewritten in place on stderr
+ * and erased before anything else is printed.
  * When stderr is not a terminal it shows nothing at all. */
 #ifndef TASKSPY_STATUS_LINE_H
 #define TASKSPY_STATUS_LINE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "sampler/sampler.h"
@@ -20,6 +22,9 @@ struct status_line {
 void status_line_init(struct status_line *sl, FILE *out);
 /* Replace the status with p's figures. */
 void status_line_show(struct status_line *sl, const struct sampler_progress *p);
+/* Replace the status with a debuginfod download's: object (a path; its base name is shown), bytes so far and in
+ * all (0: not known yet). */
+void status_line_show_download(struct status_line *sl, const char *object, uint64_t bytes, uint64_t total);
 /* Erase the status (if shown), so the next line starts at the left margin on an empty line. */
 void status_line_clear(struct status_line *sl);
 

@@ -2,8 +2,9 @@
 /* elf_file.h: the one ELF reader of taskspy, below all layers, and its whole interface. A 64-bit ELF file
  * mapped into memory (or an image already in memory, such as the vDSO), with bounds-checked access to its
  * sections, program headers, notes, symbols and build id, the link-time address <-> file offset mapping
- * through PT_LOAD, and the lookup of its verified separate debug file. Every offset taken from the file is
- * checked before use: the file is outside input. Nothing outside elf/ walks ELF headers itself. */
+ * through PT_LOAD, and the one lookup of its verified separate debug file (local places, then debuginfod). Every
+ * offset taken from the file is checked before use: the file is outside input. Nothing outside elf/ walks ELF
+ * headers itself. */
 #ifndef TASKSPY_ELF_FILE_H
 #define TASKSPY_ELF_FILE_H
 
@@ -135,12 +136,75 @@ typedef bool (*elf_memory_reader)(void *ctx, uint64_t addr, void *buf, size_t le
  * phdr (AT_PHDR, phnum of them: AT_PHNUM) in the process's memory. 0 when not set yet or not found. */
 uint64_t elf_loaded_r_debug(uint64_t phdr, uint64_t phnum, elf_memory_reader read, void *ctx);
 
-/* ---- debug_file.c: the separate debug file ------------------------------------------------------- */
-/* Path of the separate debug file of ef (the object at path as the target names it, opened through the
- * root prefix, "" or "/proc/PID/root"), looked up where Debian's -dbgsym packages and `objcopy
- * --only-keep-debug` put them (the places are listed in debug_file.c). A candidate is taken only if it
- * matches: same build-id when both files have one, else the debug link's CRC; a stale file is refused.
- * Returns a malloc'd path or NULL. */
+/* ---- debug_file.c, debug_files.c: the separate debug file ---------------------------------------- */
+/* The one lookup of an object's separate debug file (as Debian's -dbgsym packages, `objcopy --only-keep-debug`
+ * and debuginfod servers provide them), in this order: by GNU build-id under /usr/lib/debug/.build-id/, by the
+ * .gnu_debuglink name (beside the object, in its .debug/ directory, under /usr/lib/debug/DIR/), then from a
+ * debuginfod server (libdebuginfod) when the settings enable it and the caller may wait for a download. Local
+ * paths are looked up under the target's root. A candidate is taken only if it matches: the same build-id when
+ * both files have one, else the debug link's CRC; a stale file is refused. */
+enum debug_file_source { DEBUG_FILE_NONE, DEBUG_FILE_BUILD_ID, DEBUG_FILE_DEBUGLINK, DEBUG_FILE_DEBUGINFOD };
+enum debuginfod_answer {
+    DEBUGINFOD_OFF,            /* no server to ask (the settings: the cli found DEBUGINFOD_URLS unset) */
+    DEBUGINFOD_NOT_ASKED,      /* found locally, no build id to ask with, or no caller could wait for it yet */
+    DEBUGINFOD_FOUND,
+    DEBUGINFOD_NOT_FOUND,      /* the servers answered: they do not have it */
+    DEBUGINFOD_NO_ANSWER,      /* no answer (down, refused, timed out: debuginfod_error); not asked again */
+};
+#define DEBUG_FILE_PATH_MAX 4096
+/* What one lookup found, and where it looked. */
+struct debug_file_result {
+    char path[DEBUG_FILE_PATH_MAX];   /* the verified debug file, "" when none */
+    enum debug_file_source source;
+    char build_id_path[256];          /* the build-id place looked at, "" when the object has no build id */
+    char debuglink[256];              /* the object's .gnu_debuglink name, "" when it has none */
+    bool refused;                     /* a file was in one of the places but was another build's */
+    enum debuginfod_answer debuginfod;
+    int debuginfod_error;             /* for DEBUGINFOD_NO_ANSWER: an errno (ECONNREFUSED, ETIME, ...) */
+};
+
+/* A debuginfod download of object's debug file: bytes so far and in all (total 0: not known yet). */
+typedef void (*debug_file_progress_fn)(void *ctx, const char *object, uint64_t bytes, uint64_t total);
+/* Asks the servers for a build id's debug file: 0 with *path (malloc'd), or a negative errno (-ENOENT: they do
+ * not have it). */
+typedef int (*debug_file_fetch_fn)(void *ctx, const uint8_t *build_id, size_t len, const char *object,
+                                   char **path);
+/* The lookup's settings, which the cli fills: library code never reads the environment itself. */
+struct debug_file_settings {
+    bool debuginfod;                  /* ask debuginfod servers when the local places have nothing (the cli: when
+                                         DEBUGINFOD_URLS names any; libdebuginfod reads the URLs, the cache path and
+                                         the timeout from the environment itself, as perf and gdb have it) */
+    unsigned wait_limit_s;            /* a query no server has begun to answer is given up after this long (0: never):
+                                         the cli passes DEBUGINFOD_TIMEOUT's value, so that a server that does not
+                                         answer costs it once per object, retries and connecting included (a server
+                                         that sends slower than libdebuginfod's bound is cut by libdebuginfod) */
+    debug_file_progress_fn on_progress; /* a download is under way (called by the thread that waits for it) */
+    void *progress_ctx;
+    debug_file_fetch_fn fetch;        /* how to ask; NULL: libdebuginfod (tests give their own) */
+    void *fetch_ctx;
+};
+
+/* The lookup's results, one per build id, shared by everything that reads one target's debug information
+ * (symbols, lines, DWARF types), so that no object is looked up twice and a server that gave no answer is not
+ * asked again for it. Thread-safe. */
+struct debug_files;
+/* NULL on allocation failure. */
+struct debug_files *debug_files_new(const struct debug_file_settings *settings);
+void debug_files_free(struct debug_files *df);
+/* The debug file of ef (the object at path as the target names it, opened through root: "" or "/proc/PID/root").
+ * df: the shared results, or NULL for the local places alone, nothing kept. fetch: the caller may wait for a
+ * download (never on the sampling path); without it a download another caller waits for is not waited for.
+ * Returns whether one was found (out->path); out says where it looked either way. */
+bool debug_file_find(struct debug_files *df, const struct elf_file *ef, const char *root, const char *path,
+                     bool fetch, struct debug_file_result *out);
+/* What debuginfod was asked and answered, over every object so far. */
+struct debug_files_stats {
+    unsigned asked, found, not_found, no_answer;
+    int first_error;                  /* the first no-answer's errno */
+    char first_failed[256];           /* and its object, as the target names it */
+};
+void debug_files_stats(struct debug_files *df, struct debug_files_stats *out);
+/* The local places alone (debug_file_find without shared results): a malloc'd path or NULL. */
 char *elf_debug_file_find(const struct elf_file *ef, const char *root, const char *path);
 /* The debug link of ef: file name (inside ef) and CRC. False when it has none or it is malformed. */
 bool elf_file_debuglink(const struct elf_file *ef, const char **name, uint32_t *crc);

@@ -135,7 +135,7 @@ static int open_markers(struct sampler *s, char *err, size_t errlen)
         .cpus = cpu_ids, .n_cpus = cpu_buffers_mapped(&s->cpus, NULL, cpu_ids, 1024), .buffer_pages = s->cpus.pages,
         .records = s->cfg.marker_records, .slot_bits = s->cfg.marker_slot_bits, .uprobes = s->cfg.uprobe_events, .on_warning = sampler_relay_warning,
         .warning_ctx = s, .wait_profile = s->cfg.wait_profile, .waker_symbol = s->cfg.waker_symbol,
-        .on_waker_site = s->cfg.wait_profile ? sampler_wait_site : NULL,
+        .on_waker_site = s->cfg.wait_profile ? sampler_wait_site : NULL, .debug_files = s->cfg.debug_files,
     };
     if (markers_open(&s->markers, &mc, err, errlen) != 0)
         return -1;
@@ -144,12 +144,17 @@ static int open_markers(struct sampler *s, char *err, size_t errlen)
     if (s->target.launched) {
         char exe[4096];
         if (target_resolve_command(s->cfg.argv[0], s->cfg.search_path, exe, sizeof(exe)))
-            markers_scan_object(s->markers, exe);
+            markers_scan_object(s->markers, exe, true);
         return 0;
     }
+    /* the executable's debug file may be downloaded now, before the recording; the libraries' when symbolized */
+    char link[64], exe[4096];
+    snprintf(link, sizeof(link), "/proc/%d/exe", (int)s->target.pid);
+    ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = '\0';
     for (size_t i = 0; i < s->maps.n; i++)
         if (s->maps.v[i].executable && s->maps.v[i].path[0] == '/')
-            markers_scan_object(s->markers, s->maps.v[i].path);
+            markers_scan_object(s->markers, s->maps.v[i].path, strcmp(s->maps.v[i].path, exe) == 0);
     return 0;
 }
 

@@ -24,6 +24,8 @@ enum sampler_call_graph { SAMPLER_CALL_GRAPH_DWARF, SAMPLER_CALL_GRAPH_FP };
 #define SAMPLER_MARKER_SLOT_BITS_MIN 4
 #define SAMPLER_MARKER_SLOT_BITS_MAX 15
 
+struct debug_files;
+
 struct sampler_config {
     pid_t pid;                       /* attach to this process (all threads), or 0 to launch argv */
     char *const *argv;               /* command to launch when pid == 0 */
@@ -46,6 +48,10 @@ struct sampler_config {
     bool wait_profile;
     const char *waker_symbol;        /* marker runtimes: a function whose first argument (rdi) is a task id and
                                         that the program calls when a task registers its waker; NULL: none */
+    /* elf/'s shared debug-file lookup (elf/elf_file.h), for the runtime symbols and DWARF types of a stripped
+     * executable: a debuginfod download is waited for while opening only, for the executable only; objects
+     * mapped later get what the local places have. NULL: the local places alone. */
+    struct debug_files *debug_files;
     /* A problem that does not stop the recording (a marker left out, a slower route taken): one line
      * without a prefix or newline. May be called from sampler_open and sampler_run. NULL: not reported. */
     void (*on_warning)(void *ctx, const char *message);

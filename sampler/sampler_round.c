@@ -102,7 +102,7 @@ static void scan_mapping(struct sampler *s, const struct perf_event_header *rec)
     if (perf_decode_mmap2(rec, &m) != 0 || (pid_t)m.pid != s->target.pid || !(m.prot & 4) || m.filename[0] != '/')
         return;
     if (s->markers)
-        markers_scan_object(s->markers, m.filename);
+        markers_scan_object(s->markers, m.filename, false);   /* the reading thread never waits for a download */
     sampler_tls_mapping(s, m.filename, m.addr, m.addr + m.len, m.pgoff);
 }
 

@@ -56,7 +56,7 @@ void sampler_tls_open(struct sampler *s)
     }
     struct tls_join_target t = { .tgid = s->target.pid, .exe = exe, .root = root,
                                  .target_path = target_path[0] == '/' ? target_path : NULL,
-                                 .launched = s->target.launched,
+                                 .launched = s->target.launched, .debug_files = s->cfg.debug_files,
                                  .name_by_probes = s->cfg.wait_profile };   /* waits: the probes' ids only */
     int rc = have_exe ? tls_join_open(&s->tls, &t, err, sizeof(err)) : 0;
     if (rc == 1) {

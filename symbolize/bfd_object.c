@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bfd_object.c: one mapped object file opened with libbfd: its function symbols (static, else dynamic,
  * plus PLT entries) sorted for binary search, and its DWARF line table and inline chains, taken from a
- * separate debug file when the object itself has no DWARF. Only called on cache misses. */
+ * separate debug file (elf/'s one lookup: local places, then debuginfod) when the object itself has no DWARF or
+ * no symbol table. Only called on cache misses. */
 #include "elf/elf_file.h"
 #include "symbolize/symbolize_internal.h"
 
@@ -35,6 +36,7 @@ struct bfd_object {
     size_t n_funcs;
     bool dynamic_only;             /* funcs come from .dynsym only: nearest symbol may be far off */
     struct elf_file elf;           /* the object's own headers: offsets to addresses, build-id, debuglink */
+    struct debug_file_result debug_file;   /* what the debug-file lookup found and tried */
 };
 
 static asymbol *no_symbols[1] = { NULL };
@@ -184,18 +186,17 @@ static bool has_dwarf(bfd *b)
     return s && bfd_section_size(s) > 0 && (s->flags & SEC_HAS_CONTENTS);
 }
 
-static void attach_debug_file(struct bfd_object *o, const char *root, const char *path)
+static void attach_debug_file(struct bfd_object *o, const char *root, const char *path,
+                              struct debug_files *debug_files)
 {
-    char *debug_path = elf_debug_file_find(&o->elf, root, path);
-    if (!debug_path)
+    if (!debug_file_find(debug_files, &o->elf, root, path, true, &o->debug_file))
         return;
-    o->debug = open_bfd(debug_path);
-    free(debug_path);
+    o->debug = open_bfd(o->debug_file.path);
     if (o->debug)
         read_symbols(o->debug, false, &o->debug_static);
 }
 
-struct bfd_object *bfd_object_open(const char *root, const char *path)
+struct bfd_object *bfd_object_open(const char *root, const char *path, struct debug_files *debug_files)
 {
     if (!root)
         root = "";
@@ -214,7 +215,7 @@ struct bfd_object *bfd_object_open(const char *root, const char *path)
     read_symbols(o->main, false, &o->main_static);
     read_symbols(o->main, true, &o->main_dynamic);
     if (!has_dwarf(o->main) || !o->main_static.n)
-        attach_debug_file(o, root, path);
+        attach_debug_file(o, root, path, debug_files);
     o->line_bfd = o->debug && has_dwarf(o->debug) ? o->debug : o->main;
     if (o->line_bfd == o->debug)
         o->line_syms = o->debug_static.syms ? o->debug_static.syms : no_symbols;
@@ -324,4 +325,19 @@ void bfd_object_lookup(struct bfd_object *o, uint64_t vaddr, struct raw_lookup *
 size_t bfd_object_build_id(const struct bfd_object *o, const uint8_t **id)
 {
     return elf_file_build_id(&o->elf, id);
+}
+
+bool bfd_object_has_symbols(const struct bfd_object *o)
+{
+    return o->main_static.n || o->debug_static.n || has_dwarf(o->line_bfd);
+}
+
+bool bfd_object_has_dynamic_symbols(const struct bfd_object *o)
+{
+    return o->n_funcs > 0;   /* exported functions, PLT entries */
+}
+
+const struct debug_file_result *bfd_object_debug_file(const struct bfd_object *o)
+{
+    return &o->debug_file;
 }

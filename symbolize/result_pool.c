@@ -13,7 +13,7 @@ static uint64_t hash_result(const struct sym_result *r)
 {
     uint64_t h = intern_hash_u64(r->n, (uintptr_t)r->object);
     h = intern_hash_u64(h, r->function_start);
-    h = intern_hash_u64(h, r->kernel);
+    h = intern_hash_u64(h, (uint64_t)r->kernel << 1 | r->unsymbolized);
     for (size_t i = 0; i < r->n; i++) {
         const struct sym_frame *f = &r->frames[i];
         h = intern_hash_u64(h, (uintptr_t)f->name);
@@ -29,7 +29,7 @@ static bool same_result(const void *item, const void *key)
 {
     const struct sym_result *a = item, *b = key;
     if (a->n != b->n || a->object != b->object || a->function_start != b->function_start ||
-        a->kernel != b->kernel)
+        a->kernel != b->kernel || a->unsymbolized != b->unsymbolized)
         return false;
     for (size_t i = 0; i < a->n; i++) {
         const struct sym_frame *x = &a->frames[i], *y = &b->frames[i];

@@ -34,13 +34,19 @@ struct sym_result {
     const char *object;      /* base name of the mapped object ("libc.so.6"), or NULL */
     uint64_t function_start; /* runtime address where the out-of-line function starts, or 0 */
     bool kernel;
+    bool unsymbolized;       /* the object has no symbols beyond its exported ones, its own or a debug file's
+                                (symbolize_object_report says where its debug file was looked for) */
     uint32_t id;             /* this distinct result's number (0, 1, 2... in order of first sight): callers
                                 keep what they derive from a result in an array indexed by it */
 };
 
+struct debug_files;
+
 struct symbolizer_options {
     bool kernel;             /* read /proc/kallsyms for kernel addresses */
     bool demangle;           /* demangle Rust (legacy, v0) and C++ names; normally true */
+    struct debug_files *debug_files;   /* elf/'s shared debug-file lookup (debuginfod downloads happen here, as
+                                          objects are opened); NULL: the local places alone */
 };
 
 struct symbolizer *symbolizer_new(const struct symbolizer_options *opts);
@@ -71,6 +77,17 @@ bool symbolize_user_mapping(struct symbolizer *s, uint64_t addr, bool return_add
 /* The known mapping that starts nearest below addr (for telling where an address in no mapping lies), without
  * opening its object (build_id NULL). False when none starts below it. */
 bool symbolize_mapping_below(struct symbolizer *s, uint64_t addr, struct sym_mapping *out);
+
+/* An object whose frames came out unsymbolized (sym_result.unsymbolized), for telling the user why. */
+struct sym_object_report {
+    const char *path;             /* as the target maps it */
+    const char *root;             /* the prefix it was opened through ("" or "/proc/PID/root") */
+    const char *build_id;         /* lowercase hex, or NULL */
+    bool dynamic_symbols;         /* its exported symbols name some of its frames */
+    const struct debug_file_result *debug_file;   /* where its debug file was looked for (elf/elf_file.h) */
+};
+/* The first opened object named object (sym_result.object) that is unsymbolized. False when none is. */
+bool symbolize_object_report(struct symbolizer *s, const char *object, struct sym_object_report *out);
 
 /* Demangle a symbol (Rust legacy/v0, C++); returns a malloc'd string, or NULL if it is not mangled. */
 char *symbolize_demangle(const char *mangled);

@@ -10,6 +10,7 @@
 #include "base/string_pool.h"
 #include "base/u64_map.h"
 #include "base/vec.h"
+#include "elf/elf_file.h"
 #include "symbolize/symbolize.h"
 
 #include <stdbool.h>
@@ -62,8 +63,10 @@ struct raw_lookup {
     unsigned function_line;                    /* that function's declaration line, 0 if unknown */
     bool have_function;
 };
-/* Opens root+path (root may be NULL or ""); returns NULL if it cannot be read as an object. */
-struct bfd_object *bfd_object_open(const char *root, const char *path);
+/* Opens root+path (root may be NULL or ""); returns NULL if it cannot be read as an object. Its separate debug
+ * file, where it needs one, comes from the one lookup (debug_files: the shared results, or NULL), which may
+ * wait for a download. */
+struct bfd_object *bfd_object_open(const char *root, const char *path, struct debug_files *debug_files);
 void bfd_object_close(struct bfd_object *o);
 /* File offset inside the object -> link-time address; false if no PT_LOAD holds it. */
 bool bfd_object_offset_to_vaddr(const struct bfd_object *o, uint64_t offset, uint64_t *vaddr);
@@ -71,6 +74,12 @@ bool bfd_object_offset_to_vaddr(const struct bfd_object *o, uint64_t offset, uin
 void bfd_object_lookup(struct bfd_object *o, uint64_t vaddr, struct raw_lookup *out);
 /* The object's GNU build id (from elf/): its length (0 if none), *id at its bytes. */
 size_t bfd_object_build_id(const struct bfd_object *o, const uint8_t **id);
+/* Whether it has symbols beyond its exported ones (a symbol table or DWARF, its own or its debug file's), and
+ * whether it has exported (dynamic) ones. */
+bool bfd_object_has_symbols(const struct bfd_object *o);
+bool bfd_object_has_dynamic_symbols(const struct bfd_object *o);
+/* What the debug-file lookup found and tried for it (not looked up: it had its own symbols and DWARF). */
+const struct debug_file_result *bfd_object_debug_file(const struct bfd_object *o);
 
 /* ---- mapping_table.c: [start,end) -> object path, kept sorted and non-overlapping ------------------ */
 struct mapping {

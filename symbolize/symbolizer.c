@@ -162,7 +162,7 @@ static struct bfd_object *object_for(struct symbolizer *s, const struct mapping 
     struct object_slot *slot = vec_push(&s->objects);
     if (!slot)
         return NULL;
-    struct bfd_object *o = bfd_object_open(m->root, m->path);
+    struct bfd_object *o = bfd_object_open(m->root, m->path, s->opts.debug_files);
     *slot = (struct object_slot){ .path = m->path, .root = m->root, .file_dev = m->file_dev,
                                   .file_ino = m->file_ino, .object = o };
     return o;
@@ -232,6 +232,7 @@ static const struct sym_result *resolve_user(struct symbolizer *s, const struct 
         .n = raw.n,
         .object = m->object_name,
         .function_start = raw.have_function ? raw.function_vaddr + (addr - vaddr) : 0,
+        .unsymbolized = !bfd_object_has_symbols(o),
     };
     return result_pool_intern(&s->results, &r);
 }
@@ -314,4 +315,21 @@ bool symbolize_mapping_below(struct symbolizer *s, uint64_t addr, struct sym_map
     *out = (struct sym_mapping){ .start = below->start, .end = below->end, .pgoff = below->pgoff,
                                  .path = below->path, .generation = below->generation };
     return true;
+}
+
+bool symbolize_object_report(struct symbolizer *s, const char *object, struct sym_object_report *out)
+{
+    for (size_t i = 0; i < s->mappings.items.n; i++) {
+        const struct mapping *m = &s->mappings.items.v[i];
+        if (!m->object_name || strcmp(m->object_name, object) != 0)
+            continue;
+        struct bfd_object *o = object_for(s, m);
+        if (!o || bfd_object_has_symbols(o))
+            continue;
+        *out = (struct sym_object_report){ .path = m->path, .root = m->root, .build_id = build_id_hex(s, o),
+                                           .dynamic_symbols = bfd_object_has_dynamic_symbols(o),
+                                           .debug_file = bfd_object_debug_file(o) };
+        return true;
+    }
+    return false;
 }

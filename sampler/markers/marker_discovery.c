@@ -49,10 +49,12 @@ static bool already_scanned(struct markers *m, const char *path)
     return false;
 }
 
-static void attach_runtime_functions(struct markers *m, const struct elf_file *ef, const char *path)
+/* The runtime functions of the object (path: as the target names it, full: from here). */
+static void attach_runtime_functions(struct markers *m, const struct elf_file *ef, const char *path,
+                                     const char *full, bool may_download)
 {
     struct runtime_probe_list found;
-    if (runtime_probes_find_with_debug(ef, path, m->root, &found) != 0)
+    if (runtime_probes_find_with_debug(ef, path, m->root, m->debug_files, may_download, &found) != 0)
         return;
     size_t polls = 0;
     for (size_t i = 0; i < found.n; i++) {
@@ -66,16 +68,16 @@ static void attach_runtime_functions(struct markers *m, const struct elf_file *e
          * address and where it is, and the unwinder puts it back (sampler_records.c). */
         struct probe_location entry = { r->runtime, "poll (function entry)", r->file_offset, 0, false,
                                         m->poll_times };
-        if (attach_location(m, path, &entry, MARKER_POLL_START, &id) != 0)
+        if (attach_location(m, full, &entry, MARKER_POLL_START, &id) != 0)
             continue;
         if (m->poll_times) {
             struct probe_location ret = { r->runtime, "poll (return)", r->file_offset, 0, true, false };
-            attach_location(m, path, &ret, MARKER_POLL_RETURN, NULL);
+            attach_location(m, full, &ret, MARKER_POLL_RETURN, NULL);
         }
     }
     m->runtime_functions += polls;
     if (polls > 0 || m->waker_symbol)
-        attach_waker_functions(m, ef, path, polls > 0 ? &found : NULL);
+        attach_waker_functions(m, ef, full, polls > 0 ? &found : NULL);
     runtime_probes_free(&found);
 }
 
@@ -147,7 +149,7 @@ static size_t attach_markers(struct markers *m, const struct usdt_note_list *not
     return poll_markers;
 }
 
-void markers_scan_object(struct markers *m, const char *path)
+void markers_scan_object(struct markers *m, const char *path, bool may_download)
 {
     if (!m || !path || path[0] != '/' || already_scanned(m, path))
         return;
@@ -168,10 +170,10 @@ void markers_scan_object(struct markers *m, const char *path)
     /* No poll markers here: probe the poll functions of the runtimes taskspy knows (tokio's
      * Harness<T,S>::poll), the task's identity read from a register at entry. */
     if (usable && poll_markers == 0 && strcmp(m->spec, "auto") == 0) {
-        attach_runtime_functions(m, &ef, full);
+        attach_runtime_functions(m, &ef, path, full, may_download);
     } else {
         if (poll_markers > 0)   /* tasks from the markers, perhaps on tokio: its waker functions too */
-            attach_marker_runtime_wakers(m, &ef, full);
+            attach_marker_runtime_wakers(m, &ef, path, full, may_download);
         if (m->waker_symbol)
             attach_waker_functions(m, &ef, full, NULL); /* a marker runtime's --waker-symbol, in any object */
     }

@@ -39,6 +39,7 @@ int markers_open(struct markers **out, const struct markers_config *cfg, char *e
     m->waker_symbol = cfg->waker_symbol;
     m->on_waker_site = cfg->on_waker_site;
     snprintf(m->root, sizeof(m->root), "%s", cfg->root ? cfg->root : "");
+    m->debug_files = cfg->debug_files;
     m->have_pmu = uprobe_pmu_info(&m->pmu) == 0;
     m->prefer_tracefs = cfg->uprobes != SAMPLER_UPROBES_PMU;
     m->bpf_state = cfg->records == SAMPLER_MARKER_RECORDS_PERF ? -1 : 0;

@@ -18,6 +18,7 @@
 #include "sampler/bpf/marker_program.h"
 
 struct markers;
+struct debug_files;
 
 struct markers_config {
     const char *spec;                  /* "auto", "none" or a comma list of providers */
@@ -34,6 +35,7 @@ struct markers_config {
                           const struct bpf_marker_program_spec *slots);
     pid_t pid;                         /* the target */
     const char *root;                  /* "/proc/PID/root": where the target's files are seen from here */
+    struct debug_files *debug_files;   /* elf/'s shared debug-file lookup (stripped objects), or NULL */
     const int *cpus;                   /* the CPUs marker events go on, each with a marker buffer */
     size_t n_cpus;
     size_t buffer_pages;               /* data pages per marker buffer (a power of two) */
@@ -52,8 +54,10 @@ struct markers_config {
  * Returns 0 (with *out NULL for "none"), or -1 with a message in err. */
 int markers_open(struct markers **out, const struct markers_config *cfg, char *err, size_t errlen);
 /* Look for probes in an object file the target maps (or will exec) and attach the new ones. Problems with
- * one object (an undecodable argument) are reported once through the warning callback, not fatal. */
-void markers_scan_object(struct markers *m, const char *path);
+ * one object (an undecodable argument) are reported once through the warning callback, not fatal.
+ * may_download: a stripped object's debug file may be waited for from debuginfod (before the recording, not
+ * on the reading thread). */
+void markers_scan_object(struct markers *m, const char *path, bool may_download);
 /* Enable (the recording starts: BPF slots overrun before it are not counted lost) or disable the probes. */
 void markers_enable(struct markers *m, bool on);
 /* What one read of the marker buffers found. */

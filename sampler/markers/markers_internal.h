@@ -42,6 +42,7 @@ struct marker_probe {
 struct markers {
     pid_t pid;
     char root[64];
+    struct debug_files *debug_files;   /* the shared debug-file lookup, or NULL */
     struct cpu_buffers buffers;        /* the marker buffer of each CPU, apart from the samples' */
     uint32_t largest_record;           /* the largest marker sample record read from them so far */
     const char *spec;
@@ -92,8 +93,10 @@ int offer_registration(struct markers *m, const char *path, const struct probe_l
 struct runtime_probe_list;
 void attach_waker_functions(struct markers *m, const struct elf_file *ef, const char *full,
                             const struct runtime_probe_list *found);
-/* The runtime's waker functions in an object whose tasks come from poll markers (full: its path from here),
- * their hits of the MARKER_RUNTIME_ kinds (%rdi the runtime's task header). */
-void attach_marker_runtime_wakers(struct markers *m, const struct elf_file *ef, const char *full);
+/* The runtime's waker functions in an object whose tasks come from poll markers (path: as the target names it,
+ * full: its path from here), their hits of the MARKER_RUNTIME_ kinds (%rdi the runtime's task header).
+ * may_download: as markers_scan_object's. */
+void attach_marker_runtime_wakers(struct markers *m, const struct elf_file *ef, const char *path, const char *full,
+                                  bool may_download);
 
 #endif

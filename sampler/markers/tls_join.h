@@ -15,6 +15,7 @@
 #include "sampler/sampler_types.h"
 
 struct tls_join;
+struct debug_files;
 
 /* What the route did, for the summary. */
 struct tls_join_stats {
@@ -44,6 +45,7 @@ struct tls_join_target {
     const char *exe;                   /* the executable as seen from here */
     const char *root;                  /* "/proc/PID/root": the target's files from here */
     const char *target_path;           /* the executable as the target names it, or NULL */
+    struct debug_files *debug_files;   /* elf/'s shared debug-file lookup (a stripped executable), or NULL */
     bool launched;                     /* held before its exec: libraries are placed once it has loaded them */
     bool name_by_probes;               /* tasks named by the poll probes' ids where their ids are of another
                                           kind (the wait profile's, which only they can name) */

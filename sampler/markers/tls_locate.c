@@ -16,16 +16,20 @@
 #include "sampler/probes/usdt_notes.h"
 
 /* The file to read the executable's symbols and DWARF from: exe itself, or where it is stripped (no
- * .symtab), its separate debug file (the one verified lookup of elf/: same build-id or CRC). Returns a
- * malloc'd path, or NULL with no debug file (exe then). */
-static char *debug_file_of(const char *exe, const char *root, const char *target_path)
+ * .symtab), its separate debug file (the one verified lookup of elf/, shared with the symbolizer: same
+ * build-id or CRC; from debuginfod too, waited for now, before the recording). Returns a malloc'd path, or
+ * NULL with no debug file (exe then). */
+static char *debug_file_of(const struct tls_join_target *t)
 {
     struct elf_file ef;
-    if (!target_path || elf_file_open(&ef, exe) != 0)
+    if (!t->target_path || elf_file_open(&ef, t->exe) != 0)
         return NULL;
-    char *found = elf_file_section(&ef, ".symtab") ? NULL : elf_debug_file_find(&ef, root, target_path);
+    struct debug_file_result *found = elf_file_section(&ef, ".symtab") ? NULL : malloc(sizeof(*found));
+    char *path = found && debug_file_find(t->debug_files, &ef, t->root, t->target_path, true, found)
+                     ? strdup(found->path) : NULL;
+    free(found);
     elf_file_close(&ef);
-    return found;
+    return path;
 }
 
 /* Where the task id is: the TLS marker, else (tokio) CONTEXT.current_task_id through DWARF, in exe (or in
@@ -114,7 +118,7 @@ int tls_locate(const struct tls_join_target *t, struct bpf_sample_program_spec *
     memset(loc, 0, sizeof(*loc));
     int rc = find_marker(t->exe, spec, st, &loc->tokio, err, errlen);
     if (rc == 0) {
-        char *debug = debug_file_of(t->exe, t->root, t->target_path);
+        char *debug = debug_file_of(t);
         if (debug) {
             rc = find_marker(debug, spec, st, &loc->tokio, err, errlen);
             if (rc == 1)

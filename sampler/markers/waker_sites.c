@@ -83,12 +83,13 @@ void attach_waker_functions(struct markers *m, const struct elf_file *ef, const 
     }
 }
 
-void attach_marker_runtime_wakers(struct markers *m, const struct elf_file *ef, const char *full)
+void attach_marker_runtime_wakers(struct markers *m, const struct elf_file *ef, const char *path, const char *full,
+                                  bool may_download)
 {
     if (!m->wait_profile)
         return;
     struct runtime_probe_list found;
-    if (runtime_probes_find_with_debug(ef, full, m->root, &found) != 0)
+    if (runtime_probes_find_with_debug(ef, path, m->root, m->debug_files, may_download, &found) != 0)
         return;
     attach_found(m, ef, full, &found, true);
     runtime_probes_free(&found);

@@ -130,6 +130,7 @@ int runtime_probes_find(const struct elf_file *ef, struct runtime_probe_list *ou
 }
 
 int runtime_probes_find_with_debug(const struct elf_file *ef, const char *path, const char *root,
+                                   struct debug_files *debug_files, bool may_download,
                                    struct runtime_probe_list *out)
 {
     if (runtime_probes_find(ef, out) != 0)
@@ -137,16 +138,17 @@ int runtime_probes_find_with_debug(const struct elf_file *ef, const char *path, 
     if (out->n > 0 || elf_file_section(ef, ".symtab"))
         return 0;
     /* A stripped binary: its symbols are in its separate debug file, if one that matches it is there. */
-    char *debug_path = elf_debug_file_find(ef, root, path);
-    if (!debug_path)
-        return 0;
+    struct debug_file_result *found = malloc(sizeof(*found));
+    if (!found)
+        return -1;
     struct elf_file debug;
     int rc = 0;
-    if (elf_file_open(&debug, debug_path) == 0) {
+    if (debug_file_find(debug_files, ef, root, path, may_download, found) &&
+        elf_file_open(&debug, found->path) == 0) {
         rc = scan(&debug, ef, ".symtab", out);
         elf_file_close(&debug);
     }
-    free(debug_path);
+    free(found);
     return rc;
 }
 

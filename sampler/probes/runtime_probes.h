@@ -7,6 +7,7 @@
 #ifndef TASKSPY_RUNTIME_PROBES_H
 #define TASKSPY_RUNTIME_PROBES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,9 +37,11 @@ struct runtime_probe_list {
  * allocation failure. */
 int runtime_probes_find(const struct elf_file *ef, struct runtime_probe_list *out);
 /* The same, and when ef (the object at path as the target names it, opened through root: "" or
- * "/proc/PID/root") has no .symtab (a stripped binary), in its separate debug file, found and verified by
- * elf_debug_file_find (a stale one is refused), with offsets from ef's own program headers. */
+ * "/proc/PID/root") has no .symtab (a stripped binary), in its separate debug file, found and verified by elf/'s
+ * one lookup (debug_files: the shared results, or NULL; may_download: it may wait for a debuginfod download),
+ * with offsets from ef's own program headers. */
 int runtime_probes_find_with_debug(const struct elf_file *ef, const char *path, const char *root,
+                                   struct debug_files *debug_files, bool may_download,
                                    struct runtime_probe_list *out);
 void runtime_probes_free(struct runtime_probe_list *l);
 /* Does a mangled symbol name denote a runtime function? Returns the runtime's name (and its role in *role,

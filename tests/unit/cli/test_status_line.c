@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_status_line.c: cli/status_line: on a terminal (a pseudo-terminal here) each status is "\r", the text,
  * "clear to end of line", with the duration when there is one, cut to the terminal's width, and erased by
- * status_line_clear; on a file nothing at all is written, cleared or not. */
+ * status_line_clear; a debuginfod download shows the same way; on a file nothing at all is written, cleared or not. */
 #include "cli/status_line.h"
 
 #include <setjmp.h>
@@ -68,6 +68,10 @@ static void test_terminal(void **state)
     struct sampler_progress zero_probe = progress;     /* no poll probes: no polls to count */
     zero_probe.counts_polls = false;
     status_line_show(&sl, &zero_probe);
+    /* a debuginfod download: the object's base name, and how far it is once the server sends it */
+    status_line_show_download(&sl, "/srv/bin/app", 0, 0);
+    status_line_show_download(&sl, "/srv/bin/app", 1500000, 9700000);
+    status_line_show_download(&sl, "app", 2500000, 0);
     status_line_clear(&sl);
     status_line_clear(&sl);            /* nothing shown: nothing to erase */
     char buf[1024];
@@ -75,6 +79,9 @@ static void test_terminal(void **state)
     assert_string_equal(buf, "\rtaskspy: recording 1.3 s / 10.0 s, 1234 samples, 5 lost, 678 polls, 9 tasks\033[K"
                              "\rtaskspy: recording 1.3 s, 1234 samples, 5 lost, 678 polls, 9 tasks\033[K"
                              "\rtaskspy: recording 1.3 s / 10.0 s, 1234 samples, 5 lost, 9 tasks\033[K"
+                             "\rtaskspy: debuginfod: downloading the debug file of app: waiting for the server\033[K"
+                             "\rtaskspy: debuginfod: downloading the debug file of app: 1.5 of 9.7 MB\033[K"
+                             "\rtaskspy: debuginfod: downloading the debug file of app: 2.5 MB\033[K"
                              "\r\033[K");
     fclose(out);
     close(master);
@@ -104,6 +111,7 @@ static void test_not_a_terminal(void **state)
     struct status_line sl;
     status_line_init(&sl, out);
     status_line_show(&sl, &progress);
+    status_line_show_download(&sl, "/srv/bin/app", 1, 2);
     status_line_clear(&sl);
     assert_int_equal(ftell(out), 0);
     fclose(out);

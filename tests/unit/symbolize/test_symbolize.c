@@ -375,6 +375,22 @@ static void test_debuglink_debug_file(void **state)
     run("rm -r '%s'", dir);
 }
 
+/* A stand-in for debuginfod: sends the file at path (counting the questions). */
+struct fetched_file {
+    char path[512];
+    int asked;
+};
+static int fetch_kept_file(void *ctx, const uint8_t *build_id, size_t len, const char *object, char **path)
+{
+    struct fetched_file *f = ctx;
+    (void)build_id;
+    (void)len;
+    (void)object;
+    f->asked++;
+    *path = strdup(f->path);
+    return *path ? 0 : -ENOMEM;
+}
+
 static void test_build_id_debug_file_under_root(void **state)
 {
     (void)state;
@@ -404,7 +420,47 @@ static void test_build_id_debug_file_under_root(void **state)
     assert_int_equal(r->frames[r->n - 1].line, FIXTURE_FUNCTION_LINE);
     assert_int_equal(r->function_start, fn);
     assert_string_equal(r->object, "libbid.so");
+    assert_false(r->unsymbolized);
+    struct sym_object_report report;
+    assert_false(symbolize_object_report(s, "libbid.so", &report));
     symbolizer_free(s);
+
+    /* The debug file moved away: the frames are unsymbolized, and the report says where it was looked for. */
+    run("cd '%s' && mv root/usr/lib/debug/.build-id/*/*.debug libbid.debug", dir);
+    s = symbolizer_new(&opts);
+    assert_non_null(s);
+    add_self_mappings(s, lib, "/lib/libbid.so", root);
+    r = symbolize_user(s, fn + 4, false);
+    assert_true(r->unsymbolized);
+    assert_true(symbolize_object_report(s, "libbid.so", &report));
+    assert_string_equal(report.path, "/lib/libbid.so");
+    assert_string_equal(report.root, root);
+    assert_non_null(report.build_id);
+    assert_true(report.dynamic_symbols);
+    assert_string_equal(report.debug_file->path, "");
+    assert_int_equal(report.debug_file->debuginfod, DEBUGINFOD_OFF);
+    assert_non_null(strstr(report.debug_file->build_id_path, "/root/usr/lib/debug/.build-id/"));
+    assert_non_null(strstr(report.debug_file->build_id_path, report.build_id + 2));
+    symbolizer_free(s);
+
+    /* ... and fetched (a stand-in for debuginfod) through the shared lookup, it names and places the frames. */
+    struct fetched_file fetched;
+    snprintf(fetched.path, sizeof(fetched.path), "%s/libbid.debug", dir);
+    fetched.asked = 0;
+    struct debug_file_settings settings = { .debuginfod = true, .fetch = fetch_kept_file, .fetch_ctx = &fetched };
+    struct debug_files *df = debug_files_new(&settings);
+    assert_non_null(df);
+    struct symbolizer_options shared = { .demangle = true, .debug_files = df };
+    s = symbolizer_new(&shared);
+    assert_non_null(s);
+    add_self_mappings(s, lib, "/lib/libbid.so", root);
+    r = symbolize_user(s, fn + 4, false);
+    assert_false(r->unsymbolized);
+    assert_string_equal(r->frames[r->n - 1].name, "dbg_fixture_function");
+    assert_int_equal(r->frames[r->n - 1].line, FIXTURE_FUNCTION_LINE);
+    assert_int_equal(fetched.asked, 1);
+    symbolizer_free(s);
+    debug_files_free(df);
 
     assert_int_equal(dlclose(handle), 0);
     run("rm -r '%s'", dir);
