@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* future_decode.c: a task's async backtrace from its future's bytes and the program's DWARF. Per vtable once
+ * (task_plan_find): the root future's type T from the vtable's raw::poll<T, S> (a template parameter), and
+ * where it sits in the task's Cell<T, S> (core.stage). Per task (future_decode): an async fn's state machine
+ * is a variant part on __state; a Suspend<k> variant carries its await's file and line and the awaited future
+ * as __awaitee, followed down; other futures (a connection struct, Box/Pin<Box<..>>, Option, select!'s
+ * captured futures) are searched through their members, owned boxes (trait objects by their vtable) and
+ * &mut references, bounded in depth and bytes, never through shared pointers (Arc: the runtime's own state)
+ * nor raw pointers; the first suspended async fn found wins, else the innermost leaf future taskspy knows. */
+#include "tasks/tasks_internal.h"
+
+#include <dwarf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/vec.h"
+#include "symbolize/symbolize.h"
+
+#define MAX_VALUE (64 * 1024)        /* bytes of one value read at once */
+#define MAX_NAME 2048
+#define MAX_VISITED 4096
+
+struct decoder {
+    const struct tokio_layout *l;
+    struct string_pool *pool;
+    elf_memory_reader read;
+    void *rctx;
+    size_t bytes_left;
+    unsigned max_depth;
+    struct decoded_future *out;
+    const char *weak_leaf, *weak_detail;   /* an I/O object met on the way, if nothing better is found */
+    uint64_t visited[MAX_VISITED];
+    size_t n_visited;
+};
+
+enum found { FOUND_NONE, FOUND_FRAME };
+
+/* ---- names ----------------------------------------------------------------------------------------------- */
+
+/* "a::b::{async_fn_env#0}<T>" -> "a::b"; "x::{{closure}}" -> "x" (SPEC 3: async suffixes removed) */
+static void strip_async(char *name)
+{
+    static const char *const suffixes[] = { "::{async_fn_env#", "::{async_block_env#", "::{{closure}}",
+                                            "::{closure#", "::{async_fn#", "::{async_block#" };
+    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+        char *at = strstr(name, suffixes[i]);
+        if (at)
+            *at = '\0';
+    }
+}
+
+/* the function an async state machine type belongs to, as the CPU profile names it */
+static const char *function_name(struct decoder *dc, Dwarf_Die *env)
+{
+    char linkage[MAX_NAME], name[MAX_NAME];
+    char *demangled = dwarf_async_fn_linkage(dc->l->dwarf, env, linkage, sizeof(linkage)) ? symbolize_demangle(linkage)
+                                                                                            : NULL;
+    if (demangled) {
+        snprintf(name, sizeof(name), "%s", demangled);
+        free(demangled);
+    } else if (dwarf_qualified_name(dc->l->dwarf, env, name, sizeof(name)) == 0) {
+        return NULL;
+    }
+    strip_async(name);
+    return string_pool_intern(dc->pool, name);
+}
+
+static bool is_async_env(Dwarf_Die *type)
+{
+    const char *n = dwarf_diename(type);
+    return n && (strncmp(n, "{async_fn_env#", 14) == 0 || strncmp(n, "{async_block_env#", 17) == 0);
+}
+
+/* ---- reading ---------------------------------------------------------------------------------------------- */
+
+static bool take_bytes(struct decoder *dc, uint64_t addr, void *buf, size_t len)
+{
+    if (len > dc->bytes_left)
+        return false;
+    dc->bytes_left -= len;
+    return dc->read(dc->rctx, addr, buf, len);
+}
+
+/* visit (addr, type) once: cycles through &mut references and repeated members end here */
+static bool first_visit(struct decoder *dc, uint64_t addr, Dwarf_Die *type)
+{
+    uint64_t key = addr * 31 + dwarf_dieoffset(type);
+    for (size_t i = 0; i < dc->n_visited; i++)
+        if (dc->visited[i] == key)
+            return false;
+    if (dc->n_visited == MAX_VISITED)
+        return false;
+    dc->visited[dc->n_visited++] = key;
+    return true;
+}
+
+static bool push_frame(struct decoder *dc, const char *function, const char *file, uint32_t line)
+{
+    struct decoded_future *o = dc->out;
+    if (vec_reserve_raw((void **)&o->frames, &o->cap_frames, sizeof(*o->frames), o->n_frames + 1) != 0)
+        return false;
+    o->frames[o->n_frames++] = (struct task_frame){ function, file ? string_pool_intern(dc->pool, file) : NULL, line };
+    return true;
+}
+
+static enum found decode(struct decoder *dc, Dwarf_Die *type, uint64_t addr, unsigned depth);
+
+/* ---- pointers: which are followed ----------------------------------------------------------------------- */
+
+/* a Box<T> (alloc::boxed::Box): owned, followed; a trait object's box by its vtable's concrete type */
+static enum found follow_box(struct decoder *dc, Dwarf_Die *box, uint64_t addr, unsigned depth)
+{
+    struct dwarf_member ptr, vtable;
+    const char *failed;
+    uint64_t data, vt;
+    Dwarf_Die target;
+    if (dwarf_member(box, "pointer", &ptr) && dwarf_member(box, "vtable", &vtable)) {
+        /* Box<dyn Trait>: data pointer and vtable; the vtable names the concrete type */
+        if (!take_bytes(dc, addr + ptr.offset, &data, 8) || !take_bytes(dc, addr + vtable.offset, &vt, 8) || !data ||
+            !dwarf_vtable_type(dc->l->dwarf, vt - dc->l->bias, &target))
+            return FOUND_NONE;
+        return decode(dc, &target, data, depth + 1);
+    }
+    if (!dwarf_member_path(box, "__0.pointer.pointer", &ptr, &failed) &&
+        !dwarf_member_path(box, "__0.pointer", &ptr, &failed))
+        return FOUND_NONE;
+    if (dwarf_tag(&ptr.type) != DW_TAG_pointer_type || !dwarf_type_of(&ptr.type, &target) ||
+        !take_bytes(dc, addr + ptr.offset, &data, 8) || !data)
+        return FOUND_NONE;
+    return decode(dc, &target, data, depth + 1);
+}
+
+/* a pointer type met as a member: &mut T (select! and join! hold their futures so) is followed, with a fat
+   pointer's vtable when it is one; shared references, raw pointers and Arc are not (runtime state, other
+   tasks) */
+static enum found follow_pointer(struct decoder *dc, Dwarf_Die *ptr_type, uint64_t addr, unsigned depth)
+{
+    const char *n = dwarf_diename(ptr_type);
+    Dwarf_Die target;
+    uint64_t data;
+    if (!n || strncmp(n, "&mut ", 5) != 0 || !dwarf_type_of(ptr_type, &target) || !take_bytes(dc, addr, &data, 8) ||
+        !data)
+        return FOUND_NONE;
+    return decode(dc, &target, data, depth + 1);
+}
+
+/* ---- an async fn's state machine ----------------------------------------------------------------------- */
+
+static enum found decode_async(struct decoder *dc, Dwarf_Die *env, uint64_t addr, unsigned depth)
+{
+    int64_t size = dwarf_type_size(env);
+    uint8_t *bytes;
+    if (size <= 0 || size > MAX_VALUE || !(bytes = malloc((size_t)size)))
+        return FOUND_NONE;
+    struct dwarf_member variant;
+    bool ok = take_bytes(dc, addr, bytes, (size_t)size) && dwarf_variant_of(env, bytes, (size_t)size, &variant);
+    free(bytes);
+    const char *fn = function_name(dc, env);
+    /* a state machine's variant members are numbered; their types carry the names (Unresumed, Suspend0, ...) and
+       the members the await's position */
+    const char *vname = ok ? dwarf_diename(&variant.type) : NULL;
+    if (!fn || !vname)
+        return FOUND_NONE;
+    if (strncmp(vname, "Suspend", 7) != 0) {
+        /* Unresumed (spawned, never polled yet), Returned, Panicked: no await to show */
+        push_frame(dc, fn, NULL, 0);
+        if (strcmp(vname, "Unresumed") == 0 && !dc->out->leaf)
+            dc->out->leaf = string_pool_intern(dc->pool, "(not polled yet)");
+        return FOUND_FRAME;
+    }
+    const char *file = NULL;
+    uint32_t line = 0;
+    if (!dwarf_decl_position(&variant.die, &file, &line))
+        dwarf_decl_position(&variant.type, &file, &line);
+    if (!push_frame(dc, fn, file, line))
+        return FOUND_FRAME;
+    uint64_t at = addr + variant.offset;
+    struct dwarf_member awaitee;
+    if (dwarf_member(&variant.type, "__awaitee", &awaitee))
+        decode(dc, &awaitee.type, at + awaitee.offset, depth + 1);
+    return FOUND_FRAME;
+}
+
+/* ---- any other future ----------------------------------------------------------------------------------- */
+
+static enum found decode_members(struct decoder *dc, Dwarf_Die *type, uint64_t addr, unsigned depth)
+{
+    struct dwarf_member m;
+    for (size_t i = 0; dwarf_member_at(type, i, &m); i++) {
+        const char *n = dwarf_diename(&m.die);
+        if (n && strncmp(n, "_marker", 7) == 0)
+            continue;
+        if (decode(dc, &m.type, addr + m.offset, depth + 1) == FOUND_FRAME)
+            return FOUND_FRAME;
+    }
+    return FOUND_NONE;
+}
+
+static enum found decode_enum(struct decoder *dc, Dwarf_Die *type, uint64_t addr, unsigned depth)
+{
+    int64_t size = dwarf_type_size(type);
+    uint8_t *bytes;
+    if (size <= 0 || size > MAX_VALUE || !(bytes = malloc((size_t)size)))
+        return FOUND_NONE;
+    struct dwarf_member variant;
+    bool ok = take_bytes(dc, addr, bytes, (size_t)size) && dwarf_variant_of(type, bytes, (size_t)size, &variant);
+    free(bytes);
+    if (!ok)
+        return FOUND_NONE;
+    return decode_members(dc, &variant.type, addr + variant.offset, depth);
+}
+
+static enum found decode(struct decoder *dc, Dwarf_Die *type, uint64_t addr, unsigned depth)
+{
+    if (depth > dc->max_depth || dc->bytes_left == 0 || addr == 0 || !first_visit(dc, addr, type))
+        return FOUND_NONE;
+    int tag = dwarf_tag(type);
+    if (tag == DW_TAG_pointer_type)
+        return follow_pointer(dc, type, addr, depth);
+    if (tag == DW_TAG_union_type) {
+        struct dwarf_member value;     /* MaybeUninit<T> { uninit, value: ManuallyDrop<T> } */
+        return dwarf_member(type, "value", &value) ? decode(dc, &value.type, addr + value.offset, depth + 1)
+                                                   : FOUND_NONE;
+    }
+    if (tag != DW_TAG_structure_type)
+        return FOUND_NONE;
+    if (is_async_env(type))
+        return decode_async(dc, type, addr, depth);
+    char name[MAX_NAME];
+    if (dwarf_qualified_name(dc->l->dwarf, type, name, sizeof(name)) > 0) {
+        const char *detail = NULL;
+        enum leaf_strength s = future_leaf(dc->l, dc->pool, dc->read, dc->rctx, name, type, addr, &detail);
+        if (s == LEAF_STRONG) {
+            dc->out->leaf = string_pool_intern(dc->pool, name);
+            dc->out->detail = detail;
+            return FOUND_FRAME;
+        }
+        if (s == LEAF_WEAK) {
+            if (!dc->weak_leaf) {
+                dc->weak_leaf = string_pool_intern(dc->pool, name);
+                dc->weak_detail = detail;
+            }
+            return FOUND_NONE;
+        }
+        if (strncmp(name, "alloc::sync::Arc<", 17) == 0 || strncmp(name, "alloc::rc::Rc<", 14) == 0 ||
+            strncmp(name, "tokio::runtime::", 16) == 0)
+            return FOUND_NONE;     /* shared or runtime state: never another task's future */
+        if (strncmp(name, "alloc::boxed::Box<", 18) == 0)
+            return follow_box(dc, type, addr, depth);
+    }
+    if (dwarf_has_variants(type))
+        return decode_enum(dc, type, addr, depth);
+    return decode_members(dc, type, addr, depth);
+}
+
+/* ---- per vtable ------------------------------------------------------------------------------------------ */
+
+bool task_plan_find(const struct tokio_layout *l, struct string_pool *pool, uint64_t poll, struct task_plan *out)
+{
+    memset(out, 0, sizeof(*out));
+    Dwarf_Die fn, params[2], cell;
+    static const char *const names[] = { "T", "S" };
+    struct dwarf_member stage;
+    const char *failed;
+    if (!dwarf_function_at(l->dwarf, poll - l->bias, &fn) || !dwarf_template_param(&fn, "T", &params[0]) ||
+        !dwarf_template_param(&fn, "S", &params[1]) ||
+        !dwarf_generic_type(l->dwarf, "tokio::runtime::task::core::Cell", names, params, 2, &cell) ||
+        !dwarf_member_path(&cell, "core.stage.stage", &stage, &failed))
+        return false;
+    /* through the UnsafeCell wrappers (tokio's loom one holds std's) to the Stage<T> enum */
+    struct dwarf_member inner;
+    for (int i = 0; i < 4 && !dwarf_has_variants(&stage.type) && dwarf_member_count(&stage.type) == 1 &&
+                    dwarf_member_at(&stage.type, 0, &inner);
+         i++) {
+        stage.offset += inner.offset;
+        stage.type = inner.type;
+    }
+    if (!dwarf_has_variants(&stage.type))
+        return false;
+    out->future = params[0];
+    out->stage = stage.type;
+    out->stage_offset = stage.offset;
+    char name[MAX_NAME];
+    if (dwarf_qualified_name(l->dwarf, &params[0], name, sizeof(name)) == 0)
+        snprintf(name, sizeof(name), "[unknown future]");
+    if (is_async_env(&params[0])) {
+        char linkage[MAX_NAME];
+        char *demangled = dwarf_async_fn_linkage(l->dwarf, &params[0], linkage, sizeof(linkage))
+                              ? symbolize_demangle(linkage)
+                              : NULL;
+        if (demangled) {
+            snprintf(name, sizeof(name), "%s", demangled);
+            free(demangled);
+        }
+        strip_async(name);
+    }
+    out->root = string_pool_intern(pool, name);
+    out->ok = out->root != NULL;
+    return out->ok;
+}
+
+bool future_decode(const struct tokio_layout *l, struct string_pool *pool, const struct decode_limits *limits,
+                   elf_memory_reader read, void *rctx, uint64_t header, const struct task_plan *plan,
+                   struct decoded_future *out)
+{
+    struct decoder *dc = calloc(1, sizeof(*dc));
+    if (!dc)
+        return false;
+    *dc = (struct decoder){ .l = l, .pool = pool, .read = read, .rctx = rctx, .bytes_left = limits->max_bytes,
+                            .max_depth = limits->max_depth, .out = out };
+    /* the stage: Running(T) holds the future; Finished and Consumed hold none */
+    Dwarf_Die stage = plan->stage;
+    int64_t size = dwarf_type_size(&stage);
+    uint8_t *bytes = size > 0 && size <= MAX_VALUE ? malloc((size_t)size) : NULL;
+    struct dwarf_member variant, future;
+    const char *vname;
+    bool running = bytes && take_bytes(dc, header + plan->stage_offset, bytes, (size_t)size) &&
+                   dwarf_variant_of(&stage, bytes, (size_t)size, &variant) && (vname = dwarf_diename(&variant.die)) &&
+                   strcmp(vname, "Running") == 0 && dwarf_member(&variant.type, "__0", &future);
+    free(bytes);
+    if (running) {
+        decode(dc, &future.type, header + plan->stage_offset + variant.offset + future.offset, 0);
+        if (!out->leaf && dc->weak_leaf) {
+            out->leaf = dc->weak_leaf;
+            out->detail = dc->weak_detail;
+        }
+    }
+    free(dc);
+    return running;
+}

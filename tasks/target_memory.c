@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* target_memory.c: another process's memory, read with process_vm_readv (no stop, no ptrace attach), and its
+ * mappings from /proc/PID/maps, for the load bias of its objects. */
+#include "tasks/tasks_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "base/vec.h"
+
+bool target_memory_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    pid_t pid = *(const pid_t *)ctx;
+    if (len == 0)
+        return true;
+    if (addr == 0 || addr + len < addr)
+        return false;
+    struct iovec local = { buf, len };
+    struct iovec remote = { (void *)(uintptr_t)addr, len };
+    ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    return n == (ssize_t)len;
+}
+
+int target_maps_load(pid_t pid, struct target_maps *out)
+{
+    memset(out, 0, sizeof(*out));
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    char line[4096 + 256];
+    int rc = 0;
+    while (fgets(line, sizeof(line), f)) {
+        uint64_t start, end, offset;
+        char perms[8];
+        int name_at = 0;
+        if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &start, &end, perms, &offset,
+                   &name_at) < 4)
+            continue;
+        struct target_mapping *m = vec_push(out);
+        if (!m) {
+            rc = -1;
+            break;
+        }
+        *m = (struct target_mapping){ start, end, offset, NULL };
+        char *name = line + name_at;
+        name[strcspn(name, "\n")] = '\0';
+        if (name_at > 0 && name[0] == '/' && !(m->path = strdup(name))) {
+            rc = -1;
+            break;
+        }
+    }
+    fclose(f);
+    if (rc != 0)
+        target_maps_free(out);
+    return rc;
+}
+
+void target_maps_free(struct target_maps *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        free(m->v[i].path);
+    vec_free(m);
+}
+
+bool target_maps_bias(const struct target_maps *m, const char *path, const struct elf_file *ef, uint64_t *bias)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    for (size_t i = 0; i < m->n; i++)
+        if (m->v[i].path && strcmp(m->v[i].path, path) == 0 &&
+            elf_file_load_bias(ef, m->v[i].start, m->v[i].offset, false, page > 0 ? (uint64_t)page : 4096, bias))
+            return true;
+    return false;
+}

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* task_reader.c: tasks.h's reader: the target's executable (or its debug file) and tokio's layout found once;
+ * each snapshot lists the threads (libthread_db), reads what each thread's CONTEXT says (its task, its
+ * runtime, its worker), walks every runtime's owned-task lists with a visited set and a bound, and decodes
+ * every task that is not running: its state word, its future, and its state word again (a change is read
+ * again, a few times, then the task is `changing`). */
+#include "tasks/tasks_internal.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/vec.h"
+
+#define DEFAULT_MAX_TASKS 1000000
+#define DEFAULT_MAX_DEPTH 64
+#define DEFAULT_MAX_BYTES (4u << 20)
+#define MAX_RUNTIMES 16
+#define MAX_HEADS 4096
+#define REREADS 3
+
+struct plan_vec {
+    struct task_plan *v;
+    size_t n, cap;
+};
+
+struct task_vec {
+    struct task_info *v;
+    size_t n, cap;
+};
+
+struct worker_vec {
+    struct task_worker *v;
+    size_t n, cap;
+};
+
+struct task_reader {
+    pid_t pid;
+    char root[64];
+    struct task_reader_options opt;
+    struct tokio_layout layout;
+    struct target_maps maps;
+    struct thread_lister *threads;
+    struct string_pool pool;
+    struct u64_map plan_by_vtable;    /* vtable address -> index in plans */
+    struct plan_vec plans;
+    struct task_vec tasks;
+    struct worker_vec workers;
+    struct u64_map visited;
+};
+
+const char *task_state_name(enum task_state s)
+{
+    static const char *const names[] = { "idle", "scheduled", "running", "complete", "changing" };
+    return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* the file to read symbols and DWARF from: the executable, or its verified separate debug file when it is
+   stripped (no .symtab) */
+static char *symbol_file(const char *exe, const char *root, const char *target_path)
+{
+    struct elf_file ef;
+    if (elf_file_open(&ef, exe) != 0)
+        return NULL;
+    char *found = NULL;
+    if (!elf_file_section(&ef, ".symtab") && target_path[0] == '/')
+        found = elf_debug_file_find(&ef, root, target_path);
+    elf_file_close(&ef);
+    return found ? found : strdup(exe);
+}
+
+int task_reader_open(struct task_reader **out, pid_t pid, const struct task_reader_options *options, char *err,
+                     size_t errlen)
+{
+    *out = NULL;
+    if (kill(pid, 0) != 0 && errno == ESRCH) {
+        snprintf(err, errlen, "no process %d", (int)pid);
+        return -1;
+    }
+    struct task_reader *r = calloc(1, sizeof(*r));
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    r->pid = pid;
+    r->opt = *options;
+    snprintf(r->root, sizeof(r->root), "%s", options->root ? options->root : "");
+    if (!r->opt.max_tasks)
+        r->opt.max_tasks = DEFAULT_MAX_TASKS;
+    if (!r->opt.max_depth)
+        r->opt.max_depth = DEFAULT_MAX_DEPTH;
+    if (!r->opt.max_bytes)
+        r->opt.max_bytes = DEFAULT_MAX_BYTES;
+    char exe[64], target_path[4096];
+    snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+    ssize_t n = readlink(exe, target_path, sizeof(target_path) - 1);
+    target_path[n > 0 ? n : 0] = '\0';
+    if (n <= 0) {
+        snprintf(err, errlen, "cannot read process %d's executable (%s)", (int)pid, strerror(errno));
+        free(r);
+        return -1;
+    }
+    char *symbols = symbol_file(exe, r->root, target_path);
+    struct elf_file ef;
+    int rc = -1;
+    if (!symbols)
+        snprintf(err, errlen, "cannot read %s", target_path);
+    else if (tokio_layout_find(&r->layout, symbols, err, errlen) != 0)
+        ;
+    else if (target_maps_load(pid, &r->maps) != 0)
+        snprintf(err, errlen, "cannot read /proc/%d/maps", (int)pid);
+    else if (elf_file_open(&ef, exe) != 0)
+        snprintf(err, errlen, "cannot read %s", target_path);
+    else {
+        bool placed = target_maps_bias(&r->maps, target_path, &ef, &r->layout.bias);
+        elf_file_close(&ef);
+        if (!placed)
+            snprintf(err, errlen, "cannot place %s in process %d's memory", target_path, (int)pid);
+        else if (u64_map_init(&r->plan_by_vtable, 64) != 0 || u64_map_init(&r->visited, 1024) != 0)
+            snprintf(err, errlen, "out of memory");
+        else
+            rc = thread_lister_open(&r->threads, pid, r->root, &r->maps, err, errlen);
+    }
+    free(symbols);
+    if (rc != 0) {
+        task_reader_close(r);
+        return -1;
+    }
+    *out = r;
+    return 0;
+}
+
+void task_reader_close(struct task_reader *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->tasks.n; i++)
+        free(r->tasks.v[i].frames);
+    vec_free(&r->tasks);
+    vec_free(&r->workers);
+    vec_free(&r->plans);
+    u64_map_free(&r->plan_by_vtable);
+    u64_map_free(&r->visited);
+    string_pool_free(&r->pool);
+    thread_lister_close(r->threads);
+    target_maps_free(&r->maps);
+    tokio_layout_free(&r->layout);
+    free(r);
+}
+
+static const struct task_plan *plan_for(struct task_reader *r, const struct task_header *h)
+{
+    uint32_t index;
+    int rc = u64_map_index(&r->plan_by_vtable, h->vtable, &r->plans, &index);
+    if (rc < 0)
+        return NULL;
+    if (rc == 1)
+        task_plan_find(&r->layout, &r->pool, h->poll, &r->plans.v[index]);
+    return &r->plans.v[index];
+}
+
+static void thread_name(pid_t pid, pid_t tid, char name[16])
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+    FILE *f = fopen(path, "re");
+    name[0] = '\0';
+    if (!f)
+        return;
+    if (fgets(name, 16, f))
+        name[strcspn(name, "\n")] = '\0';
+    fclose(f);
+}
+
+/* one task: its header read, its future decoded between two reads of its state word */
+static void read_task(struct task_reader *r, uint64_t header, const struct task_header *first, struct task_info *t)
+{
+    elf_memory_reader read = target_memory_read;
+    struct decode_limits limits = { r->opt.max_depth, r->opt.max_bytes };
+    struct task_header h = *first;
+    t->id = h.id;
+    t->header = header;
+    for (int attempt = 0;; attempt++) {
+        free(t->frames);
+        t->frames = NULL;
+        t->n_frames = 0;
+        t->leaf = t->detail = NULL;
+        const struct task_plan *plan = plan_for(r, &h);
+        t->root = plan && plan->ok ? plan->root : NULL;
+        if (h.state & TOKIO_STATE_COMPLETE) {
+            t->state = TASK_COMPLETE;
+            return;
+        }
+        if (h.state & TOKIO_STATE_RUNNING) {
+            t->state = TASK_RUNNING;
+            return;
+        }
+        struct decoded_future d = { 0 };
+        if (plan && plan->ok)
+            future_decode(&r->layout, &r->pool, &limits, read, &r->pid, header, plan, &d);
+        struct task_header again;
+        bool same = tokio_read_header(&r->layout, read, &r->pid, header, &again) && again.state == h.state;
+        if (same || attempt == REREADS) {
+            t->frames = d.frames;
+            t->n_frames = d.n_frames;
+            t->leaf = d.leaf;
+            t->detail = d.detail;
+            t->state = !same                              ? TASK_CHANGING
+                       : h.state & TOKIO_STATE_NOTIFIED ? TASK_SCHEDULED
+                                                        : TASK_IDLE;
+            uint64_t refs = h.state >> TOKIO_STATE_REF_SHIFT;
+            uint64_t held = 1 + ((h.state & TOKIO_STATE_JOIN_INTEREST) ? 1 : 0);   /* the owned list, a JoinHandle */
+            t->unwakeable = same && t->state == TASK_IDLE && refs == held;
+            if (!same) {
+                free(t->frames);
+                t->frames = NULL;
+                t->n_frames = 0;
+                t->leaf = t->detail = NULL;
+            }
+            return;
+        }
+        free(d.frames);
+        h = again;
+    }
+}
+
+/* walk one owned list from head; false when out of memory */
+static bool walk_list(struct task_reader *r, uint64_t head, struct task_snapshot *snap)
+{
+    uint64_t at = head;
+    while (at) {
+        if (snap->listed >= r->opt.max_tasks) {
+            snap->list_truncated = true;
+            return true;
+        }
+        uint32_t seen;
+        if (u64_map_get(&r->visited, at, &seen)) {
+            snap->list_truncated = true;      /* a cycle: the list changed under the walk */
+            return true;
+        }
+        if (u64_map_put(&r->visited, at, 0) != 0)
+            return false;
+        struct task_header h;
+        if (!tokio_read_header(&r->layout, target_memory_read, &r->pid, at, &h)) {
+            snap->list_truncated = true;      /* a task freed mid-walk, or the target gone */
+            return true;
+        }
+        snap->listed++;
+        struct task_info *t = vec_push(&r->tasks);
+        if (!t)
+            return false;
+        read_task(r, at, &h, t);
+        at = h.next;
+    }
+    return true;
+}
+
+int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char *err, size_t errlen)
+{
+    memset(snap, 0, sizeof(*snap));
+    for (size_t i = 0; i < r->tasks.n; i++)
+        free(r->tasks.v[i].frames);
+    r->tasks.n = 0;
+    r->workers.n = 0;
+    u64_map_free(&r->visited);
+    if (u64_map_init(&r->visited, 1024) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    snap->taken_ns = now_ns();
+    snap->runtime = r->layout.version;
+    struct thread_pointer_list threads;
+    if (thread_lister_list(r->threads, &threads, err, errlen) != 0) {
+        if (kill(r->pid, 0) != 0)
+            snprintf(err, errlen, "process %d exited", (int)r->pid);
+        return -1;
+    }
+    uint64_t runtimes[MAX_RUNTIMES];
+    bool multi[MAX_RUNTIMES];
+    size_t n_runtimes = 0;
+    for (size_t i = 0; i < threads.n; i++) {
+        struct thread_context c;
+        if (!tokio_thread_context(&r->layout, target_memory_read, &r->pid, threads.v[i].fsbase, &c) || !c.handle)
+            continue;
+        size_t k = 0;
+        while (k < n_runtimes && runtimes[k] != c.handle)
+            k++;
+        if (k == n_runtimes && n_runtimes < MAX_RUNTIMES) {
+            runtimes[n_runtimes] = c.handle;
+            multi[n_runtimes++] = c.multi_thread;
+        }
+        struct task_worker *w = vec_push(&r->workers);
+        if (!w)
+            break;
+        w->tid = threads.v[i].tid;
+        thread_name(r->pid, w->tid, w->name);
+        w->index = c.worker_index;
+        w->current_task = c.current_task;
+        w->local_queue = c.worker_index >= 0
+                             ? tokio_local_queue(&r->layout, target_memory_read, &r->pid, c.handle, c.worker_index)
+                             : -1;
+    }
+    vec_free(&threads);
+    if (n_runtimes == 0) {
+        if (kill(r->pid, 0) != 0) {
+            snprintf(err, errlen, "process %d exited", (int)r->pid);
+            return -1;
+        }
+        snprintf(err, errlen, "no thread of process %d is in a tokio runtime (is the runtime started?)", (int)r->pid);
+        return -1;
+    }
+    bool ok = true;
+    for (size_t k = 0; k < n_runtimes && ok; k++) {
+        uint64_t heads[MAX_HEADS];
+        size_t n = tokio_owned_heads(&r->layout, target_memory_read, &r->pid, runtimes[k], multi[k], heads, MAX_HEADS);
+        for (size_t i = 0; i < n && ok; i++)
+            ok = walk_list(r, heads[i], snap);
+    }
+    if (!ok) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    snap->target_gone = kill(r->pid, 0) != 0;
+    snap->workers = r->workers.v;
+    snap->n_workers = r->workers.n;
+    snap->tasks = r->tasks.v;
+    snap->n_tasks = r->tasks.n;
+    return 0;
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* tasks_internal.h: what the files of tasks/ share (never included outside tasks/): the target's memory and
+ * threads, tokio's layout as found in the DWARF, the future decoder. */
+#ifndef TASKSPY_TASKS_INTERNAL_H
+#define TASKSPY_TASKS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/string_pool.h"
+#include "base/u64_map.h"
+#include "dwarf/dwarf_types.h"
+#include "elf/elf_file.h"
+#include "tasks/tasks.h"
+
+/* ---- target_memory.c: reading another process ---------------------------------------------------------- */
+struct target_mapping {
+    uint64_t start, end, offset;
+    char *path;                /* as /proc/PID/maps names it, or NULL for anonymous mappings */
+};
+
+struct target_maps {
+    struct target_mapping *v;
+    size_t n, cap;
+};
+
+/* process_vm_readv of len bytes at addr in pid; false when any byte cannot be read. ctx is a pid_t *. */
+bool target_memory_read(void *ctx, uint64_t addr, void *buf, size_t len);
+int target_maps_load(pid_t pid, struct target_maps *out);
+void target_maps_free(struct target_maps *m);
+/* the load bias of the object at path (as maps names it) whose ELF is ef; false when it is not mapped */
+bool target_maps_bias(const struct target_maps *m, const char *path, const struct elf_file *ef, uint64_t *bias);
+
+/* ---- thread_pointers.c: every thread's thread pointer (libthread_db, no stop) ------------------------ */
+struct thread_pointer {
+    pid_t tid;
+    uint64_t fsbase;           /* the thread pointer: glibc's struct pthread, where x86-64's TLS is reached */
+};
+
+struct thread_pointer_list {
+    struct thread_pointer *v;
+    size_t n, cap;
+};
+
+/* The threads of pid through glibc's libthread_db, its symbols looked up in the target's mapped objects (root:
+ * the target's root directory prefix; maps must outlive the lister). Open once, list at every snapshot. */
+struct thread_lister;
+int thread_lister_open(struct thread_lister **out, pid_t pid, const char *root, const struct target_maps *maps,
+                       char *err, size_t errlen);
+int thread_lister_list(struct thread_lister *t, struct thread_pointer_list *out, char *err, size_t errlen);
+void thread_lister_close(struct thread_lister *t);
+
+/* ---- tokio_layout.c: tokio's structures, found by name ------------------------------------------------ */
+struct tokio_layout {
+    struct dwarf_types *dwarf;
+    uint64_t bias;             /* the executable's load bias: runtime address = link-time + bias */
+    int64_t context_tp_offset; /* tokio's CONTEXT (its Context struct) from the thread pointer */
+    Dwarf_Die context;         /* its type */
+    int64_t worker_tp_offset;  /* tokio 1.24's multi-thread worker::CURRENT (a Cell<*const Context>), 0: none */
+    Dwarf_Die header, vtable, trailer;
+    Dwarf_Die handle_multi, handle_current;   /* the runtime handles' types (found: has_handle_*) */
+    bool has_handle_multi, has_handle_current;
+    Dwarf_Die worker_context;  /* tokio 1.24's multi_thread::worker::Context, when worker_tp_offset is set */
+    struct dwarf_member header_state, header_vtable;
+    struct dwarf_member vtable_poll, vtable_trailer_offset, vtable_id_offset;
+    uint64_t trailer_next;     /* offset of the owned list's next pointer in Trailer */
+    char version[64];          /* "tokio" or "tokio 1.54.1" (from the DWARF's file paths) */
+};
+
+/* Find the layout in exe (the file to read DWARF and symbols from: the executable or its debug file).
+ * Returns 0, or -1 with one line in err naming what is missing. */
+int tokio_layout_find(struct tokio_layout *out, const char *exe, char *err, size_t errlen);
+void tokio_layout_free(struct tokio_layout *l);
+
+/* per thread: what CONTEXT says (read from the thread pointer) */
+struct thread_context {
+    uint64_t current_task;     /* tokio's id of the task polled now, 0 none */
+    uint64_t handle;           /* address of the runtime handle's data (multi_thread::Handle or
+                                  current_thread::Handle), 0 when the thread is in no runtime */
+    bool multi_thread;
+    int64_t worker_index;      /* -1 when not a multi-thread worker */
+};
+
+bool tokio_thread_context(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t fsbase,
+                          struct thread_context *out);
+/* the list heads of the runtime's owned tasks (handle from thread_context) */
+size_t tokio_owned_heads(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t handle,
+                         bool multi_thread, uint64_t *heads, size_t max);
+/* the local run queue length of worker index of a multi-thread runtime, -1 when unknown */
+int64_t tokio_local_queue(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t handle,
+                          int64_t index);
+
+/* tokio's task state word (tokio/src/runtime/task/state.rs: the same bits since tokio 1.0) */
+#define TOKIO_STATE_RUNNING 0x1u
+#define TOKIO_STATE_COMPLETE 0x2u
+#define TOKIO_STATE_NOTIFIED 0x4u
+#define TOKIO_STATE_JOIN_INTEREST 0x8u
+#define TOKIO_STATE_REF_SHIFT 6
+
+/* One task header as read: its state word, vtable and the vtable's fields. */
+struct task_header {
+    uint64_t state;
+    uint64_t vtable;
+    uint64_t poll;             /* the vtable's poll function (runtime address) */
+    uint64_t trailer_offset, id_offset;
+    uint64_t id;
+    uint64_t next;             /* the next header in the owned list, 0 at the end */
+};
+
+bool tokio_read_header(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t header,
+                       struct task_header *out);
+
+/* ---- future_decode.c: a task's async backtrace --------------------------------------------------------- */
+struct decode_limits {
+    unsigned max_depth;
+    size_t max_bytes;
+};
+
+/* What a vtable's tasks hold: the root future's type and where it is (found once per vtable). */
+struct task_plan {
+    bool ok;
+    Dwarf_Die future;          /* T */
+    Dwarf_Die stage;           /* CoreStage's Stage<T> enum */
+    uint64_t stage_offset;     /* from the header */
+    const char *root;          /* the root's function or type name (pooled) */
+};
+
+bool task_plan_find(const struct tokio_layout *l, struct string_pool *pool, uint64_t poll, struct task_plan *out);
+
+struct decoded_future {
+    struct task_frame *frames;
+    size_t n_frames, cap_frames;
+    const char *leaf;
+    const char *detail;
+};
+
+/* Decode the future of the task at header (plan from its vtable) into out (frames appended, strings pooled).
+ * Returns false when the task's stage is not a running future (complete, consumed) or nothing could be read. */
+bool future_decode(const struct tokio_layout *l, struct string_pool *pool, const struct decode_limits *limits,
+                   elf_memory_reader read, void *rctx, uint64_t header, const struct task_plan *plan,
+                   struct decoded_future *out);
+
+/* ---- future_leaves.c: what can be read of a leaf future --------------------------------------------------- */
+enum leaf_strength { LEAF_NONE, LEAF_WEAK, LEAF_STRONG };
+/* Whether qualified names a leaf future taskspy knows; describe it (detail, pooled, or NULL). */
+enum leaf_strength future_leaf(const struct tokio_layout *l, struct string_pool *pool, elf_memory_reader read,
+                               void *rctx, const char *qualified, Dwarf_Die *type, uint64_t addr, const char **detail);
+
+#endif

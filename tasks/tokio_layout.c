@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* tokio_layout.c: the one place that knows how tokio lays out its runtime, as named member paths found in the
+ * program's DWARF (never offsets per version): the CONTEXT thread-local (its current task id, the runtime
+ * handle it holds, the worker it runs), the runtime handle's owned-task lists and workers' run queues, the
+ * task header, its vtable and trailer. Where tokio versions differ, each alternative is a path of its own,
+ * tried in order; a failure names the path that did not match. Read by task_walk.c and future_decode.c. */
+#include "tasks/tasks_internal.h"
+
+#include <dwarf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONTEXT_SYMBOL "5tokio7runtime7context7CONTEXT"          /* tokio::runtime::context::CONTEXT */
+#define WORKER_SYMBOL "12multi_thread6worker7CURRENT"            /* tokio 1.24's worker::CURRENT */
+#define TLS_STORAGE "__RUST_STD_INTERNAL_VAL"                    /* std's thread_local! storage */
+#define MAX_SEARCH_DEPTH 8
+#define MAX_READ 4096
+
+/* ---- small readers --------------------------------------------------------------------------------------- */
+
+static bool read_u64(elf_memory_reader read, void *rctx, uint64_t addr, uint64_t *v)
+{
+    return read(rctx, addr, v, 8);
+}
+
+/* an unsigned integer of the given size (1, 2, 4 or 8) */
+static bool read_uint(elf_memory_reader read, void *rctx, uint64_t addr, int64_t size, uint64_t *v)
+{
+    *v = 0;
+    return size >= 1 && size <= 8 && read(rctx, addr, v, (size_t)size);
+}
+
+/* the pointee type of a pointer type (or of a NonNull / Box-like single "pointer" member struct) */
+static bool pointee(Dwarf_Die *type, Dwarf_Die *out)
+{
+    Dwarf_Die t = *type;
+    struct dwarf_member m;
+    for (int i = 0; i < 4 && dwarf_tag(&t) == DW_TAG_structure_type; i++) {
+        if (!dwarf_member(&t, "pointer", &m) && !dwarf_member(&t, "__0", &m))
+            return false;
+        t = m.type;
+    }
+    return (dwarf_tag(&t) == DW_TAG_pointer_type || dwarf_tag(&t) == DW_TAG_reference_type) && dwarf_type_of(&t, out);
+}
+
+/* A member named name anywhere inside type, through inline members only (no pointer), depth first. */
+static bool find_inline(Dwarf_Die *type, const char *name, int depth, struct dwarf_member *out)
+{
+    if (dwarf_member(type, name, out))
+        return true;
+    struct dwarf_member m;
+    for (size_t i = 0; depth < MAX_SEARCH_DEPTH && dwarf_member_at(type, i, &m); i++) {
+        int tag = dwarf_tag(&m.type);
+        if ((tag == DW_TAG_structure_type || tag == DW_TAG_union_type) && find_inline(&m.type, name, depth + 1, out)) {
+            out->offset += m.offset;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The integer inside an atomic or cell wrapper (AtomicUsize { v: UnsafeCell { value } }): its offset, size */
+static bool inner_integer(Dwarf_Die *type, uint64_t *offset, int64_t *size)
+{
+    Dwarf_Die t = *type;
+    *offset = 0;
+    for (int i = 0; i < 6; i++) {
+        if (dwarf_tag(&t) == DW_TAG_base_type) {
+            *size = dwarf_type_size(&t);
+            return *size > 0 && *size <= 8;
+        }
+        struct dwarf_member m;
+        if (dwarf_member_count(&t) != 1 || !dwarf_member_at(&t, 0, &m))
+            return false;
+        *offset += m.offset;
+        t = m.type;
+    }
+    return false;
+}
+
+/* The value of an enum (Option, scheduler::Handle, ...) at addr: its variant's member (name, payload) */
+static bool read_variant(elf_memory_reader read, void *rctx, Dwarf_Die *type, uint64_t addr, struct dwarf_member *out)
+{
+    int64_t size = dwarf_type_size(type);
+    uint8_t bytes[MAX_READ];
+    if (size <= 0 || size > MAX_READ || !read(rctx, addr, bytes, (size_t)size))
+        return false;
+    return dwarf_variant_of(type, bytes, (size_t)size, out);
+}
+
+/* the payload (member __0) of the variant at addr if it is named variant: its address and type */
+static bool variant_payload(elf_memory_reader read, void *rctx, Dwarf_Die *type, uint64_t addr, const char *variant,
+                            uint64_t *at, Dwarf_Die *payload)
+{
+    struct dwarf_member v, p;
+    const char *n;
+    if (!read_variant(read, rctx, type, addr, &v) || !(n = dwarf_diename(&v.die)) || strcmp(n, variant) != 0 ||
+        !dwarf_member(&v.type, "__0", &p))
+        return false;
+    *at = addr + v.offset + p.offset;
+    *payload = p.type;
+    return true;
+}
+
+/* Arc<T> at addr: the address and type of its T (ArcInner's data) */
+static bool arc_data(elf_memory_reader read, void *rctx, Dwarf_Die *arc, uint64_t addr, uint64_t *data, Dwarf_Die *type)
+{
+    struct dwarf_member ptr, inner_data;
+    const char *failed;
+    Dwarf_Die inner;
+    uint64_t p;
+    if (!dwarf_member_path(arc, "ptr.pointer", &ptr, &failed) || !pointee(&ptr.type, &inner) ||
+        !dwarf_member(&inner, "data", &inner_data) || !read_u64(read, rctx, addr + ptr.offset, &p) || p == 0)
+        return false;
+    *data = p + inner_data.offset;
+    *type = inner_data.type;
+    return true;
+}
+
+/* ---- finding the layout ---------------------------------------------------------------------------------- */
+
+struct tls_symbol {
+    uint64_t value;
+    char name[1024];
+};
+
+static bool tokio_tls_symbol(const struct elf_file *ef, const char *part, struct tls_symbol *out)
+{
+    const char *tables[] = { ".symtab", ".dynsym" };
+    for (int t = 0; t < 2; t++) {
+        struct elf_symbol_iter it;
+        struct elf_symbol sym;
+        if (!elf_symbols_begin(&it, ef, tables[t]))
+            continue;
+        while (elf_symbols_next(&it, &sym))
+            if (sym.type == STT_TLS && sym.section != SHN_UNDEF && strstr(sym.name, part) &&
+                strstr(sym.name, TLS_STORAGE)) {
+                out->value = sym.value;
+                snprintf(out->name, sizeof(out->name), "%s", sym.name);
+                return true;
+            }
+    }
+    return false;
+}
+
+/* x86-64 TLS variant II: the executable's block ends at the thread pointer */
+static bool tp_offset(const struct elf_file *ef, uint64_t st_value, int64_t *out)
+{
+    const Elf64_Phdr *tls = elf_file_segment(ef, PT_TLS);
+    if (!tls)
+        return false;
+    *out = elf_tls_tp_offset(st_value, tls->p_memsz, tls->p_align, tls->p_vaddr);
+    return true;
+}
+
+/* tokio's Context inside a thread-local's storage type: a struct named Context with current_task_id */
+static bool find_context(Dwarf_Die *type, int depth, Dwarf_Die *context, uint64_t *offset)
+{
+    const char *n = dwarf_diename(type);
+    struct dwarf_member m;
+    if (dwarf_tag(type) == DW_TAG_structure_type && n && strcmp(n, "Context") == 0 &&
+        dwarf_member(type, "current_task_id", &m)) {
+        *context = *type;
+        *offset = 0;
+        return true;
+    }
+    for (size_t i = 0; depth < MAX_SEARCH_DEPTH && dwarf_member_at(type, i, &m); i++) {
+        uint64_t inner;
+        if (find_context(&m.type, depth + 1, context, &inner)) {
+            *offset = m.offset + inner;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* "tokio 1.54.1" from the directory tokio was compiled in (".../tokio-1.54.1"), else "tokio" */
+static void version_of(Dwarf_Die *context, char *version, size_t len)
+{
+    Dwarf_Die cu;
+    Dwarf_Attribute attr;
+    const char *dir = dwarf_diecu(context, &cu, NULL, NULL) ? dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr))
+                                                             : NULL;
+    const char *file = dir && strstr(dir, "/tokio-") ? dir : dwarf_decl_file(context);
+    const char *at = file ? strstr(file, "/tokio-") : NULL;
+    size_t n = at ? strcspn(at + strlen("/tokio-"), "/") : 0;
+    if (n == 0 || n > 40)
+        snprintf(version, len, "tokio");
+    else
+        snprintf(version, len, "tokio %.*s", (int)n, at + strlen("/tokio-"));
+}
+
+static int fail(char *err, size_t errlen, const char *what, const char *path)
+{
+    snprintf(err, errlen, "tokio's %s does not match taskspy's layout (no %s in the DWARF)", what, path);
+    return -1;
+}
+
+int tokio_layout_find(struct tokio_layout *out, const char *exe, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    struct elf_file ef;
+    if (elf_file_open(&ef, exe) != 0) {
+        snprintf(err, errlen, "cannot read %s", exe);
+        return -1;
+    }
+    struct tls_symbol context_sym, worker_sym;
+    bool have_context = tokio_tls_symbol(&ef, CONTEXT_SYMBOL, &context_sym);
+    bool have_worker = tokio_tls_symbol(&ef, WORKER_SYMBOL, &worker_sym);
+    bool placed = have_context && tp_offset(&ef, context_sym.value, &out->context_tp_offset);
+    if (have_worker && !tp_offset(&ef, worker_sym.value, &out->worker_tp_offset))
+        have_worker = false;
+    elf_file_close(&ef);
+    if (!placed) {
+        snprintf(err, errlen, "no tokio runtime in %s (no tokio::runtime::context::CONTEXT thread-local)", exe);
+        return -1;
+    }
+    int rc = dwarf_types_open(&out->dwarf, exe);
+    if (rc != 0 || !dwarf_types_has_types(out->dwarf)) {
+        snprintf(err, errlen, "tokio's task structures need DWARF types, and %s has %s (build with debug = 2, or keep "
+                 "the debug file)", exe, rc < 0 ? "none readable" : rc > 0 ? "no debug info" : "line tables only");
+        tokio_layout_free(out);
+        return -1;
+    }
+    Dwarf_Die storage;
+    uint64_t within;
+    if (!dwarf_variable_by_linkage(out->dwarf, context_sym.name, &storage) ||
+        !find_context(&storage, 0, &out->context, &within)) {
+        tokio_layout_free(out);
+        return fail(err, errlen, "CONTEXT thread-local", "Context struct with current_task_id");
+    }
+    out->context_tp_offset += (int64_t)within;
+    version_of(&out->context, out->version, sizeof(out->version));
+    if (have_worker) {
+        Dwarf_Die worker_storage;
+        struct dwarf_member cell;
+        /* worker::CURRENT's storage: a Cell<*const Context> (std's LocalKey storage may wrap it) */
+        if (dwarf_variable_by_linkage(out->dwarf, worker_sym.name, &worker_storage) &&
+            find_inline(&worker_storage, "value", 0, &cell) &&
+            dwarf_type_by_name(out->dwarf, "tokio::runtime::scheduler::multi_thread::worker::Context",
+                               &out->worker_context))
+            out->worker_tp_offset += (int64_t)cell.offset;
+        else
+            out->worker_tp_offset = 0;
+    }
+    const char *failed;
+    if (!dwarf_type_by_name(out->dwarf, "tokio::runtime::task::core::Header", &out->header) ||
+        !dwarf_member(&out->header, "state", &out->header_state) ||
+        !dwarf_member(&out->header, "vtable", &out->header_vtable)) {
+        tokio_layout_free(out);
+        return fail(err, errlen, "task header", "tokio::runtime::task::core::Header with state and vtable");
+    }
+    if (!dwarf_type_by_name(out->dwarf, "tokio::runtime::task::raw::Vtable", &out->vtable) ||
+        !dwarf_member(&out->vtable, "poll", &out->vtable_poll) ||
+        !dwarf_member(&out->vtable, "trailer_offset", &out->vtable_trailer_offset) ||
+        !dwarf_member(&out->vtable, "id_offset", &out->vtable_id_offset)) {
+        tokio_layout_free(out);
+        return fail(err, errlen, "task vtable", "tokio::runtime::task::raw::Vtable with poll, trailer_offset, id_offset");
+    }
+    struct dwarf_member next;
+    if (!dwarf_type_by_name(out->dwarf, "tokio::runtime::task::core::Trailer", &out->trailer) ||
+        !dwarf_member_path(&out->trailer, "owned.inner.value.next", &next, &failed)) {
+        tokio_layout_free(out);
+        return fail(err, errlen, "task trailer", "tokio::runtime::task::core::Trailer.owned.inner.value.next");
+    }
+    out->trailer_next = next.offset;
+    out->has_handle_multi =
+        dwarf_type_by_name(out->dwarf, "tokio::runtime::scheduler::multi_thread::handle::Handle", &out->handle_multi);
+    out->has_handle_current =
+        dwarf_type_by_name(out->dwarf, "tokio::runtime::scheduler::current_thread::Handle", &out->handle_current);
+    return 0;
+}
+
+void tokio_layout_free(struct tokio_layout *l)
+{
+    dwarf_types_close(l->dwarf);
+    l->dwarf = NULL;
+}
+
+/* ---- reading a thread's CONTEXT -------------------------------------------------------------------------- */
+
+/* the Option<Id> current_task_id at addr: the id, 0 for None */
+static uint64_t read_task_id(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t context)
+{
+    struct dwarf_member m;
+    Dwarf_Die type, context_type = l->context;
+    uint64_t at, id = 0;
+    if (!dwarf_member(&context_type, "current_task_id", &m))
+        return 0;
+    at = context + m.offset;
+    type = m.type;
+    for (int i = 0; i < 4 && dwarf_member(&type, "value", &m); i++) {   /* Cell, UnsafeCell */
+        at += m.offset;
+        type = m.type;
+    }
+    uint64_t payload;
+    Dwarf_Die id_type;
+    uint64_t off;
+    int64_t size;
+    if (!variant_payload(read, rctx, &type, at, "Some", &payload, &id_type) || !inner_integer(&id_type, &off, &size) ||
+        !read_uint(read, rctx, payload + off, size, &id))
+        return 0;
+    return id;
+}
+
+/* the runtime handle in the thread's Context: tokio 1.54's current.handle, or 1.24's handle */
+static bool read_handle(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t context,
+                        struct thread_context *out)
+{
+    static const char *const paths[] = { "current.handle", "handle" };   /* RefCell<Option<scheduler::Handle>> */
+    struct dwarf_member m, inner;
+    const char *failed;
+    Dwarf_Die context_type = l->context;
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        if (!dwarf_member_path(&context_type, paths[i], &m, &failed))
+            continue;
+        /* through RefCell's and UnsafeCell's value to the Option */
+        for (int k = 0; k < 3 && !dwarf_has_variants(&m.type) && dwarf_member(&m.type, "value", &inner); k++) {
+            m.offset += inner.offset;
+            m.type = inner.type;
+        }
+        uint64_t at;
+        Dwarf_Die handle;
+        if (!variant_payload(read, rctx, &m.type, context + m.offset, "Some", &at, &handle))
+            return false;          /* None: this thread is in no runtime */
+        static const char *const kinds[] = { "MultiThread", "CurrentThread" };
+        for (int k = 0; k < 2; k++) {
+            uint64_t arc_at, data;
+            Dwarf_Die arc, data_type;
+            if (variant_payload(read, rctx, &handle, at, kinds[k], &arc_at, &arc) &&
+                arc_data(read, rctx, &arc, arc_at, &data, &data_type)) {
+                out->handle = data;
+                out->multi_thread = k == 0;
+                return true;
+            }
+        }
+        return false;
+    }
+    return false;
+}
+
+/* the worker's index: tokio 1.54's CONTEXT.scheduler (a Scoped<scheduler::Context>: MultiThread(Context)), or
+   1.24's worker::CURRENT (a pointer to the worker's Context); both Contexts hold worker: Arc<Worker> */
+static int64_t read_worker(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t fsbase,
+                           uint64_t context)
+{
+    struct dwarf_member m, worker, index;
+    const char *failed;
+    Dwarf_Die ctx_type, context_type = l->context;
+    uint64_t ctx_addr = 0;
+    struct dwarf_member inner;
+    bool scoped = dwarf_member_path(&context_type, "scheduler.inner", &m, &failed);   /* Cell<*const Context> */
+    for (int k = 0; scoped && k < 3 && dwarf_tag(&m.type) != DW_TAG_pointer_type && dwarf_member(&m.type, "value", &inner);
+         k++) {
+        m.offset += inner.offset;
+        m.type = inner.type;
+    }
+    if (scoped && pointee(&m.type, &ctx_type)) {
+        uint64_t p;
+        Dwarf_Die mt;
+        if (!read_u64(read, rctx, context + m.offset, &p) || p == 0 ||
+            !variant_payload(read, rctx, &ctx_type, p, "MultiThread", &ctx_addr, &mt))
+            return -1;
+        ctx_type = mt;
+    } else if (l->worker_tp_offset != 0) {
+        if (!read_u64(read, rctx, fsbase + (uint64_t)l->worker_tp_offset, &ctx_addr) || ctx_addr == 0)
+            return -1;
+        ctx_type = l->worker_context;
+    } else {
+        return -1;
+    }
+    uint64_t data, v;
+    Dwarf_Die worker_type;
+    if (!dwarf_member(&ctx_type, "worker", &worker) ||
+        !arc_data(read, rctx, &worker.type, ctx_addr + worker.offset, &data, &worker_type) ||
+        !dwarf_member(&worker_type, "index", &index) || !read_u64(read, rctx, data + index.offset, &v))
+        return -1;
+    return (int64_t)v;
+}
+
+bool tokio_thread_context(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t fsbase,
+                          struct thread_context *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->worker_index = -1;
+    uint64_t context = fsbase + (uint64_t)l->context_tp_offset;
+    uint8_t probe;
+    if (!read(rctx, context, &probe, 1))
+        return false;
+    out->current_task = read_task_id(l, read, rctx, context);
+    if (read_handle(l, read, rctx, context, out) && out->multi_thread)
+        out->worker_index = read_worker(l, read, rctx, fsbase, context);
+    return true;
+}
+
+/* ---- the runtime's lists and queues ---------------------------------------------------------------------- */
+
+/* the runtime handle's type (found at open) */
+static bool handle_type(const struct tokio_layout *l, bool multi_thread, Dwarf_Die *out)
+{
+    *out = multi_thread ? l->handle_multi : l->handle_current;
+    return multi_thread ? l->has_handle_multi : l->has_handle_current;
+}
+
+size_t tokio_owned_heads(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t handle,
+                         bool multi_thread, uint64_t *heads, size_t max)
+{
+    Dwarf_Die type;
+    struct dwarf_member owned, lists, data_ptr, length, head;
+    const char *failed;
+    if (!handle_type(l, multi_thread, &type) || !dwarf_member_path(&type, "shared.owned", &owned, &failed))
+        return 0;
+    uint64_t base = handle + owned.offset;
+    size_t n = 0;
+    Dwarf_Die shard;
+    if (dwarf_member_path(&owned.type, "list.lists", &lists, &failed) &&
+        dwarf_member(&lists.type, "data_ptr", &data_ptr) && dwarf_member(&lists.type, "length", &length) &&
+        pointee(&data_ptr.type, &shard) && find_inline(&shard, "head", 0, &head)) {
+        /* tokio 1.38 and later: a sharded list, Box<[Mutex<LinkedList>]> */
+        uint64_t ptr, count;
+        int64_t stride = dwarf_type_size(&shard);
+        if (stride <= 0 || !read_u64(read, rctx, base + lists.offset + data_ptr.offset, &ptr) ||
+            !read_u64(read, rctx, base + lists.offset + length.offset, &count))
+            return 0;
+        for (uint64_t i = 0; i < count && n < max; i++)
+            if (read_u64(read, rctx, ptr + i * (uint64_t)stride + head.offset, &heads[n]) && heads[n])
+                n++;
+    } else if (find_inline(&owned.type, "head", 0, &head)) {
+        /* one list behind a mutex (tokio 1.24: inner: Mutex<OwnedTasksInner { list }>) */
+        if (read_u64(read, rctx, base + head.offset, &heads[0]) && heads[0] && max > 0)
+            n = 1;
+    }
+    return n;
+}
+
+int64_t tokio_local_queue(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t handle,
+                          int64_t index)
+{
+    Dwarf_Die type, remote, inner_type;
+    struct dwarf_member remotes, data_ptr, length, steal, head, tail;
+    const char *failed;
+    uint64_t ptr, count, inner, h, t, hoff, toff;
+    int64_t remote_size, hsize, tsize;
+    if (index < 0 || !handle_type(l, true, &type) || !dwarf_member_path(&type, "shared.remotes", &remotes, &failed) ||
+        !dwarf_member(&remotes.type, "data_ptr", &data_ptr) || !dwarf_member(&remotes.type, "length", &length) ||
+        !pointee(&data_ptr.type, &remote) || (remote_size = dwarf_type_size(&remote)) <= 0 ||
+        !dwarf_member_path(&remote, "steal.__0", &steal, &failed) ||
+        !read_u64(read, rctx, handle + remotes.offset + data_ptr.offset, &ptr) ||
+        !read_u64(read, rctx, handle + remotes.offset + length.offset, &count) || (uint64_t)index >= count ||
+        !arc_data(read, rctx, &steal.type, ptr + (uint64_t)index * (uint64_t)remote_size + steal.offset, &inner,
+                  &inner_type) ||
+        !dwarf_member(&inner_type, "head", &head) || !dwarf_member(&inner_type, "tail", &tail) ||
+        !inner_integer(&head.type, &hoff, &hsize) || !inner_integer(&tail.type, &toff, &tsize) ||
+        !read_uint(read, rctx, inner + head.offset + hoff, hsize, &h) ||
+        !read_uint(read, rctx, inner + tail.offset + toff, tsize, &t))
+        return -1;
+    /* head packs (steal, real) halves; the real head is the low half, as wide as tail */
+    uint64_t mask = tsize >= 8 ? UINT64_MAX : (1ull << (tsize * 8)) - 1;
+    return (int64_t)((t - (h & mask)) & mask);
+}
+
+bool tokio_read_header(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t header,
+                       struct task_header *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!read_u64(read, rctx, header + l->header_state.offset, &out->state) ||
+        !read_u64(read, rctx, header + l->header_vtable.offset, &out->vtable) || out->vtable == 0 ||
+        !read_u64(read, rctx, out->vtable + l->vtable_poll.offset, &out->poll) ||
+        !read_u64(read, rctx, out->vtable + l->vtable_trailer_offset.offset, &out->trailer_offset) ||
+        !read_u64(read, rctx, out->vtable + l->vtable_id_offset.offset, &out->id_offset) ||
+        out->trailer_offset > (1u << 24) || out->id_offset > (1u << 24) ||
+        !read_u64(read, rctx, header + out->id_offset, &out->id) ||
+        !read_u64(read, rctx, header + out->trailer_offset + l->trailer_next, &out->next))
+        return false;
+    return true;
+}
