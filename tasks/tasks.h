@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* tasks.h: a live target's async tasks, read from outside (SPEC section 3b): tokio's owned-task list reached
+ * from its CONTEXT thread-local, each task's state word, id, root future and async backtrace decoded through
+ * the program's DWARF (dwarf/), the leaf future described where it can be read. Nothing in the target is
+ * stopped, probed or signalled: memory is read with process_vm_readv. The whole interface of tasks/.
+ *
+ * A task_reader is opened once per target (DWARF, tokio's layout, threads) and then snapshots as often as
+ * wanted (taskspy tasks takes one; record's snapshot wait profile takes one every 1/HZ s). */
+#ifndef TASKSPY_TASKS_H
+#define TASKSPY_TASKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum task_state {
+    TASK_IDLE,                 /* not running, not notified: waits for a wake */
+    TASK_SCHEDULED,            /* notified, not running yet (in a run queue) */
+    TASK_RUNNING,              /* being polled now: no frame read from it */
+    TASK_COMPLETE,             /* done; its output (or JoinHandle) not yet released */
+    TASK_CHANGING,             /* changed on every read: not decoded */
+};
+const char *task_state_name(enum task_state s);   /* "idle", "scheduled", ... */
+
+/* One async frame, outermost first in a task's backtrace: an async fn (or block) suspended at an await. */
+struct task_frame {
+    const char *function;      /* "my_app::handle" (async suffixes removed) */
+    const char *file;          /* base name of the await's file, or NULL */
+    uint32_t line;             /* the await's line, 0 when unknown */
+};
+
+struct task_info {
+    uint64_t id;               /* tokio's own task id */
+    uint64_t header;           /* the task's header address in the target (its identity for a snapshot) */
+    enum task_state state;
+    bool unwakeable;           /* idle, not notified, and no waker holds a reference: nothing can wake it
+                                  (decided only from the state word's reference count) */
+    const char *root;          /* the root future's function ("my_app::main"), or its type name */
+    struct task_frame *frames; /* outermost first */
+    size_t n_frames;
+    const char *leaf;          /* the innermost future's type ("tokio::time::sleep::Sleep"), or NULL */
+    const char *detail;        /* what could be read of it ("deadline in 2.1 ms"), or NULL */
+};
+
+struct task_worker {
+    pid_t tid;
+    char name[16];             /* the thread's comm */
+    int64_t index;             /* tokio's worker index, -1 when not a worker (a block_on thread) */
+    uint64_t current_task;     /* the task it polls now (tokio's id), 0 when none */
+    int64_t local_queue;       /* tasks in its local run queue, -1 when unknown */
+};
+
+/* One snapshot. Strings belong to the reader (its string pool) and live until task_reader_close. */
+struct task_snapshot {
+    uint64_t taken_ns;         /* CLOCK_MONOTONIC when the walk began */
+    const char *runtime;       /* "tokio 1.54.1", or "tokio" when the version is not known */
+    struct task_worker *workers;
+    size_t n_workers;
+    struct task_info *tasks;
+    size_t n_tasks;
+    size_t listed;             /* entries walked in the owned-task lists (tasks read, any state) */
+    bool list_truncated;       /* the walk stopped at its bound or at a broken link */
+    bool target_gone;          /* the target exited during the walk: what was read is here */
+};
+
+struct task_reader;
+
+/* Settings the cli fills (library layers read no environment). */
+struct task_reader_options {
+    const char *root;          /* "/proc/PID/root" prefix for the target's files, or "" */
+    size_t max_tasks;          /* bound on the owned-list walk (0: 1,000,000) */
+    unsigned max_depth;        /* bound on nested futures per task (0: 64) */
+    size_t max_bytes;          /* bound on bytes read per task's futures (0: 4 MB) */
+};
+
+/* Open a reader for pid: its executable's DWARF (or the verified debug file), tokio's structures found by
+ * name. Returns 0, or -1 with one line in err naming what is missing (no tokio; no DWARF types: built
+ * line-tables-only or without debug info; a layout path that did not match, by name). */
+int task_reader_open(struct task_reader **out, pid_t pid, const struct task_reader_options *options,
+                     char *err, size_t errlen);
+/* Take a snapshot into *snap (valid until the next snapshot or close). Returns 0, or -1 with err (the target
+ * gone before anything was read, or no runtime found in any thread). */
+int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char *err, size_t errlen);
+void task_reader_close(struct task_reader *r);
+
+#endif
