@@ -7,5 +7,7 @@
 int record_command(int argc, char **argv);
 /* taskspy flamegraph ...: argv[0] is "flamegraph". Returns the process exit status. */
 int flamegraph_command(int argc, char **argv);
+/* taskspy tasks ...: argv[0] is "tasks". Returns the process exit status. */
+int tasks_command(int argc, char **argv);
 
 #endif

@@ -16,6 +16,7 @@ struct command {
 static const struct command commands[] = {
     { "record", "-p PID [-d SECS] [options] -o FILE\n[-d SECS] [options] -o FILE -- CMD ARGS...", record_command },
     { "flamegraph", "[FOLDED|-] -o FILE.svg [svg options]", flamegraph_command },
+    { "tasks", "-p PID [--json] [-v] [-o FILE]", tasks_command },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
