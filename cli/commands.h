@@ -9,5 +9,7 @@ int record_command(int argc, char **argv);
 int flamegraph_command(int argc, char **argv);
 /* taskspy diff ...: argv[0] is "diff". Returns the process exit status. */
 int diff_command(int argc, char **argv);
+/* taskspy tasks ...: argv[0] is "tasks". Returns the process exit status. */
+int tasks_command(int argc, char **argv);
 
 #endif

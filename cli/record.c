@@ -24,6 +24,7 @@
 #include "cli/record_summary.h"
 #include "cli/sink_journal.h"
 #include "cli/status_line.h"
+#include "cli/target_command_line.h"
 #include "cli/trace_collect.h"
 #include "cli/wait_collect.h"
 #include "flamegraph/flamegraph.h"
@@ -294,26 +295,12 @@ static void command_line_of(const struct record_options *o, pid_t pid, char *buf
 {
     buf[0] = '\0';
     size_t at = 0;
-    if (o->argv) {
-        for (char **a = o->argv; *a && at + 1 < len; a++)
-            at += (size_t)snprintf(buf + at, len - at, "%s%s", a == o->argv ? "" : " ", *a);
+    if (!o->argv) {
+        target_command_line(pid, buf, len);
         return;
     }
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (f) {
-        size_t n = fread(buf, 1, len - 1, f);
-        fclose(f);
-        while (n > 0 && buf[n - 1] == '\0')
-            n--;
-        for (size_t i = 0; i < n; i++)
-            if (buf[i] == '\0')
-                buf[i] = ' ';
-        buf[n] = '\0';
-    }
-    if (!buf[0])
-        snprintf(buf, len, "pid %d", (int)pid);
+    for (char **a = o->argv; *a && at + 1 < len; a++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", a == o->argv ? "" : " ", *a);
 }
 
 static int write_output(const struct record_options *o, struct record_sink *k, struct output_set *outs,

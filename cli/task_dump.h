@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* task_dump.h: what `taskspy tasks` prints from one snapshot (SPEC section 3b): the text dump (a line for
+ * the runtime and the tasks read, one per worker thread, then the tasks grouped by identical backtrace,
+ * largest group first, as Go's goroutine dump does) and the JSON object. */
+#ifndef TASKSPY_TASK_DUMP_H
+#define TASKSPY_TASK_DUMP_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "cli/task_groups.h"
+#include "tasks/tasks.h"
+
+/* The text dump; verbose: every task's id (and its own detail) under its group. Returns 0, or -1 when
+ * writing failed. */
+int task_dump_text(FILE *out, pid_t pid, const struct task_snapshot *snap, const struct task_groups *groups,
+                   bool verbose);
+
+/* One JSON object: {"pid", "runtime", "listed", "truncated", "target_exited", "workers": [{"tid", "name",
+ * "index", "task", "local_queue"}], "tasks": [{"id", "state", "unwakeable", "root", "frames": [{"function",
+ * "file", "line"}], "leaf", "detail"}]}, tasks in the order read, frames outermost first, null for what is
+ * not known. Returns 0, or -1 when writing failed. */
+int task_dump_json(FILE *out, pid_t pid, const struct task_snapshot *snap);
+
+#endif

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* test_task_groups.c: unit tests of what `taskspy tasks` makes of one snapshot (SPEC section 3b), on
+ * snapshots built here: grouping by (state, unwakeable, root, frames, leaf) and not by detail, largest group
+ * first with ties by smallest id, a group's detail (the same, a range, or the first with "others differ");
+ * the text dump (summary line, worker lines, group blocks, -v's task lines, control characters); the JSON
+ * object (every field, nulls, escapes, bytes that are not UTF-8); the folded stacks of -o ("task: ROOT",
+ * "NAME @ FILE:LINE" frames, leaf, "[state]", one count per task, ';' kept out of names). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cli/task_dump.h"
+#include "cli/task_groups.h"
+#include "cli/task_stack_names.h"
+#include "flamegraph/flamegraph.h"
+
+/* The sleepers of the issue's example: park_sleep -> nap -> Sleep. */
+static struct task_frame sleeper_frames[] = {
+    { "my_app::park_sleep", "main.rs", 17 },
+    { "my_app::nap", "main.rs", 13 },
+};
+/* A receiver whose await line differs from a second one: a different backtrace. */
+static struct task_frame receiver_frames[] = { { "my_app::consume", "main.rs", 40 } };
+static struct task_frame receiver_frames_41[] = { { "my_app::consume", "main.rs", 41 } };
+
+#define SLEEPER(task_id, text)                                                                                \
+    { .id = (task_id), .header = 0x1000 + (task_id), .state = TASK_IDLE, .root = "my_app::park_sleep",      \
+      .frames = sleeper_frames, .n_frames = 2, .leaf = "tokio::time::sleep::Sleep", .detail = (text) }
+
+static struct task_info mixed_tasks[] = {
+    { .id = 9, .header = 0x2009, .state = TASK_IDLE, .root = "my_app::consume", .frames = receiver_frames,
+      .n_frames = 1, .leaf = "tokio::sync::mpsc::Receiver", .detail = NULL },
+    SLEEPER(5, "deadline in 3599.9 s"),
+    { .id = 2, .header = 0x2002, .state = TASK_RUNNING, .root = "my_app::spin" },
+    SLEEPER(3, "deadline in 3598.1 s"),
+    { .id = 8, .header = 0x2008, .state = TASK_IDLE, .root = "my_app::consume", .frames = receiver_frames_41,
+      .n_frames = 1, .leaf = "tokio::sync::mpsc::Receiver", .detail = NULL },
+    SLEEPER(4, "deadline in 3599.2 s"),
+    { .id = 7, .header = 0x2007, .state = TASK_IDLE, .unwakeable = true, .root = "my_app::stuck",
+      .leaf = "my_app::Never" },
+    { .id = 1, .header = 0x2001, .state = TASK_RUNNING, .root = "my_app::spin" },
+};
+#define N_MIXED (sizeof(mixed_tasks) / sizeof(mixed_tasks[0]))
+
+static struct task_worker mixed_workers[] = {
+    { .tid = 1235, .name = "tokio-runtime-w", .index = 0, .current_task = 2, .local_queue = 3 },
+    { .tid = 1236, .name = "tokio-runtime-w", .index = 1, .current_task = 1, .local_queue = 0 },
+    { .tid = 1234, .name = "my_app", .index = -1, .current_task = 0, .local_queue = -1 },
+};
+
+static struct task_snapshot mixed_snapshot(void)
+{
+    return (struct task_snapshot){ .runtime = "tokio 1.24.2", .workers = mixed_workers, .n_workers = 3,
+                                   .tasks = mixed_tasks, .n_tasks = N_MIXED, .listed = N_MIXED };
+}
+
+/* What a writer wrote into a memory stream. */
+#define CAPTURE(text, call)                                                                                   \
+    do {                                                                                                      \
+        size_t capture_len_ = 0;                                                                              \
+        FILE *capture_ = open_memstream(&(text), &capture_len_);                                             \
+        assert_non_null(capture_);                                                                            \
+        assert_int_equal((call), 0);                                                                          \
+        assert_int_equal(fclose(capture_), 0);                                                                \
+    } while (0)
+#define OUT capture_
+
+static void test_groups_by_backtrace_not_detail(void **state)
+{
+    (void)state;
+    struct task_groups g;
+    assert_int_equal(task_groups_build(&g, mixed_tasks, N_MIXED), 0);
+    /* sleepers (3), running spin (2), then the singles by smallest id: consume:41 (8), consume:40 (9)... */
+    assert_int_equal(g.n, 5);
+    assert_int_equal(g.v[0].n, 3);
+    assert_int_equal(g.v[0].tasks[0]->id, 3);
+    assert_int_equal(g.v[0].tasks[1]->id, 4);
+    assert_int_equal(g.v[0].tasks[2]->id, 5);
+    assert_int_equal(g.v[1].n, 2);
+    assert_int_equal(g.v[1].tasks[0]->id, 1);
+    assert_int_equal(g.v[1].tasks[0]->state, TASK_RUNNING);
+    assert_int_equal(g.v[2].n, 1);
+    assert_int_equal(g.v[2].tasks[0]->id, 7);
+    assert_int_equal(g.v[3].tasks[0]->id, 8);      /* a different await line: its own group */
+    assert_int_equal(g.v[4].tasks[0]->id, 9);
+    size_t total = 0;
+    for (size_t i = 0; i < g.n; i++)
+        total += g.v[i].n;
+    assert_int_equal(total, N_MIXED);
+    task_groups_free(&g);
+}
+
+static void test_key_parts_split_groups(void **state)
+{
+    (void)state;
+    struct task_frame other_file[] = { { "my_app::park_sleep", "lib.rs", 17 }, { "my_app::nap", "main.rs", 13 } };
+    struct task_info tasks[] = {
+        SLEEPER(1, NULL), SLEEPER(2, NULL), SLEEPER(3, NULL), SLEEPER(4, NULL), SLEEPER(5, NULL), SLEEPER(6, NULL),
+    };
+    tasks[1].state = TASK_SCHEDULED;                 /* state */
+    tasks[2].unwakeable = true;                      /* nothing can wake it */
+    tasks[3].root = "my_app::other";                 /* root */
+    tasks[4].frames = other_file;                    /* a frame's file */
+    tasks[5].leaf = NULL;                            /* leaf */
+    struct task_groups g;
+    assert_int_equal(task_groups_build(&g, tasks, 6), 0);
+    assert_int_equal(g.n, 6);
+    for (size_t i = 0; i < g.n; i++)                 /* all of one size: by id */
+        assert_int_equal(g.v[i].tasks[0]->id, i + 1);
+    task_groups_free(&g);
+    tasks[1] = tasks[2] = tasks[3] = tasks[4] = tasks[5] = tasks[0];
+    assert_int_equal(task_groups_build(&g, tasks, 6), 0);
+    assert_int_equal(g.n, 1);
+    task_groups_free(&g);
+}
+
+static void test_no_tasks(void **state)
+{
+    (void)state;
+    struct task_groups g;
+    assert_int_equal(task_groups_build(&g, NULL, 0), 0);
+    assert_int_equal(g.n, 0);
+    task_groups_free(&g);
+}
+
+/* The detail a group of tasks with these details shows (NULL: none). */
+static const char *detail_of(const char *const *details, size_t n, char *buf, size_t len)
+{
+    struct task_info tasks[8];
+    const struct task_info *members[8];
+    assert_true(n <= 8);
+    for (size_t i = 0; i < n; i++) {
+        tasks[i] = (struct task_info){ .id = i + 1, .detail = details[i] };
+        members[i] = &tasks[i];
+    }
+    struct task_group group = { .tasks = members, .n = n };
+    return task_group_detail(&group, buf, len);
+}
+
+static void test_group_detail(void **state)
+{
+    (void)state;
+    char buf[128];
+    const char *same[] = { "deadline in 2.1 ms", "deadline in 2.1 ms" };
+    assert_string_equal(detail_of(same, 2, buf, sizeof(buf)), "deadline in 2.1 ms");
+    const char *range[] = { "deadline in 3599.2 s", "deadline in 3598.1 s", "deadline in 3599.9 s" };
+    assert_string_equal(detail_of(range, 3, buf, sizeof(buf)), "deadline in 3598.1-3599.9 s");
+    const char *bare[] = { "2.5 ms", "10 ms" };
+    assert_string_equal(detail_of(bare, 2, buf, sizeof(buf)), "2.5-10 ms");
+    const char *past[] = { "deadline in -0.5 s", "deadline in 1.5 s" };
+    assert_string_equal(detail_of(past, 2, buf, sizeof(buf)), "deadline in -0.5 to 1.5 s");
+    const char *units[] = { "deadline in 3 s", "deadline in 4 ms" };      /* units differ: no range */
+    assert_string_equal(detail_of(units, 2, buf, sizeof(buf)), "deadline in 3 s; others differ");
+    const char *ids[] = { "waits for task 42", "waits for task 43" };    /* an id is no measure */
+    assert_string_equal(detail_of(ids, 2, buf, sizeof(buf)), "waits for task 42; others differ");
+    const char *glued[] = { "fd7 s", "fd8 s" };                          /* the number must start a word */
+    assert_string_equal(detail_of(glued, 2, buf, sizeof(buf)), "fd7 s; others differ");
+    const char *some[] = { NULL, "deadline in 1 s", "deadline in 2 s" }; /* one without: no range */
+    assert_string_equal(detail_of(some, 3, buf, sizeof(buf)), "deadline in 1 s; others differ");
+    const char *none[] = { NULL, NULL };
+    assert_null(detail_of(none, 2, buf, sizeof(buf)));
+}
+
+/* The text dump of snap (grouped here), to free. */
+static char *text_dump(pid_t pid, const struct task_snapshot *snap, bool verbose)
+{
+    struct task_groups g;
+    assert_int_equal(task_groups_build(&g, snap->tasks, snap->n_tasks), 0);
+    char *text = NULL;
+    CAPTURE(text, task_dump_text(OUT, pid, snap, &g, verbose));
+    task_groups_free(&g);
+    return text;
+}
+
+static void test_text(void **state)
+{
+    (void)state;
+    struct task_snapshot snap = mixed_snapshot();
+    char *text = text_dump(1234, &snap, false);
+    assert_string_equal(text,
+        "tokio 1.24.2, pid 1234: 8 tasks read\n"
+        "worker 0 tid 1235 tokio-runtime-w: polling task 2, 3 in its local queue\n"
+        "worker 1 tid 1236 tokio-runtime-w: polling task 1, 0 in its local queue\n"
+        "thread tid 1234 my_app (not a worker: the runtime's block_on): not polling a task\n"
+        "\n"
+        "3 tasks idle\n"
+        "    my_app::park_sleep @ main.rs:17\n"
+        "    my_app::nap @ main.rs:13\n"
+        "    tokio::time::sleep::Sleep (deadline in 3598.1-3599.9 s)\n"
+        "\n"
+        "2 tasks running\n"
+        "    my_app::spin\n"
+        "\n"
+        "1 task idle, nothing can wake it\n"
+        "    my_app::stuck\n"
+        "    my_app::Never\n"
+        "\n"
+        "1 task idle\n"
+        "    my_app::consume @ main.rs:41\n"
+        "    tokio::sync::mpsc::Receiver\n"
+        "\n"
+        "1 task idle\n"
+        "    my_app::consume @ main.rs:40\n"
+        "    tokio::sync::mpsc::Receiver\n");
+    free(text);
+    text = text_dump(1234, &snap, true);
+    const char *sleepers =
+        "3 tasks idle\n"
+        "    my_app::park_sleep @ main.rs:17\n"
+        "    my_app::nap @ main.rs:13\n"
+        "    tokio::time::sleep::Sleep (deadline in 3598.1-3599.9 s)\n"
+        "  task 3: deadline in 3598.1 s\n"
+        "  task 4: deadline in 3599.2 s\n"
+        "  task 5: deadline in 3599.9 s\n"
+        "\n"
+        "2 tasks running\n"
+        "    my_app::spin\n"
+        "  task 1 on tid 1236\n"
+        "  task 2 on tid 1235\n";
+    if (!strstr(text, sleepers))
+        fail_msg("-v's groups are not as expected:\n%s", text);
+    assert_non_null(strstr(text, "\n    tokio::sync::mpsc::Receiver\n  task 9\n"));
+    free(text);
+}
+
+static void test_text_partial_and_odd(void **state)
+{
+    (void)state;
+    struct task_frame unknown[] = { { "my_app::handle", NULL, 0 }, { NULL, "x.rs", 3 } };
+    struct task_info tasks[] = {
+        { .id = 1, .state = TASK_IDLE, .root = NULL, .frames = unknown, .n_frames = 2, .detail = "odd\ndetail" },
+    };
+    struct task_worker workers[] = { { .tid = 5, .name = "bad\nname", .index = 0, .local_queue = -1 } };
+    struct task_snapshot snap = { .runtime = NULL, .workers = workers, .n_workers = 1, .tasks = tasks, .n_tasks = 1,
+                                  .listed = 1, .list_truncated = true, .target_gone = true };
+    char *text = text_dump(77, &snap, false);
+    assert_string_equal(text,
+        "runtime, pid 77: 1 task read; the walk of the task list stopped early (its bound, or a link that "
+        "changed); the target exited during the dump\n"
+        "worker 0 tid 5 bad?name: not polling a task\n"
+        "\n"
+        "1 task idle\n"
+        "    [task entry unknown]\n"
+        "    my_app::handle\n"
+        "    [unknown] @ x.rs:3\n"
+        "    (odd?detail)\n");
+    free(text);
+}
+
+static void test_json(void **state)
+{
+    (void)state;
+    struct task_snapshot snap = mixed_snapshot();
+    snap.n_tasks = 2;          /* the receiver at :40 and one sleeper */
+    snap.n_workers = 2;
+    snap.workers = &mixed_workers[1];
+    char *text = NULL;
+    CAPTURE(text, task_dump_json(OUT, 1234, &snap));
+    assert_string_equal(text,
+        "{\"pid\": 1234, \"runtime\": \"tokio 1.24.2\", \"listed\": 8, \"truncated\": false, \"target_exited\": false,\n"
+        " \"workers\": [\n"
+        "  {\"tid\": 1236, \"name\": \"tokio-runtime-w\", \"index\": 1, \"task\": 1, \"local_queue\": 0},\n"
+        "  {\"tid\": 1234, \"name\": \"my_app\", \"index\": null, \"task\": null, \"local_queue\": null}\n"
+        " ],\n"
+        " \"tasks\": [\n"
+        "  {\"id\": 9, \"state\": \"idle\", \"unwakeable\": false, \"root\": \"my_app::consume\", \"frames\": "
+        "[{\"function\": \"my_app::consume\", \"file\": \"main.rs\", \"line\": 40}], \"leaf\": "
+        "\"tokio::sync::mpsc::Receiver\", \"detail\": null},\n"
+        "  {\"id\": 5, \"state\": \"idle\", \"unwakeable\": false, \"root\": \"my_app::park_sleep\", \"frames\": "
+        "[{\"function\": \"my_app::park_sleep\", \"file\": \"main.rs\", \"line\": 17}, {\"function\": "
+        "\"my_app::nap\", \"file\": \"main.rs\", \"line\": 13}], \"leaf\": \"tokio::time::sleep::Sleep\", "
+        "\"detail\": \"deadline in 3599.9 s\"}\n"
+        " ]}\n");
+    free(text);
+}
+
+static void test_json_escapes(void **state)
+{
+    (void)state;
+    /* a comm cut inside a UTF-8 sequence ("\xc3" of "é"), quotes, backslash, control characters, 4-byte UTF-8,
+       an overlong form and a surrogate (not UTF-8: U+FFFD each byte) */
+    struct task_worker workers[] = { { .tid = 1, .name = "caf\xc3", .index = 0, .local_queue = 1 } };
+    struct task_frame frames[] = { { "a\"b\\c", NULL, 0 } };
+    struct task_info tasks[] = { { .id = 3, .state = TASK_CHANGING, .unwakeable = true, .root = "tab\there\x01",
+                                   .frames = frames, .n_frames = 1, .leaf = "\xf0\x9f\xa6\x80 \xc0\xaf \xed\xa0\x80",
+                                   .detail = "caf\xc3\xa9" } };
+    struct task_snapshot snap = { .runtime = "tokio", .workers = workers, .n_workers = 1, .tasks = tasks, .n_tasks = 1,
+                                  .listed = 1, .list_truncated = true };
+    char *text = NULL;
+    CAPTURE(text, task_dump_json(OUT, 1, &snap));
+    assert_non_null(strstr(text, "\"truncated\": true"));
+    assert_non_null(strstr(text, "\"name\": \"caf\\ufffd\""));
+    assert_non_null(strstr(text, "\"function\": \"a\\\"b\\\\c\", \"file\": null, \"line\": null"));
+    assert_non_null(strstr(text, "\"root\": \"tab\\u0009here\\u0001\""));
+    assert_non_null(strstr(text, "\"leaf\": \"\xf0\x9f\xa6\x80 \\ufffd\\ufffd \\ufffd\\ufffd\\ufffd\""));
+    assert_non_null(strstr(text, "\"detail\": \"caf\xc3\xa9\""));
+    assert_non_null(strstr(text, "\"state\": \"changing\", \"unwakeable\": true"));
+    free(text);
+    struct task_snapshot empty = { .runtime = "tokio" };
+    CAPTURE(text, task_dump_json(OUT, 1, &empty));
+    assert_string_equal(text, "{\"pid\": 1, \"runtime\": \"tokio\", \"listed\": 0, \"truncated\": false, "
+                              "\"target_exited\": false,\n \"workers\": [],\n \"tasks\": []}\n");
+    free(text);
+}
+
+static void test_folded(void **state)
+{
+    (void)state;
+    struct task_snapshot snap = mixed_snapshot();
+    struct profile *p = profile_new();
+    assert_non_null(p);
+    assert_int_equal(task_stack_add_snapshot(p, &snap), 0);
+    assert_int_equal(profile_total(p), N_MIXED);
+    char *text = NULL;
+    CAPTURE(text, profile_write_folded(p, OUT));
+    assert_string_equal(text,
+        "task: my_app::consume;my_app::consume @ main.rs:40;tokio::sync::mpsc::Receiver;[idle] 1\n"
+        "task: my_app::consume;my_app::consume @ main.rs:41;tokio::sync::mpsc::Receiver;[idle] 1\n"
+        "task: my_app::park_sleep;my_app::park_sleep @ main.rs:17;my_app::nap @ main.rs:13;"
+        "tokio::time::sleep::Sleep;[idle] 3\n"
+        "task: my_app::spin;[running] 2\n"
+        "task: my_app::stuck;my_app::Never;[idle] 1\n");
+    free(text);
+    profile_free(p);
+}
+
+static void test_folded_names_safe(void **state)
+{
+    (void)state;
+    struct task_frame frames[] = { { "f<[u8; 4]>", "a.rs", 2 }, { "g", "b.rs", 0 }, { "h", NULL, 9 } };
+    struct task_info task = { .id = 1, .state = TASK_SCHEDULED, .root = NULL, .frames = frames, .n_frames = 3,
+                              .leaf = "Leaf\nType" };
+    struct profile *p = profile_new();
+    assert_non_null(p);
+    struct task_stack_ids ids = { 0 };
+    assert_int_equal(task_stack_ids(p, &task, "[runnable]", &ids), 0);
+    const char *want[] = { "[task entry unknown]", "f<[u8: 4]> @ a.rs:2", "g", "h", "Leaf Type", "[runnable]" };
+    assert_int_equal(ids.n, 6);
+    for (size_t i = 0; i < ids.n; i++)
+        assert_string_equal(profile_frame_name(p, ids.v[i]), want[i]);
+    task.root = "r";
+    assert_int_equal(task_stack_ids(p, &task, NULL, &ids), 0);     /* replaces, no state frame */
+    assert_int_equal(ids.n, 5);
+    assert_string_equal(profile_frame_name(p, ids.v[0]), "task: r");
+    free(ids.v);
+    profile_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_groups_by_backtrace_not_detail),
+        cmocka_unit_test(test_key_parts_split_groups),
+        cmocka_unit_test(test_no_tasks),
+        cmocka_unit_test(test_group_detail),
+        cmocka_unit_test(test_text),
+        cmocka_unit_test(test_text_partial_and_odd),
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_json_escapes),
+        cmocka_unit_test(test_folded),
+        cmocka_unit_test(test_folded_names_safe),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
