@@ -20,6 +20,8 @@
 #define MAX_VALUE (64 * 1024)        /* bytes of one value read at once */
 #define MAX_NAME 2048
 #define MAX_VISITED 4096
+/* tokio's taskdump feature (tokio_unstable) wraps every task's future in trace::Root<T> { future: T } */
+#define TRACE_ROOT "tokio::runtime::task::trace::Root<"
 
 struct decoder {
     const struct tokio_layout *l;
@@ -131,16 +133,16 @@ static enum found follow_box(struct decoder *dc, Dwarf_Die *box, uint64_t addr, 
     return decode(dc, &target, data, depth + 1);
 }
 
-/* a pointer type met as a member: &mut T (select! and join! hold their futures so) is followed, with a fat
-   pointer's vtable when it is one; shared references, raw pointers and Arc are not (runtime state, other
-   tasks) */
+/* a pointer type met as a member: &mut T (select! and join! hold their futures so) and Box<T> (owned) are
+   followed; shared references, raw pointers and Arc are not (runtime state, other tasks) */
 static enum found follow_pointer(struct decoder *dc, Dwarf_Die *ptr_type, uint64_t addr, unsigned depth)
 {
     const char *n = dwarf_diename(ptr_type);
     Dwarf_Die target;
     uint64_t data;
-    if (!n || strncmp(n, "&mut ", 5) != 0 || !dwarf_type_of(ptr_type, &target) || !take_bytes(dc, addr, &data, 8) ||
-        !data)
+    /* rustc describes a Box of a sized type as a pointer type named after the Box */
+    bool owned = n && (strncmp(n, "&mut ", 5) == 0 || strncmp(n, "alloc::boxed::Box<", 18) == 0);
+    if (!owned || !dwarf_type_of(ptr_type, &target) || !take_bytes(dc, addr, &data, 8) || !data)
         return FOUND_NONE;
     return decode(dc, &target, data, depth + 1);
 }
@@ -184,15 +186,26 @@ static enum found decode_async(struct decoder *dc, Dwarf_Die *env, uint64_t addr
 
 /* ---- any other future ----------------------------------------------------------------------------------- */
 
+/* A struct's members are searched whole: a suspended async fn anywhere in it beats a socket met first (a
+   connection holds its socket before its request's handler). A tuple's elements are select!'s or join!'s
+   branches: the first branch (in source order) where anything is found, a socket included, is the one shown. */
 static enum found decode_members(struct decoder *dc, Dwarf_Die *type, uint64_t addr, unsigned depth)
 {
+    const char *tn = dwarf_diename(type);
+    bool branches = tn && tn[0] == '(';
     struct dwarf_member m;
     for (size_t i = 0; dwarf_member_at(type, i, &m); i++) {
         const char *n = dwarf_diename(&m.die);
         if (n && strncmp(n, "_marker", 7) == 0)
             continue;
+        const char *weak_before = dc->weak_leaf;
         if (decode(dc, &m.type, addr + m.offset, depth + 1) == FOUND_FRAME)
             return FOUND_FRAME;
+        if (branches && dc->weak_leaf != weak_before) {
+            dc->out->leaf = dc->weak_leaf;
+            dc->out->detail = dc->weak_detail;
+            return FOUND_FRAME;
+        }
     }
     return FOUND_NONE;
 }
@@ -243,6 +256,8 @@ static enum found decode(struct decoder *dc, Dwarf_Die *type, uint64_t addr, uns
             }
             return FOUND_NONE;
         }
+        if (strncmp(name, TRACE_ROOT, strlen(TRACE_ROOT)) == 0)
+            return decode_members(dc, type, addr, depth);
         if (strncmp(name, "alloc::sync::Arc<", 17) == 0 || strncmp(name, "alloc::rc::Rc<", 14) == 0 ||
             strncmp(name, "tokio::runtime::", 16) == 0)
             return FOUND_NONE;     /* shared or runtime state: never another task's future */
@@ -278,6 +293,11 @@ bool task_plan_find(const struct tokio_layout *l, struct string_pool *pool, uint
     }
     if (!dwarf_has_variants(&stage.type))
         return false;
+    struct dwarf_member wrapped;
+    char outer[MAX_NAME];
+    if (dwarf_qualified_name(l->dwarf, &params[0], outer, sizeof(outer)) > 0 &&
+        strncmp(outer, TRACE_ROOT, strlen(TRACE_ROOT)) == 0 && dwarf_member(&params[0], "future", &wrapped))
+        params[0] = wrapped.type;   /* the root is what Root wraps; decoding goes through Root itself */
     out->future = params[0];
     out->stage = stage.type;
     out->stage_offset = stage.offset;

@@ -17,8 +17,16 @@ static bool find_member(Dwarf_Die *type, const char *name, int depth, struct dwa
 {
     if (dwarf_member(type, name, out))
         return true;
-    if (dwarf_has_variants(type))
-        return false;          /* which variant holds it depends on the value */
+    struct dwarf_member some;
+    if (dwarf_has_variants(type)) {
+        /* which variant holds it depends on the value: only an Option's Some is entered (a live socket's
+           PollEvented holds Some(io)); the reader of the result checks what it reads */
+        if (depth >= MAX_FIND_DEPTH || !dwarf_variant_named(type, "Some", &some) ||
+            !find_member(&some.type, name, depth + 1, out))
+            return false;
+        out->offset += some.offset;
+        return true;
+    }
     struct dwarf_member m;
     for (size_t i = 0; depth < MAX_FIND_DEPTH && dwarf_member_at(type, i, &m); i++) {
         int tag = dwarf_tag(&m.type);

@@ -17,7 +17,7 @@
 #include "base/vec.h"
 
 #define DEFAULT_MAX_TASKS 1000000
-#define DEFAULT_MAX_DEPTH 64
+#define DEFAULT_MAX_DEPTH 256
 #define DEFAULT_MAX_BYTES (4u << 20)
 #define MAX_RUNTIMES 16
 #define MAX_HEADS 4096
