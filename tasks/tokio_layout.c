@@ -16,6 +16,7 @@
 #define TLS_STORAGE "__RUST_STD_INTERNAL_VAL"                    /* std's thread_local! storage */
 #define MAX_SEARCH_DEPTH 8
 #define MAX_READ 4096
+#define MAX_SHARDS 65536
 
 /* ---- small readers --------------------------------------------------------------------------------------- */
 
@@ -421,8 +422,8 @@ size_t tokio_owned_heads(const struct tokio_layout *l, elf_memory_reader read, v
         uint64_t ptr, count;
         int64_t stride = dwarf_type_size(&shard);
         if (stride <= 0 || !read_u64(read, rctx, base + lists.offset + data_ptr.offset, &ptr) ||
-            !read_u64(read, rctx, base + lists.offset + length.offset, &count))
-            return 0;
+            !read_u64(read, rctx, base + lists.offset + length.offset, &count) || count > MAX_SHARDS)
+            return 0;          /* tokio has a few shards per worker: more is a list read mid-change */
         for (uint64_t i = 0; i < count && n < max; i++)
             if (read_u64(read, rctx, ptr + i * (uint64_t)stride + head.offset, &heads[n]) && heads[n])
                 n++;
