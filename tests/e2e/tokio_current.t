@@ -139,28 +139,45 @@ check "axum: $requests requests of /sleep wait at the timer's await line (main.r
     between "$per_request" $((T_MS * 900)) "$upper"
 
 # ---- build settings (README's table) -------------------------------------------------------------------------
-# setting LABEL FIXTURE [ENV-WRAPPER...]: a 3 s launch recording of the fixture; its folded and err in $WORK
+# setting LABEL FIXTURE TASKS_RC [ENV-WRAPPER...]: a 3 s launch recording of the fixture (--wait-tasks) with a wait
+# profile; its folded, wait and err in $WORK; then `taskspy tasks` on a --parked run of the same binary, which
+# exits TASKS_RC (0: it reads the tasks, 1: one line says what the binary lacks)
 setting() {
-    local label=$1 fixture=$2; shift 2
-    "$@" "$TASKSPY" record -d 3 -F 199 -o "$WORK/$label.folded" -- "$fixture" 4 > /dev/null 2> "$WORK/$label.err"
+    local label=$1 fixture=$2 tasks_rc=$3; shift 3
+    "$@" "$TASKSPY" record -d 3 -F 199 -o "$WORK/$label.folded" --wait-output "$WORK/$label-wait.folded" -- \
+        "$fixture" 4 --wait-tasks > /dev/null 2> "$WORK/$label.err"
     check "$label: exit 0" test $? -eq 0
     grep '^taskspy: \(tasks\|markers\|tokio\)' "$WORK/$label.err" | cut -c1-200 | diag
     local kinds=0
     for kind in parse render compress; do grep -q "^task: tokio_fixture::${kind}_task" "$WORK/$label.folded" && kinds=$((kinds + 1)); done
     check "$label: task roots for the three task functions ($kinds)" test "$kinds" = 3
+    check "$label: a wait profile, the sleeper suspended in it" \
+        grep -Eq '^task: tokio_fixture::sleep_waiter;.*\[suspended\] [0-9]+$' "$WORK/$label-wait.folded"
+    "$@" sh -c '"$0" --parked 20 > /dev/null & pid=$!; sleep 1.5; "$1" tasks -p $pid; rc=$?; kill $pid; exit $rc' \
+        "$fixture" "$TASKSPY" > "$WORK/$label-tasks.out" 2> "$WORK/$label-tasks.err"
+    local rc=$?
+    if [ "$tasks_rc" = 0 ]; then
+        check "$label: taskspy tasks reads the parked tasks" \
+            sh -c "test $rc = 0 && grep -q '^50 tasks idle' '$WORK/$label-tasks.out'"
+    else
+        check "$label: taskspy tasks: exit 1, one line saying DWARF types are needed" \
+            sh -c "test $rc = 1 && test \$(wc -l < '$WORK/$label-tasks.err') = 1 && grep -q 'DWARF types' '$WORK/$label-tasks.err'"
+    fi
 }
 CONTEXT_LINE="^taskspy: tokio's CONTEXT layout needs DWARF types: .*; using poll probes"
-setting lines "$FIXTURES/tokio_current_lines"
+setting lines "$FIXTURES/tokio_current_lines" 1
 check "lines: one line says the CONTEXT layout needs DWARF types, tasks from probes" \
     sh -c "test \$(grep -c \"$CONTEXT_LINE\" '$WORK/lines.err') = 1 && grep -q '^taskspy: tasks: from poll probes' '$WORK/lines.err'"
-check "lines: await points with source lines" grep -Eq 'tokio_fixture::render_page @ main\.rs:[0-9]+;' "$WORK/lines.folded"
-setting nodebug "$FIXTURES/tokio_current_nodebug"
+# line tables name an inlined function without its path ("{async_fn#0}"): the await points of the async fns
+# that keep a frame of their own (the task functions) carry their lines
+check "lines: await points with source lines" grep -Eq ';tokio_fixture::(parse|render|compress)_task @ main\.rs:[0-9]+;' "$WORK/lines.folded"
+setting nodebug "$FIXTURES/tokio_current_nodebug" 1
 check "nodebug: the same one line, tasks from probes" \
     sh -c "test \$(grep -c \"$CONTEXT_LINE\" '$WORK/nodebug.err') = 1 && grep -q '^taskspy: tasks: from poll probes' '$WORK/nodebug.err'"
 check "nodebug: no source lines (none in the binary)" sh -c "! grep -q ' @ main\\.rs:' '$WORK/nodebug.folded'"
 check "stripped: no symbol table, a .gnu_debuglink" \
     sh -c "! readelf -S '$FIXTURES/tokio_current_stripped' | grep -q '\\.symtab' && readelf -S '$FIXTURES/tokio_current_stripped' | grep -q gnu_debuglink"
-setting stripped "$FIXTURES/tokio_current_stripped"
+setting stripped "$FIXTURES/tokio_current_stripped" 0
 check "stripped (debuglink): tasks from CONTEXT through the debug file, await points with lines" \
     sh -c "grep -q '^taskspy: tasks: from the TLS marker tokio CONTEXT.current_task_id.*through the debug file' '$WORK/stripped.err' &&
            grep -Eq 'tokio_fixture::render_page @ main\\.rs:[0-9]+;' '$WORK/stripped.folded'"
@@ -172,7 +189,7 @@ mkdir -p "$WORK/debug/.build-id/${build_id:0:2}"
 cp "$FIXTURES/tokio_current_stripped.debug" "$WORK/debug/.build-id/${build_id:0:2}/${build_id:2}.debug"
 mkdir -p /usr/lib/debug
 in_debug_namespace() { unshare -m sh -c 'mount --bind "$0" /usr/lib/debug && exec "$@"' "$WORK/debug" "$@"; }
-setting build-id "$WORK/tokio_by_id" in_debug_namespace
+setting build-id "$WORK/tokio_by_id" 0 in_debug_namespace
 check "stripped (build id): tasks from CONTEXT through the debug file, await points with lines" \
     sh -c "grep -q '^taskspy: tasks: from the TLS marker tokio CONTEXT.current_task_id.*through the debug file /usr/lib/debug/.build-id/' '$WORK/build-id.err' &&
            grep -Eq 'tokio_fixture::render_page @ main\\.rs:[0-9]+;' '$WORK/build-id.folded'"
