@@ -422,7 +422,7 @@ static int take_buffer(struct line_reader *r, struct tree_work *w)
 
 /* Make room in the profile for what the whole input will make, guessed from its size and the first batch
  * (its frames, and those not shared with the line before, in the bytes up to r's start), before the batch
- * goes to the profile. Only a guess: when the room cannot be had, the tables grow as they fill. */
+ * goes to the profile; once. Only a guess: when the room cannot be had, the tables grow as they fill. */
 static void reserve_guess(struct folded_parse *fp, const struct line_reader *r)
 {
     if (!fp->guess_bytes || r->start == 0)
@@ -442,7 +442,6 @@ static int flush_batch(struct folded_parse *fp, struct line_reader *r)
 {
     if (fp->b.n_stacks == 0)
         return 0;
-    reserve_guess(fp, r);
     if (remember_last(fp) != 0)
         return -1;
     struct tree_work *w = work_to_fill(fp);
@@ -665,6 +664,7 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, const str
         size_t len = 0;
         enum line_status st = next_line(&r, &line, &len);
         if (st == LINE_REFILL) {
+            reserve_guess(&fp, &r);     /* before the tree thread, which then alone touches the profile */
             /* more than a chunk to read: build the tree on a second thread */
             if (!fp.pipe && report->lines > 0)
                 pipe_open(&fp);
@@ -690,6 +690,8 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, const str
         if (parse_line(&fp, line, len) != 0)
             goto no_memory;
     }
+    if (!fp.pipe)
+        reserve_guess(&fp, &r);         /* an input of one chunk */
     if (flush_batch(&fp, &r) != 0 || pipe_close(&fp) != 0)
         goto no_memory;
     if (fp.warnings > FOLDED_MAX_WARNINGS) {
