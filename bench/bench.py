@@ -565,24 +565,24 @@ def bench_postprocessing():
 
 # ---- 4. rendering --------------------------------------------------------------------------------------
 def measured(argv):
-    """argv run under GNU time, which writes the command's user and system CPU-s and peak RSS KB to a file
-    (read by measured_result). A peak RSS from Python's own wait4 would start at Python's: a child forked
-    from it keeps its parent's high-water mark through exec, which GNU time's small process does not
-    have. Returns (argv to run, that file)."""
+    """argv run under GNU time, which writes the command's peak RSS (KB) to a file (read by measured_rss). A
+    peak RSS from Python's own wait4 would start at Python's: a child forked from it keeps its parent's
+    high-water mark through exec, which GNU time's small process does not have. (CPU time is wait4's on
+    GNU time, which counts the command it waited for, in microseconds rather than GNU time's 10 ms.)
+    Returns (argv to run, that file)."""
     fd, path = tempfile.mkstemp(dir=TMP, suffix=".time")
     os.close(fd)
-    return ["/usr/bin/time", "-o", path, "-f", "%U %S %M"] + argv, path
+    return ["/usr/bin/time", "-o", path, "-f", "%M"] + argv, path
 
 
-def measured_result(path):
-    """(CPU s, peak RSS KB) from measured's file, or (None, None). Its last line: a command killed by a signal
-    gets a line of its own before it."""
+def measured_rss(path):
+    """The peak RSS KB from measured's file, or None. Its last line: a command killed by a signal gets a line
+    of its own before it."""
     try:
         with open(path) as f:
-            user, system, rss = f.read().split("\n")[-2].split()
-        return float(user) + float(system), int(rss)
+            return int(f.read().split("\n")[-2])
     except (OSError, ValueError, IndexError):
-        return None, None
+        return None
     finally:
         os.unlink(path)
 
@@ -592,12 +592,14 @@ def timed_run(argv, stdout_path):
     run, times = measured(argv)
     t = time.monotonic()
     with open(stdout_path, "w") as out:
-        code = subprocess.run(run, stdout=out, stderr=subprocess.DEVNULL).returncode
+        proc = subprocess.Popen(run, stdout=out, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(proc.pid, 0)
     wall = time.monotonic() - t
-    cpu, rss = measured_result(times)
-    if code != 0:
-        raise RuntimeError("%s exited %d" % (" ".join(argv[:2]), code))
-    return wall, cpu, rss
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    rss = measured_rss(times)
+    if proc.returncode != 0:
+        raise RuntimeError("%s exited %d" % (" ".join(argv[:2]), proc.returncode))
+    return wall, ru.ru_utime + ru.ru_stime, rss
 
 
 def rendering_inputs():
@@ -875,10 +877,11 @@ def http_run(kind, hz, wait=False, probe_events=(), stop=False):
         os.killpg(prof.pid, signal.SIGINT)
     if prof:
         err = prof.stderr.read()
-        code = prof.wait()
+        _, status, ru = os.wait4(prof.pid, 0)
+        code = prof.returncode = os.waitstatus_to_exitcode(status)
         if code != 0 and not (stop and code == 128 + signal.SIGINT):     # perf record dies of the SIGINT it gets
             log("%s exited %d: %s" % (kind, code, err.strip()[-300:]))
-        res["cpu"], res["rss"] = measured_result(times)
+        res["cpu"], res["rss"] = ru.ru_utime + ru.ru_stime, measured_rss(times)
         if stop:
             res["stop_s"] = time.monotonic() - t_stop
             res["out_bytes"] = os.path.getsize(output) + (os.path.getsize(sidecar) if os.path.exists(sidecar) else 0) \
@@ -1014,7 +1017,7 @@ def bench_http():
         ts = runs.get(("taskspy", hz), [])
         per_sample = med([1e6 * r["proc"] / r["samples"] for r in ts if r.get("proc") and r.get("samples")])
         whole = med([1e6 * r["cpu"] / r["samples"] for r in ts if r.get("samples")])
-        rss = med([r["rss"] / 1024 for r in ts])
+        rss = med([r["rss"] / 1024 for r in ts if r.get("rss")])
         rows.append(("8", "saturated HTTP, %d Hz dwarf: taskspy processing CPU-us per sample; peak RSS MB" % hz,
                      "%s; %s" % (fmt(per_sample, "%.0f"), fmt(rss, "%.1f")), "-"))
         ps = runs.get(("perf", hz), [])
@@ -1032,8 +1035,8 @@ def bench_http():
                           fmt(per_req(("taskspy", hz)), "%.1f"), fmt(per_req(("perf", hz)), "%.1f"), pct(cx), pct(cp),
                           rps_n, cpu_n, fmt(med([r.get("samples") for r in ts]), "%.0f"),
                           fmt(med([r.get("proc") for r in ts]), "%.3f"), fmt(whole, "%.0f"),
-                          fmt(med([r["cpu"] for r in ts]), "%.3f"), fmt(med([r["rss"] for r in ts]), "%.0f"),
-                          fmt(med([r["cpu"] for r in ps]), "%.3f"), fmt(med([r["rss"] for r in ps]), "%.0f")))
+                          fmt(med([r["cpu"] for r in ts]), "%.3f"), fmt(med([r.get("rss") for r in ts]), "%.0f"),
+                          fmt(med([r["cpu"] for r in ps]), "%.3f"), fmt(med([r.get("rss") for r in ps]), "%.0f")))
     # the stage's CPU has a fixed part (loading the 18 MB binary's symbols and unwind tables on first use):
     # the cost of one more sample is the difference between the two frequencies' medians
     proc = {hz: (med([r.get("proc") for r in runs.get(("taskspy", hz), [])]),
