@@ -20,7 +20,10 @@ beside them as the floor any reader of per-hit samples starts from. Environment 
   BENCH_PP_RUNS [2] post-processing runs       BENCH_STACKS [1000,10000,100000] rendering sizes
   BENCH_HTTP [4]    seconds of wrk per run   BENCH_HTTP_PAIRS [5] row 8's rounds (>= 3)
   BENCH_WAIT_TRIPLES [5] row 10's triples (>= 3)
-  BENCH_ONLY        comma list of rows to run (1 to 10; 1 and 2 run together)
+  BENCH_WIDE [100000] row 4's wide input (long C++/Rust names, 60 deep; 0: none)
+  BENCH_REC_ROUNDS [5] row 11's rounds (>= 3)
+  BENCH_TOOLS       where make bench installed samply and inferno (bin/), default REPO/build/bench-tools
+  BENCH_ONLY        comma list of rows to run (1 to 11; 1 and 2 run together)
 Row 8 is a saturated HTTP server (the hyper fixture driven by wrk on loopback) recorded by taskspy and by
 perf record --call-graph dwarf,65528: lost samples, requests/s lost and requests per target CPU-s lost (each
 profiler's loss against the bracketing unprofiled runs, stated as a ratio only beyond the unprofiled runs'
@@ -29,13 +32,21 @@ Row 9 is zero-probe attribution (issue 18): a poll's cost with the TLS store vs 
 the C executor, and tokio's throughput loss under zero-probe attribution vs the probe route vs perf record.
 Row 10 is the wait profile's cost (issue 16): the same server recorded with --wait-output vs CPU-only vs not
 at all, in requests/s and requests per target CPU-s, with the waker events and stacks per second it takes.
+Row 4 renders generated inputs (BENCH_STACKS, and a wide one) with taskspy flamegraph, inferno-flamegraph and
+flamegraph.pl: wall time, CPU time and peak RSS. Row 11 records the saturated HTTP server of row 8 at 999 Hz
+with taskspy, perf record and samply (with and without its symbols), each stopped by SIGINT as wrk ends:
+lost samples, requests per target CPU-s lost, the profiler's CPU and peak RSS, the time to its output
+written and the output's size.
 Rows 6 (Chromium zooming a 100,000-stack SVG) and 7 (output latency of a 100,000-symbol target) are the
 timings that used to be assertions of make check; the tests there check the behaviour only.
 """
+import contextlib
+import gzip
 import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -54,6 +65,14 @@ STACKS = [int(x) for x in os.environ.get("BENCH_STACKS", "1000,10000,100000").sp
 HTTP = float(os.environ.get("BENCH_HTTP", "4"))
 HTTP_PAIRS = max(3, int(os.environ.get("BENCH_HTTP_PAIRS", "5")))
 WAIT_TRIPLES = max(3, int(os.environ.get("BENCH_WAIT_TRIPLES", "5")))
+WIDE = int(os.environ.get("BENCH_WIDE", "100000"))
+REC_ROUNDS = max(3, int(os.environ.get("BENCH_REC_ROUNDS", "5")))
+PL_LONG = 5.0           # flamegraph.pl runs longer than this (s) are PL_LONG_RUNS, the first counted
+PL_LONG_RUNS = 3
+# samply and inferno, built from crates.io by make bench (GNUmakefile: BENCH_TOOLS)
+BENCH_TOOLS = os.environ.get("BENCH_TOOLS", os.path.join(REPO, "build", "bench-tools"))
+SAMPLY, INFERNO = (p if os.access(p, os.X_OK) else None for p in
+                   (os.path.join(BENCH_TOOLS, "bin", t) for t in ("samply", "inferno-flamegraph")))
 ATTACH_DELAY = 0.3          # fixture threads are up; the attach falls in the discarded first second
 FLAMEGRAPH_PL = next((p for p in ("/usr/bin/flamegraph.pl", "/usr/share/perl5/Devel/NYTProf/flamegraph.pl")
                       if os.path.exists(p)), None)
@@ -545,45 +564,104 @@ def bench_postprocessing():
 
 
 # ---- 4. rendering --------------------------------------------------------------------------------------
+def measured(argv):
+    """argv run under GNU time, which writes the command's peak RSS (KB) to a file (read by measured_rss). A
+    peak RSS from Python's own wait4 would start at Python's: a child forked from it keeps its parent's
+    high-water mark through exec, which GNU time's small process does not have. (CPU time is wait4's on
+    GNU time, which counts the command it waited for, in microseconds rather than GNU time's 10 ms.)
+    Returns (argv to run, that file)."""
+    fd, path = tempfile.mkstemp(dir=TMP, suffix=".time")
+    os.close(fd)
+    return ["/usr/bin/time", "-o", path, "-f", "%M"] + argv, path
+
+
+def measured_rss(path):
+    """The peak RSS KB from measured's file, or None. Its last line: a command killed by a signal gets a line
+    of its own before it."""
+    try:
+        with open(path) as f:
+            return int(f.read().split("\n")[-2])
+    except (OSError, ValueError, IndexError):
+        return None
+    finally:
+        os.unlink(path)
+
+
+def timed_run(argv, stdout_path):
+    """Run argv to the end, its stdout into stdout_path: (wall s, CPU s, peak RSS KB)."""
+    run, times = measured(argv)
+    t = time.monotonic()
+    with open(stdout_path, "w") as out:
+        proc = subprocess.Popen(run, stdout=out, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - t
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    rss = measured_rss(times)
+    if proc.returncode != 0:
+        raise RuntimeError("%s exited %d" % (" ".join(argv[:2]), proc.returncode))
+    return wall, ru.ru_utime + ru.ru_stime, rss
+
+
+def rendering_inputs():
+    """[(label, gen_folded.py arguments)]: BENCH_STACKS stacks of the usual generated shape, then BENCH_WIDE
+    stacks of long C++ and Rust names up to 60 deep (none when BENCH_WIDE is 0)."""
+    inputs = [("%d stacks" % n, [str(n), "--seed", "7"]) for n in STACKS]
+    if WIDE:
+        inputs.append(("%d wide stacks" % WIDE, [str(WIDE), "--seed", "7", "--wide", "--max-depth", "60"]))
+    return inputs
+
+
+def holds(ok):
+    return "n/a" if ok is None else "holds" if ok else "misses"
+
+
 def bench_rendering():
-    log("4. rendering: %s stacks, flamegraph.pl %s" % (STACKS, FLAMEGRAPH_PL or "not found"))
+    """Each input rendered by taskspy flamegraph, inferno-flamegraph (BENCH_TOOLS) and flamegraph.pl: one
+    warm-up run per tool (not counted: in this VM the first run after another tool's faults its fresh pages
+    in from the host), then PAIRS runs back to back; the ratios of the medians, in wall time (what the user
+    waits for; inferno uses both cores) and in CPU time. flamegraph.pl runs PAIRS times only where its
+    warm-up took under PL_LONG s; longer runs (the wide input: about half a minute) are PL_LONG_RUNS, the
+    first counted, where the warm-up's fraction of a second is noise."""
+    log("4. rendering: %s, flamegraph.pl %s, inferno-flamegraph %s"
+        % (", ".join(l for l, _ in rendering_inputs()), FLAMEGRAPH_PL or "not found", INFERNO or "not built"))
+    t0 = time.monotonic()
     gen = os.path.join(REPO, "tests", "tools", "gen_folded.py")
-    for n in STACKS:
-        f = os.path.join(TMP, "gen-%d.folded" % n)
-        subprocess.run([sys.executable, gen, str(n), "--seed", "7", "-o", f], check=True)
-        svg_t, svg_p = os.path.join(TMP, "t.svg"), os.path.join(TMP, "p.svg")
-
-        def t_taskspy():
-            t = time.monotonic()
-            subprocess.run([TASKSPY, "flamegraph", f, "-o", svg_t], check=True, stderr=subprocess.DEVNULL)
-            return time.monotonic() - t
-
-        def t_pl():
-            t = time.monotonic()
-            with open(svg_p, "w") as o:
-                subprocess.run(["perl", FLAMEGRAPH_PL, f], stdout=o, stderr=subprocess.DEVNULL, check=True)
-            return time.monotonic() - t
-
-        # Each tool: one warm-up run (not counted: in this VM the first run after the other tool's faults
-        # its fresh pages in from the host), then PAIRS runs back to back; the ratio of the medians.
-        ts, ps, pl_cold = [], [], None
-        if FLAMEGRAPH_PL:
-            pl_cold = t_pl()
-            ps = [t_pl() for _ in range(PAIRS)]
-        taskspy_cold = t_taskspy()
-        ts = [t_taskspy() for _ in range(PAIRS)]
-        if FLAMEGRAPH_PL:
-            speed = med(ps) / med(ts)
-            rows.append(("4", "render %d stacks: flamegraph.pl time / taskspy flamegraph time" % n,
-                         fmt(speed, "%.1f"), ">= 50 @ 100k"))
-        else:
-            rows.append(("4", "render %d stacks: taskspy flamegraph (s)" % n, fmt(med(ts), "%.3f"),
-                         "flamegraph.pl missing"))
-        details.append("4. %6d stacks: taskspy %.3f s (%d KB svg), flamegraph.pl %s s (%s KB svg); medians of %d "
-                       "runs after a warm-up run (warm-up: taskspy %.3f s, flamegraph.pl %s s)"
-                       % (n, med(ts), os.path.getsize(svg_t) // 1024, fmt(med(ps), "%.3f"),
-                          os.path.getsize(svg_p) // 1024 if ps else "-", PAIRS, taskspy_cold,
-                          fmt(pl_cold, "%.3f")))
+    tools = [("taskspy", lambda f, o: [TASKSPY, "flamegraph", f, "-o", o], None)]
+    if INFERNO:
+        tools.append(("inferno", lambda f, o: [INFERNO, f], None))
+    if FLAMEGRAPH_PL:
+        tools.append(("flamegraph.pl", lambda f, o: ["perl", FLAMEGRAPH_PL, f], PL_LONG))
+    for label, gen_args in rendering_inputs():
+        f = os.path.join(TMP, "render.folded")
+        subprocess.run([sys.executable, gen] + gen_args + ["-o", f], check=True)
+        big = gen_args[0] == "100000"
+        res, sizes = {}, {}
+        for name, argv, long_after in tools:
+            svg = os.path.join(TMP, "render-%s.svg" % name.split(".")[0])
+            sink = os.devnull if name == "taskspy" else svg
+            first = timed_run(argv(f, svg), sink)
+            runs = [first] + [timed_run(argv(f, svg), sink) for _ in range(PL_LONG_RUNS - 1)] \
+                if long_after is not None and first[0] >= long_after else \
+                [timed_run(argv(f, svg), sink) for _ in range(PAIRS)]
+            res[name] = tuple(med([r[i] for r in runs]) for i in range(3)) + (first[0], len(runs))
+            sizes[name] = os.path.getsize(svg)
+        t = res["taskspy"]
+        for peer, goal in (("inferno", 2), ("flamegraph.pl", 50)):
+            if peer not in res:
+                rows.append(("4", "render %s: %s" % (label, peer), "n/a (%s missing)" % peer,
+                             ">= %d @ 100k" % goal))
+                continue
+            wall, cpu = res[peer][0] / t[0], res[peer][1] / t[1]
+            verdict = "; %s" % holds(wall >= goal) if big else ""
+            if big and wall < goal:
+                verdict += ": %s takes %.3f s, taskspy %.3f s" % (peer, res[peer][0], t[0])
+            rows.append(("4", "render %s: %s time / taskspy flamegraph time (CPU time)" % (label, peer),
+                         "%.1f (%.1f)%s" % (wall, cpu, verdict), ">= %d @ 100k" % goal))
+        details.append("4. %s (%d MB folded): " % (label, os.path.getsize(f) >> 20) + "; ".join(
+            "%s %.3f s, %.3f CPU-s, %.0f MB peak RSS, %d KB svg (medians of %d runs; warm-up %.3f s)"
+            % (name, r[0], r[1], r[2] / 1024, sizes[name] // 1024, r[4], r[3]) for name, r in res.items()))
+        os.unlink(f)
+    log("   done in %.0f s" % (time.monotonic() - t0))
 
 
 # ---- 5. memory -----------------------------------------------------------------------------------------
@@ -667,6 +745,38 @@ def perf_counts(data):
     return samples, lost
 
 
+def child_rss_kb(parent):
+    """The resident set (KB, VmRSS) of the process whose parent is parent (the profiler GNU time runs), or
+    None."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) != parent:
+                    continue
+            with open("/proc/%s/status" % entry) as f:
+                return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+        except (OSError, ValueError, IndexError, StopIteration):
+            continue
+    return None
+
+
+def samply_counts(profile, err):
+    """(samples, samples lost) of a samply recording: the samples of its saved profile's threads (the Firefox
+    profiler's processed format, gzipped JSON) and the events samply's stderr says were lost ("Lost N
+    events.", printed only when some were: the kernel's LOST records, which count its context switch
+    records as well as samples)."""
+    try:
+        with gzip.open(profile, "rt") as f:
+            threads = json.load(f).get("threads", [])
+        samples = sum(t["samples"].get("length", len(t["samples"].get("stack", []))) for t in threads)
+    except (OSError, ValueError, KeyError):
+        samples = None
+    m = re.search(r"^Lost (\d+) events\.", err, re.M)
+    return samples, int(m.group(1)) if m else 0
+
+
 def proc_cpu_s(pid):
     """The user + system CPU seconds process pid has used so far (/proc/PID/stat), or None when it is gone."""
     try:
@@ -690,7 +800,28 @@ def start_hyper(seconds):
     return server, m.group(1), m.group(2)
 
 
-def http_run(kind, hz, wait=False, probe_events=()):
+@contextlib.contextmanager
+def paranoid_at_most(level):
+    """kernel.perf_event_paranoid at most level inside the block, as it was after. samply (0.13) gives up when
+    the hardware cycles event is refused and the setting is above 1, even as root, instead of falling back to
+    the cpu-clock event as it does at 1 (this VM has no hardware PMU); it checks only while it attaches, so
+    the block need only cover that."""
+    path = "/proc/sys/kernel/perf_event_paranoid"
+    with open(path) as f:
+        before = f.read().strip()
+    lowered = int(before) > level
+    if lowered:
+        with open(path, "w") as f:
+            f.write("%d\n" % level)
+    try:
+        yield
+    finally:
+        if lowered:
+            with open(path, "w") as f:
+                f.write(before + "\n")
+
+
+def http_run(kind, hz, wait=False, probe_events=(), stop=False):
     """One run of the hyper fixture saturated by wrk on 127.0.0.1 for HTTP seconds; kind "U" (unprofiled),
     "taskspy" (with --wait-output too when wait), "perf" (perf record) or "probes" (perf stat counting the
     tracefs uprobe events probe_events, "group/name"), attached HTTP_SETTLE s before wrk starts and
@@ -698,28 +829,39 @@ def http_run(kind, hz, wait=False, probe_events=()):
     duration), tcpu (the server's CPU-s during wrk's run), served (the server's own count), and for a
     profiled run samples, lost, cpu (profiler CPU-s, rusage), rss (KB), proc (taskspy's processing CPU-s,
     in-process); with wait the summary's waker events (registrations, wakes), polls and registration stacks
-    (stacks, skipped, stacks_lost); for probes, hits (perf stat's counts added up)."""
+    (stacks, skipped, stacks_lost); for probes, hits (perf stat's counts added up).
+    With stop (row 11) the profiler (kind "samply" too) records with no set length and is sent SIGINT as
+    wrk ends: stop_s is the time from then to its exit (its output written), out_bytes its output's size."""
     server, pid, port = start_hyper(HTTP + HTTP_SETTLE + 10)
     res = {}
     prof = None
     length = "%.1f" % (HTTP + HTTP_SETTLE + 0.3)
     data = os.path.join(TMP, "http-perf.data")
+    output = {"taskspy": os.path.join(TMP, "http.folded"), "perf": data, "samply": os.path.join(TMP, "samply.json.gz"),
+              "samply+syms": os.path.join(TMP, "samply.json.gz")}.get(kind)
+    # what samply --unstable-presymbolicate writes beside its profile: the symbols of every frame's address
+    sidecar = os.path.join(TMP, "samply.json.syms.json")
+    argv = None
     if kind == "taskspy":
-        prof = subprocess.Popen([TASKSPY, "record", "-p", pid, "-d", length, "-F", str(hz), "--call-graph", "dwarf",
-                                 "-o", os.path.join(TMP, "http.folded")] +
-                                (["--wait-output", os.path.join(TMP, "http.wait.folded")] if wait else []),
-                                stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True)
+        argv = [TASKSPY, "record", "-p", pid] + ([] if stop else ["-d", length]) + \
+            ["-F", str(hz), "--call-graph", "dwarf", "-o", output] + \
+            (["--wait-output", os.path.join(TMP, "http.wait.folded")] if wait else [])
     elif kind == "probes":
-        prof = subprocess.Popen(["perf", "stat", "-x", ",", "-e", ",".join(e.replace("/", ":") for e in probe_events),
-                                 "-p", pid, "--",
-                                 "sleep", length], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        argv = ["perf", "stat", "-x", ",", "-e", ",".join(e.replace("/", ":") for e in probe_events), "-p", pid,
+                "--", "sleep", length]
     elif kind == "perf":
-        prof = subprocess.Popen(["perf", "record", "-q", "-F", str(hz), "--call-graph", "dwarf,65528", "-p", pid,
-                                 "-o", data, "--", "sleep", length], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True)
-    if prof:
-        time.sleep(HTTP_SETTLE)
+        argv = ["perf", "record", "-q", "-F", str(hz), "--call-graph", "dwarf,65528", "-p", pid, "-o", data] + \
+            ([] if stop else ["--", "sleep", length])
+    elif kind.startswith("samply"):     # its default unwinding; saved, no browser, no server
+        argv = [SAMPLY, "record", "--save-only", "-r", str(hz), "-o", output, "-p", pid] + \
+            (["--unstable-presymbolicate"] if kind == "samply+syms" else [])
+    if argv:
+        # in a session of its own: SIGINT to the group reaches the profiler; GNU time ignores it while it waits
+        run, times = measured(argv)
+        with paranoid_at_most(1) if kind.startswith("samply") else contextlib.nullcontext():
+            prof = subprocess.Popen(run, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                    start_new_session=True)
+            time.sleep(HTTP_SETTLE)
     cpu_before = proc_cpu_s(pid)
     wrk = subprocess.run(["wrk", "-t1", "-c%d" % WRK_CONNECTIONS, "-d%.0fs" % HTTP, "http://127.0.0.1:%s/" % port],
                          capture_output=True, text=True).stdout
@@ -729,16 +871,27 @@ def http_run(kind, hz, wait=False, probe_events=()):
     res["rps"] = float(m.group(1)) if m else None
     m = re.search(r"(\d+) requests in ([0-9.]+)s,", wrk)
     res["requests"], res["wrk_s"] = (int(m.group(1)), float(m.group(2))) if m else (None, None)
+    if prof and stop:
+        res["rss_rec"] = child_rss_kb(prof.pid)
+        t_stop = time.monotonic()
+        os.killpg(prof.pid, signal.SIGINT)
     if prof:
         err = prof.stderr.read()
         _, status, ru = os.wait4(prof.pid, 0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            log("%s exited %d: %s" % (kind, os.waitstatus_to_exitcode(status), err.strip()[-300:]))
-        res["cpu"], res["rss"] = ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+        code = prof.returncode = os.waitstatus_to_exitcode(status)
+        if code != 0 and not (stop and code == 128 + signal.SIGINT):     # perf record dies of the SIGINT it gets
+            log("%s exited %d: %s" % (kind, code, err.strip()[-300:]))
+        res["cpu"], res["rss"] = ru.ru_utime + ru.ru_stime, measured_rss(times)
+        if stop:
+            res["stop_s"] = time.monotonic() - t_stop
+            res["out_bytes"] = os.path.getsize(output) + (os.path.getsize(sidecar) if os.path.exists(sidecar) else 0) \
+                if os.path.exists(output) else None
         if kind == "taskspy":
             res["samples"], res["lost"] = summary_line(err) or (None, None)
             m = re.search(r"processing: \d+ samples and \d+ marker records in ([0-9.]+) CPU-s", err)
             res["proc"] = float(m.group(1)) if m else None
+            m = re.search(r"; ([0-9.]+) CPU-s of it symbolizing", err)
+            res["symbolize"] = float(m.group(1)) if m else None
             if wait:
                 m = re.search(r"waits: (\d+) waker events \((\d+) registrations, (\d+) wakes\)", err)
                 res["events"], res["registrations"], res["wakes"] = \
@@ -751,6 +904,11 @@ def http_run(kind, hz, wait=False, probe_events=()):
         elif kind == "probes":
             counts = [int(line.split(",")[0]) for line in err.splitlines() if re.match(r"\d+,", line)]
             res["hits"] = sum(counts) if len(counts) == len(probe_events) else None
+        elif kind.startswith("samply"):
+            res["samples"], res["lost"] = samply_counts(output, err)
+            for f in (output, sidecar):
+                if os.path.exists(f):
+                    os.unlink(f)
         else:
             res["samples"], res["lost"] = perf_counts(data)
             os.unlink(data)
@@ -859,7 +1017,7 @@ def bench_http():
         ts = runs.get(("taskspy", hz), [])
         per_sample = med([1e6 * r["proc"] / r["samples"] for r in ts if r.get("proc") and r.get("samples")])
         whole = med([1e6 * r["cpu"] / r["samples"] for r in ts if r.get("samples")])
-        rss = med([r["rss"] / 1024 for r in ts])
+        rss = med([r["rss"] / 1024 for r in ts if r.get("rss")])
         rows.append(("8", "saturated HTTP, %d Hz dwarf: taskspy processing CPU-us per sample; peak RSS MB" % hz,
                      "%s; %s" % (fmt(per_sample, "%.0f"), fmt(rss, "%.1f")), "-"))
         ps = runs.get(("perf", hz), [])
@@ -877,8 +1035,8 @@ def bench_http():
                           fmt(per_req(("taskspy", hz)), "%.1f"), fmt(per_req(("perf", hz)), "%.1f"), pct(cx), pct(cp),
                           rps_n, cpu_n, fmt(med([r.get("samples") for r in ts]), "%.0f"),
                           fmt(med([r.get("proc") for r in ts]), "%.3f"), fmt(whole, "%.0f"),
-                          fmt(med([r["cpu"] for r in ts]), "%.3f"), fmt(med([r["rss"] for r in ts]), "%.0f"),
-                          fmt(med([r["cpu"] for r in ps]), "%.3f"), fmt(med([r["rss"] for r in ps]), "%.0f")))
+                          fmt(med([r["cpu"] for r in ts]), "%.3f"), fmt(med([r.get("rss") for r in ts]), "%.0f"),
+                          fmt(med([r["cpu"] for r in ps]), "%.3f"), fmt(med([r.get("rss") for r in ps]), "%.0f")))
     # the stage's CPU has a fixed part (loading the 18 MB binary's symbols and unwind tables on first use):
     # the cost of one more sample is the difference between the two frequencies' medians
     proc = {hz: (med([r.get("proc") for r in runs.get(("taskspy", hz), [])]),
@@ -903,6 +1061,138 @@ def bench_http():
                    " ".join("%s %s/%s" % (names[m] if m == "U" else "%s%d" % (names[m[0]], m[1]), fmt(v, "%.0f"),
                                           fmt(1e6 / c if c else None, "%.1f"))
                             for (m, v), (_, c) in zip(seq, per_cpu)))
+
+
+# ---- 11. recording beside samply ----------------------------------------------------------------------
+REC_HZ = 999
+
+
+def peer_verdict(values, unit, slack=0.0, lower_is_better=True, goal_peers=("samply",)):
+    """"holds" when taskspy's value is no worse than each peer's in goal_peers (slack allowed: the noise),
+    else "misses" and who wins with the numbers; "n/a" without taskspy's or every peer's value."""
+    t = values.get("taskspy")
+    peers = [(p, values.get(p)) for p in goal_peers if values.get(p) is not None]
+    if t is None or not peers:
+        return "n/a"
+    worse = [(p, v) for p, v in peers if (t > v + slack if lower_is_better else t < v - slack)]
+    if not worse:
+        return "holds"
+    return "misses: " + ", ".join("%s wins, %s against taskspy's %s" % (p, unit % v, unit % t) for p, v in worse)
+
+
+def bench_recording_peers():
+    """Row 11 (issue 30, SPEC 7's "recording costs no more than samply's"): hyper_server saturated by wrk as in
+    row 8, recorded at 999 Hz by taskspy (dwarf), perf record --call-graph dwarf,65528, samply record -p (its
+    default unwinding, --save-only) and samply with --unstable-presymbolicate (the symbols of every address
+    written beside the profile: what taskspy's symbolized output costs), in rounds interleaved with
+    unprofiled runs (U T P S Y U P S Y T ...). Each profiler records with no set length and gets SIGINT
+    when wrk ends; the time from then to its exit is the time to the output written. Per profiler: lost
+    samples, the loss of requests per target CPU-s against the bracketing unprofiled runs, its own CPU and
+    peak RSS (rusage), that stop time and the output's size. The outputs hold different things: taskspy's
+    folded stacks are unwound and symbolized; perf.data holds raw stack copies (perf script unwinds and
+    symbolizes later); samply's profile holds unwound stacks of addresses, symbolized when it is opened
+    (by samply's server), or from the sidecar file with --unstable-presymbolicate. Goals on the profiler's
+    own cost are against samply with symbols, the same work; plain samply's figures are given beside."""
+    modes = ("taskspy", "perf") + (("samply", "samply+syms") if SAMPLY else ())
+    log("11. recording beside samply: hyper_server under wrk -c%d, %d rounds of %s, %.0f s per run, %d Hz"
+        % (WRK_CONNECTIONS, REC_ROUNDS, "/".join(modes), HTTP, REC_HZ))
+    t0 = time.monotonic()
+    runs, seq, per_cpu = interleaved_http([modes], REC_ROUNDS, lambda mode: http_run(
+        mode, REC_HZ if mode != "U" else 0, stop=mode != "U"))
+    cpu_loss, cpu_n = bracketed_losses(per_cpu, modes, REC_ROUNDS)
+    rps_loss, rps_n = bracketed_losses(seq, modes, REC_ROUNDS)
+    noise = unprofiled_noise(per_cpu)
+    pct = lambda x: fmt(None if x is None else 100 * x, "%.1f%%")
+    of = lambda mode, key: med([r.get(key) for r in runs.get(mode, [])])
+    each = lambda values, show: " / ".join(show(values.get(m)) for m in modes)
+    names = " / ".join(modes)
+    own_cost_peer = ("samply+syms",)
+    lost = {}
+    for mode in modes:
+        counted = [r for r in runs.get(mode, []) if r.get("samples") is not None]
+        total = sum(r["samples"] + r["lost"] for r in counted)
+        lost[mode] = sum(r["lost"] for r in counted) / total if total else None
+    # samples kept per sample due: the server's CPU-s during wrk's run x the frequency (cpu-clock sampling;
+    # the server idles before and after): a check on the lost counts, which samply's mix with other records
+    kept = {m: med([r["samples"] / (r["tcpu"] * REC_HZ) for r in runs.get(m, []) if r.get("samples") and r.get("tcpu")])
+            for m in modes}
+    rows.append(("11", "saturated HTTP, %d Hz: lost samples (samply: lost records, its context switch records "
+                 "too); samples kept per sample due (target CPU-s x %d), %s" % (REC_HZ, REC_HZ, names),
+                 "%s; %s; %s" % (each(lost, pct), each(kept, lambda v: fmt(v, "%.2f")),
+                                 peer_verdict(lost, "%.4f", slack=0.005, goal_peers=modes[1:])),
+                 "taskspy <= each peer + 0.5 points"))
+    rows.append(("11", "saturated HTTP, %d Hz: loss of requests per target CPU-s vs no recording, %s"
+                 % (REC_HZ, names), "%s; %s" % (each(cpu_loss, pct), peer_verdict(
+                     cpu_loss, "%.3f", slack=noise or 0.0, goal_peers=modes[1:])),
+                 "taskspy <= each peer + noise (%s)" % pct(noise)))
+    cpu = {m: of(m, "cpu") for m in modes}
+    per_k = {m: med([1e6 * r["cpu"] / r["samples"] for r in runs.get(m, []) if r.get("samples")]) for m in modes}
+    rows.append(("11", "saturated HTTP, %d Hz: profiler CPU-s per run (CPU-us per sample), %s" % (REC_HZ, names),
+                 "%s (%s); %s" % (each(cpu, lambda v: fmt(v, "%.2f")), each(per_k, lambda v: fmt(v, "%.0f")),
+                                  peer_verdict(cpu, "%.2f CPU-s", goal_peers=own_cost_peer)),
+                 "taskspy <= samply+syms"))
+    rss = {m: None if of(m, "rss") is None else of(m, "rss") / 1024 for m in modes}
+    rss_rec = {m: None if of(m, "rss_rec") is None else of(m, "rss_rec") / 1024 for m in modes}
+    rows.append(("11", "saturated HTTP, %d Hz: profiler peak RSS MB (RSS as recording stops), %s" % (REC_HZ, names),
+                 "%s (%s); %s" % (each(rss, lambda v: fmt(v, "%.0f")), each(rss_rec, lambda v: fmt(v, "%.0f")),
+                                  peer_verdict(rss, "%.0f MB", goal_peers=own_cost_peer)),
+                 "taskspy <= samply+syms"))
+    stop = {m: of(m, "stop_s") for m in modes}
+    verdict = holds(None if stop["taskspy"] is None else stop["taskspy"] < 1.0)
+    quicker = [m for m in modes[1:] if None not in (stop[m], stop["taskspy"]) and stop[m] < stop["taskspy"]]
+    if quicker:
+        verdict += "; quicker: " + ", ".join("%s %.3f s" % (m, stop[m]) for m in quicker)
+    rows.append(("11", "saturated HTTP, %d Hz: end of recording (SIGINT) -> output written, s, %s" % (REC_HZ, names),
+                 "%s; %s" % (each(stop, lambda v: fmt(v, "%.3f")), verdict), "taskspy < 1 s"))
+    size = {m: None if of(m, "out_bytes") is None else of(m, "out_bytes") / 1e6 for m in modes}
+    rows.append(("11", "saturated HTTP, %d Hz: output MB, %s" % (REC_HZ, names), each(size, lambda v: fmt(v, "%.2f")),
+                 "-"))
+    details.append("11. samples per run (medians) %s: %s; lost/samples per run: %s; requests/s loss vs no recording "
+                   "%s (medians of %d/%d kept pairs, requests/s / per CPU-s); unprofiled: %.0f requests/s (median of "
+                   "%d runs), noise of requests per target CPU-s %s; wrk -t1 -c%d, %.0f s per run"
+                   % (names, each({m: of(m, "samples") for m in modes}, lambda v: fmt(v, "%.0f")),
+                      " | ".join("%s %s" % (m, " ".join("%s/%s" % (r.get("lost"), r.get("samples"))
+                                                         for r in runs.get(m, []))) for m in modes),
+                      each(rps_loss, pct), rps_n, cpu_n, med([v for k, v in seq if k == "U" and v]) or 0,
+                      len(runs.get("U", [])), pct(noise), WRK_CONNECTIONS, HTTP))
+    details.append("11. outputs: taskspy's folded stacks are unwound and symbolized (function, await point file:line, "
+                   "inline frames); perf.data holds the raw stack copies (perf script unwinds and symbolizes later); "
+                   "samply's profile.json.gz holds unwound stacks of addresses, symbolized when the profile is opened, "
+                   "or (samply+syms) from the .syms.json that --unstable-presymbolicate writes beside it; samply "
+                   "copies 32000 bytes of stack per sample, taskspy and perf 65528")
+    details.append("11. taskspy's own cost (medians): %s CPU-s processing, %s CPU-s of it symbolizing after sampling "
+                   "stopped (libbfd reading the server's DWARF: the time to the output written), %s MB peak RSS, %s "
+                   "MB as recording stopped; samply+syms over samply: %s CPU-s, %s MB"
+                   % (fmt(of("taskspy", "proc"), "%.3f"), fmt(of("taskspy", "symbolize"), "%.3f"),
+                      fmt(rss.get("taskspy"), "%.0f"), fmt(rss_rec.get("taskspy"), "%.0f"),
+                      fmt(None if None in (cpu.get("samply+syms"), cpu.get("samply")) else
+                          cpu["samply+syms"] - cpu["samply"], "%.2f"),
+                      fmt(None if None in (rss.get("samply+syms"), rss.get("samply")) else
+                          rss["samply+syms"] - rss["samply"], "%.0f")))
+    letters = {"U": "U", "taskspy": "T", "perf": "P", "samply": "S", "samply+syms": "Y"}
+    details.append("11. per run requests/s and CPU-us per request, in run order: " +
+                   " ".join("%s %s/%s" % (letters[m], fmt(v, "%.0f"), fmt(1e6 / c if c else None, "%.1f"))
+                            for (m, v), (_, c) in zip(seq, per_cpu)))
+    log("   done in %.0f s" % (time.monotonic() - t0))
+
+
+def tool_versions():
+    """The peers' versions: samply's and inferno's as cargo installed them into BENCH_TOOLS (its .crates.toml;
+    inferno-flamegraph has no --version), perf's as it reports it, flamegraph.pl's as its Debian package's."""
+    out = []
+    try:
+        with open(os.path.join(BENCH_TOOLS, ".crates.toml")) as f:
+            installed = dict(re.findall(r'^"(samply|inferno) (\S+) ', f.read(), re.M))
+    except OSError:
+        installed = {}
+    for name in ("samply", "inferno"):
+        out.append("%s %s" % (name, installed.get(name, "not built")))
+    out.append(subprocess.run(["perf", "--version"], capture_output=True, text=True).stdout.strip())
+    if FLAMEGRAPH_PL:
+        v = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "libdevel-nytprof-perl"], capture_output=True,
+                           text=True).stdout.strip()
+        out.append("flamegraph.pl of libdevel-nytprof-perl %s" % (v or "?"))
+    return ", ".join(out)
 
 
 # ---- 9. zero-probe attribution ---------------------------------------------------------------------
@@ -1172,7 +1462,7 @@ def bench_wait():
 def main():
     steps = [("1,2", bench_slowdown_and_markers), ("3", bench_postprocessing), ("4", bench_rendering),
              ("5", bench_memory), ("6", bench_browser_zoom), ("7", bench_many_symbols), ("8", bench_http),
-             ("9", bench_zero_probe), ("10", bench_wait)]
+             ("9", bench_zero_probe), ("10", bench_wait), ("11", bench_recording_peers)]
     only = os.environ.get("BENCH_ONLY")
     try:
         for step_rows, step in steps:
@@ -1191,6 +1481,7 @@ def main():
                                                               commit, " (+local changes)" if dirty else "", PAIRS,
                                                               RUN, SHORT, LONG, time.monotonic() - T0,
                                                               "; rows %s only" % only if only else ""), "",
+             "peers: %s" % tool_versions(), "",
              "| # | benchmark | ratio | contract |", "|---|---|---|---|"]
     lines += ["| %s | %s | %s | %s |" % r for r in rows]
     lines += ["", "```"] + details + ["```", ""]

@@ -5,9 +5,10 @@
 # usage: sh bench/run.sh ABS_TASKSPY ABS_FIXTURES_DIR
 # Durations and pair counts come from the environment (see bench/bench.py): BENCH_PAIRS, BENCH_RUN,
 # BENCH_LONG (60), BENCH_SHORT (10), BENCH_PP, BENCH_PP_HZ, BENCH_PP_RUNS, BENCH_STACKS, BENCH_HTTP,
-# BENCH_HTTP_PAIRS, BENCH_WAIT_TRIPLES. BENCH_ONLY=3,5,8 runs only those rows (scenarios), e.g.
+# BENCH_HTTP_PAIRS, BENCH_WAIT_TRIPLES, BENCH_WIDE, BENCH_REC_ROUNDS; BENCH_TOOLS is where make bench built
+# samply and inferno (build/bench-tools). BENCH_ONLY=3,5,8 runs only those rows (scenarios), e.g.
 # `BENCH_ONLY=8 make bench` for the saturated HTTP server alone, `BENCH_ONLY=10 make bench` for the wait
-# profile's cost on it.
+# profile's cost on it, `BENCH_ONLY=4,11 make bench` for the peers (inferno, samply).
 set -eu
 if [ $# -ne 2 ]; then
     echo "usage: sh bench/run.sh ABS_TASKSPY ABS_FIXTURES_DIR" >&2
@@ -17,7 +18,7 @@ taskspy=$1
 fixtures=$2
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-for tool in perf python3 perl readelf wrk; do
+for tool in perf python3 perl readelf wrk /usr/bin/time; do
     command -v "$tool" >/dev/null 2>&1 || { echo "bench: $tool not found" >&2; exit 1; }
 done
 if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt -1 ]; then

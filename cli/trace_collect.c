@@ -132,8 +132,10 @@ static int root_pending_samples(struct trace_collect *c, struct task_stacks *sta
     if (u64_map_init(&top, 256) != 0)
         return -1;
     int rc = 0;
-    for (uint32_t n = nodes[0].first_child; n != PROFILE_NO_NODE && rc == 0; n = nodes[n].next_sibling)
-        rc = u64_map_put(&top, nodes[n].frame, n);
+    for (size_t n = 1; n < n_nodes && rc == 0; n++) {
+        if (nodes[n].parent == 0)
+            rc = u64_map_put(&top, nodes[n].frame, (uint32_t)n);
+    }
     for (size_t i = 0; i < c->pending.n && rc == 0; i++) {
         uint32_t root = task_stacks_task_root(stacks, c->pending.v[i].task_id), node;
         if (root == PROFILE_NO_FRAME)

@@ -19,13 +19,12 @@
 struct profile;
 
 /* A node of the stack tree. Node 0 is the root (frame PROFILE_NO_FRAME); a node's total counts every
- * sample whose stack passes through it, self those whose stack ends there. Children are linked through
- * first_child/next_sibling in no particular order. */
+ * sample whose stack passes through it, self those whose stack ends there. A node comes after its parent
+ * in the array; its children are the nodes that name it their parent (no links: 24 bytes a node, the
+ * biggest part of a big profile's memory). */
 struct profile_node {
     uint32_t frame;
     uint32_t parent;
-    uint32_t first_child;
-    uint32_t next_sibling;
     uint64_t total;
     uint64_t self;
 };

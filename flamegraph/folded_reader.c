@@ -22,11 +22,15 @@
 #define FOLDED_READ_CHUNK (256u << 10)    /* a batch of lines: big enough that handing batches to
                                            the tree thread (a wakeup each) costs little */
 #define FOLDED_MAX_WARNINGS 100           /* malformed lines reported one by one; the rest summed up */
-/* A file's size gives a first guess of the profile's size (stacks in random order: a node per ~40 bytes,
- * a name per ~300), so its tables are made big enough once instead of growing step by step. */
-#define FOLDED_BYTES_PER_NODE 48
-#define FOLDED_BYTES_PER_NAME 256
-/* At most this many nodes guessed (a ~200 MB file): a big file of repeated, unmerged lines would otherwise
+/* A file's size and the first batch's frames per byte give a first guess of the profile's size, so its
+ * tables are made big enough once instead of growing step by step: stacks in random order that share
+ * prefixes with others make a node per ~2 frames of the file and a name per ~8 nodes; in sorted input a
+ * node is at most a frame not shared with the line before, which the batch counts too. Counting frames,
+ * not bytes, keeps long names (C++, Rust) from doubling the guess: a guess too big costs the zeroing of
+ * table pages that random lookups all touch, one too small a rehash. */
+#define FOLDED_FRAMES_PER_NODE 2
+#define FOLDED_NODES_PER_NAME 8
+/* At most this many nodes guessed (~8 million frames): a big file of repeated, unmerged lines would otherwise
  * get huge tables whose few used slots are spread over all their pages. */
 #define FOLDED_MAX_GUESS_NODES (4u << 20)
 
@@ -168,6 +172,7 @@ struct folded_parse {
     size_t seen_mask;
     struct folded_read_report *report;
     uint64_t total;                      /* the profile's total as this read goes (checked for overflow) */
+    size_t guess_bytes;                  /* the input's size while the profile's is still to be guessed */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -415,6 +420,22 @@ static int take_buffer(struct line_reader *r, struct tree_work *w)
     return 0;
 }
 
+/* Make room in the profile for what the whole input will make, guessed from its size and the first batch
+ * (its frames, and those not shared with the line before, in the bytes up to r's start), before the batch
+ * goes to the profile; once. Only a guess: when the room cannot be had, the tables grow as they fill. */
+static void reserve_guess(struct folded_parse *fp, const struct line_reader *r)
+{
+    if (!fp->guess_bytes || r->start == 0)
+        return;
+    double per_frame = (double)fp->b.n_frames / FOLDED_FRAMES_PER_NODE;
+    double per_batch = per_frame < (double)fp->b.n_names ? per_frame : (double)fp->b.n_names;
+    double guess = (double)fp->guess_bytes * per_batch / (double)r->start;
+    size_t nodes = guess < FOLDED_MAX_GUESS_NODES ? (size_t)guess : FOLDED_MAX_GUESS_NODES;
+    if (profile_reserve(fp->p, nodes, nodes / FOLDED_NODES_PER_NAME) != 0)
+        errno = 0;
+    fp->guess_bytes = 0;
+}
+
 /* Hand the batch's stacks, with the buffer they are in, on to the profile (add_work, here or on the tree
  * thread). Returns 0 or -1 (no memory). */
 static int flush_batch(struct folded_parse *fp, struct line_reader *r)
@@ -634,21 +655,16 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, const str
         snprintf(err, errlen, "%s: out of memory", name);
         return -1;
     }
-    /* only a guess: when the room cannot be had, the tables grow as they fill */
     struct stat file;
     int fd = fileno(in);             /* -1 for a memory stream: no guess then */
-    if (fd >= 0 && fstat(fd, &file) == 0 && S_ISREG(file.st_mode) && file.st_size > 0) {
-        size_t nodes = (size_t)file.st_size / FOLDED_BYTES_PER_NODE;
-        if (nodes > FOLDED_MAX_GUESS_NODES)
-            nodes = FOLDED_MAX_GUESS_NODES;
-        if (profile_reserve(p, nodes, nodes * FOLDED_BYTES_PER_NODE / FOLDED_BYTES_PER_NAME) != 0)
-            errno = 0;
-    }
+    if (fd >= 0 && fstat(fd, &file) == 0 && S_ISREG(file.st_mode) && file.st_size > 0)
+        fp.guess_bytes = (size_t)file.st_size;   /* reserve_guess, at the first batch */
     for (;;) {
         char *line = NULL;
         size_t len = 0;
         enum line_status st = next_line(&r, &line, &len);
         if (st == LINE_REFILL) {
+            reserve_guess(&fp, &r);     /* before the tree thread, which then alone touches the profile */
             /* more than a chunk to read: build the tree on a second thread */
             if (!fp.pipe && report->lines > 0)
                 pipe_open(&fp);
@@ -674,6 +690,8 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, const str
         if (parse_line(&fp, line, len) != 0)
             goto no_memory;
     }
+    if (!fp.pipe)
+        reserve_guess(&fp, &r);         /* an input of one chunk */
     if (flush_batch(&fp, &r) != 0 || pipe_close(&fp) != 0)
         goto no_memory;
     if (fp.warnings > FOLDED_MAX_WARNINGS) {

@@ -3,7 +3,7 @@
  * Adding a stack walks the tree from the root, one hash lookup per frame keyed by (parent node, frame id);
  * memory grows with distinct frames and distinct stack prefixes, never with the number of samples. Batches
  * of names and of stacks (the folded reader's) are looked up together so their cache misses overlap; node
- * totals and child links are derived when the nodes are read. */
+ * totals are derived when the nodes are read. */
 #include "flamegraph/profile_internal.h"
 
 #include "base/intern_table.h"
@@ -59,10 +59,10 @@ struct profile {
     struct child_slot *child_slots; /* open addressing over (parent, frame) */
     size_t child_slot_mask;
     size_t distinct_stacks;
-    bool derived_stale;             /* totals (summed from self counts) and the child/sibling links are
-                                       made when the nodes are read, not per stack added */
-    size_t derived_nodes;           /* nodes whose totals and links the last derive set (the rest are as
-                                       add_node made them: total 0, no child) */
+    bool derived_stale;             /* totals (summed from self counts) are made when the nodes are read,
+                                       not per stack added */
+    size_t derived_nodes;           /* nodes whose totals the last derive set (the rest are as add_node
+                                       made them: total 0) */
     /* the path of the stack added last: consecutive stacks share prefixes (sorted input, one thread's
      * samples), which then need no lookups */
     uint32_t last_frames[LAST_PATH_MAX];
@@ -129,8 +129,6 @@ static int add_node(struct profile *p, uint32_t parent, uint32_t frame)
     struct profile_node *n = &p->nodes[p->n_nodes];
     n->frame = frame;
     n->parent = parent;
-    n->first_child = PROFILE_NO_NODE;
-    n->next_sibling = PROFILE_NO_NODE;
     n->total = 0;
     n->self = 0;
     p->n_nodes++;
@@ -535,27 +533,21 @@ int profile_add_ids(struct profile *p, const uint32_t *frames, size_t n, uint64_
     return profile_add_batch(p, frames, &start, &len, &count, 1, p->n_frames);
 }
 
-/* Sum totals from self counts and link each node's children: children always come after their parent in
- * the node array, so one pass from the last node to the first adds each finished subtree into its parent
- * (and puts it first among the parent's children). A node starts with total 0 and no child (add_node), so
- * only the nodes an earlier pass summed need clearing first: the usual single derive is one pass over the
- * nodes, not two. Totals and links are a cache of the tree, so this is allowed on a const profile. */
+/* Sum totals from self counts: children always come after their parent in the node array, so one pass from
+ * the last node to the first adds each finished subtree into its parent. A node starts with total 0
+ * (add_node), so only the nodes an earlier pass summed need clearing first: the usual single derive is one
+ * pass over the nodes, not two. Totals are a cache of the tree, so this is allowed on a const profile. */
 static void refresh_derived(const struct profile *cp)
 {
     struct profile *p = (struct profile *)cp;
     if (!p->derived_stale)
         return;
     struct profile_node *nodes = p->nodes;
-    for (size_t i = 0; i < p->derived_nodes; i++) {
+    for (size_t i = 0; i < p->derived_nodes; i++)
         nodes[i].total = 0;
-        nodes[i].first_child = PROFILE_NO_NODE;
-    }
     for (size_t i = p->n_nodes; i-- > 1;) {
         nodes[i].total += nodes[i].self;
-        struct profile_node *parent = &nodes[nodes[i].parent];
-        parent->total += nodes[i].total;
-        nodes[i].next_sibling = parent->first_child;
-        parent->first_child = (uint32_t)i;
+        nodes[nodes[i].parent].total += nodes[i].total;
     }
     nodes[0].total += nodes[0].self;
     p->derived_nodes = p->n_nodes;

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* stack_walk.c: walks the profile tree depth first without chasing child and sibling links across memory
+/* stack_walk.c: walks the profile tree depth first without chasing links from node to node across memory
  * (a cache miss per node on a big tree). Sequential passes over the node array (a parent always comes
  * before its children) give each node its depth, the size of its subtree and from those its depth-first
- * position, children in index order as the first_child/next_sibling links order them; the nodes' frames,
- * depths and self counts are then laid out in that order and read front to back, keeping the path from
- * the root as they go. */
+ * position, children in index order; the nodes' frames, depths and self counts are then laid out in that
+ * order and read front to back, keeping the path from the root as they go. */
 #include "flamegraph/stack_walk.h"
 
 #include <errno.h>

@@ -63,9 +63,7 @@ static const struct profile_node *find_path(const struct profile *p, const char 
     char buf[256];
     snprintf(buf, sizeof(buf), "%s", path);
     for (char *save = NULL, *name = strtok_r(buf, ";", &save); name; name = strtok_r(NULL, ";", &save)) {
-        uint32_t c = nodes[at].first_child;
-        while (c != PROFILE_NO_NODE && strcmp(profile_frame_name(p, nodes[c].frame), name) != 0)
-            c = nodes[c].next_sibling;
+        uint32_t c = child_named(p, at, name);
         if (c == PROFILE_NO_NODE)
             return NULL;
         at = c;
