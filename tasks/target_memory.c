@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "base/u64_map.h"
 #include "base/vec.h"
 
 bool target_memory_read(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -24,6 +25,69 @@ bool target_memory_read(void *ctx, uint64_t addr, void *buf, size_t len)
     struct iovec remote = { (void *)(uintptr_t)addr, len };
     ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
     return n == (ssize_t)len;
+}
+
+int memory_cache_init(struct memory_cache *c, pid_t pid)
+{
+    memset(c, 0, sizeof(*c));
+    c->pid = pid;
+    return u64_map_init(&c->index, 64);
+}
+
+void memory_cache_reset(struct memory_cache *c)
+{
+    if (c->index.count == 0)
+        return;
+    u64_map_free(&c->index);
+    c->n = 0;
+    if (u64_map_init(&c->index, 64) != 0)
+        memset(&c->index, 0, sizeof(c->index));    /* every read then goes to the target */
+}
+
+void memory_cache_free(struct memory_cache *c)
+{
+    u64_map_free(&c->index);
+    vec_free(c);
+}
+
+/* the cached page at page (read now when not cached), or NULL when the cache cannot hold it */
+static const struct memory_page *page_at(struct memory_cache *c, uint64_t page)
+{
+    uint32_t index;
+    if (!c->index.keys)
+        return NULL;
+    int rc = u64_map_index(&c->index, page, c, &index);
+    if (rc < 0)
+        return NULL;
+    struct memory_page *p = &c->v[index];
+    if (rc == 1) {
+        p->addr = page;
+        p->readable = target_memory_read(&c->pid, page, p->bytes, MEMORY_PAGE);
+    }
+    return p;
+}
+
+bool memory_cache_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    struct memory_cache *c = ctx;
+    if (addr == 0 || addr + len < addr)
+        return false;
+    uint8_t *out = buf;
+    while (len > 0) {
+        uint64_t page = addr & ~(uint64_t)(MEMORY_PAGE - 1);
+        size_t in_page = (size_t)(page + MEMORY_PAGE - addr);
+        size_t n = len < in_page ? len : in_page;
+        const struct memory_page *p = page_at(c, page);
+        if (!p)
+            return target_memory_read(&c->pid, addr, out, len);
+        if (!p->readable)
+            return false;
+        memcpy(out, p->bytes + (addr - page), n);
+        out += n;
+        addr += n;
+        len -= n;
+    }
+    return true;
 }
 
 int target_maps_load(pid_t pid, struct target_maps *out)

@@ -45,6 +45,7 @@ struct task_reader {
     struct tokio_layout layout;
     struct target_maps maps;
     struct thread_lister *threads;
+    struct memory_cache cache;        /* a task's future's pages, read once per task */
     struct string_pool pool;
     struct u64_map plan_by_vtable;    /* vtable address -> index in plans */
     struct plan_vec plans;
@@ -127,7 +128,8 @@ int task_reader_open(struct task_reader **out, pid_t pid, const struct task_read
         elf_file_close(&ef);
         if (!placed)
             snprintf(err, errlen, "cannot place %s in process %d's memory", target_path, (int)pid);
-        else if (u64_map_init(&r->plan_by_vtable, 64) != 0 || u64_map_init(&r->visited, 1024) != 0)
+        else if (u64_map_init(&r->plan_by_vtable, 64) != 0 || u64_map_init(&r->visited, 1024) != 0 ||
+                 memory_cache_init(&r->cache, pid) != 0)
             snprintf(err, errlen, "out of memory");
         else
             rc = thread_lister_open(&r->threads, pid, r->root, &r->maps, err, errlen);
@@ -154,6 +156,7 @@ void task_reader_close(struct task_reader *r)
     u64_map_free(&r->visited);
     string_pool_free(&r->pool);
     thread_lister_close(r->threads);
+    memory_cache_free(&r->cache);
     target_maps_free(&r->maps);
     tokio_layout_free(&r->layout);
     free(r);
@@ -207,10 +210,11 @@ static void read_task(struct task_reader *r, uint64_t header, const struct task_
             return;
         }
         struct decoded_future d = { 0 };
+        memory_cache_reset(&r->cache);     /* pages read from here on, after the state word above */
         if (plan && plan->ok)
-            future_decode(&r->layout, &r->pool, &limits, read, &r->pid, header, plan, &d);
-        struct task_header again;
-        bool same = tokio_read_header(&r->layout, read, &r->pid, header, &again) && again.state == h.state;
+            future_decode(&r->layout, &r->pool, &limits, memory_cache_read, &r->cache, header, plan, &d);
+        uint64_t state_again = 0;
+        bool same = tokio_read_state(&r->layout, read, &r->pid, header, &state_again) && state_again == h.state;
         if (same || attempt == REREADS) {
             t->frames = d.frames;
             t->n_frames = d.n_frames;
@@ -231,7 +235,8 @@ static void read_task(struct task_reader *r, uint64_t header, const struct task_
             return;
         }
         free(d.frames);
-        h = again;
+        if (!tokio_read_header(&r->layout, read, &r->pid, header, &h))
+            h.state = state_again;    /* the rest as it was: read again below if it keeps changing */
     }
 }
 

@@ -28,6 +28,29 @@ struct target_maps {
 
 /* process_vm_readv of len bytes at addr in pid; false when any byte cannot be read. ctx is a pid_t *. */
 bool target_memory_read(void *ctx, uint64_t addr, void *buf, size_t len);
+
+/* The same reads through a cache of whole pages, one process_vm_readv per page: a task's future is read in a
+ * few hundred small reads of the same pages. Reset before each task, so that what one task's decode sees is
+ * read after that task's first state word (the consistency check) and never a page read for another task. */
+#define MEMORY_PAGE 4096u
+struct memory_page {
+    uint64_t addr;
+    bool readable;
+    uint8_t bytes[MEMORY_PAGE];
+};
+
+struct memory_cache {
+    pid_t pid;
+    struct u64_map index;      /* page address -> index in pages (pages[0 .. used) are this task's) */
+    struct memory_page *v;
+    size_t n, cap;
+};
+
+int memory_cache_init(struct memory_cache *c, pid_t pid);
+void memory_cache_reset(struct memory_cache *c);
+void memory_cache_free(struct memory_cache *c);
+/* an elf_memory_reader; ctx is a struct memory_cache * */
+bool memory_cache_read(void *ctx, uint64_t addr, void *buf, size_t len);
 int target_maps_load(pid_t pid, struct target_maps *out);
 void target_maps_free(struct target_maps *m);
 /* the load bias of the object at path (as maps names it) whose ELF is ef; false when it is not mapped */
@@ -111,6 +134,9 @@ struct task_header {
 
 bool tokio_read_header(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t header,
                        struct task_header *out);
+/* the state word alone (the second read of the consistency check) */
+bool tokio_read_state(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t header,
+                      uint64_t *state);
 
 /* ---- future_decode.c: a task's async backtrace --------------------------------------------------------- */
 struct decode_limits {

@@ -465,14 +465,32 @@ bool tokio_read_header(const struct tokio_layout *l, elf_memory_reader read, voi
                        struct task_header *out)
 {
     memset(out, 0, sizeof(*out));
-    if (!read_u64(read, rctx, header + l->header_state.offset, &out->state) ||
-        !read_u64(read, rctx, header + l->header_vtable.offset, &out->vtable) || out->vtable == 0 ||
-        !read_u64(read, rctx, out->vtable + l->vtable_poll.offset, &out->poll) ||
-        !read_u64(read, rctx, out->vtable + l->vtable_trailer_offset.offset, &out->trailer_offset) ||
-        !read_u64(read, rctx, out->vtable + l->vtable_id_offset.offset, &out->id_offset) ||
-        out->trailer_offset > (1u << 24) || out->id_offset > (1u << 24) ||
-        !read_u64(read, rctx, header + out->id_offset, &out->id) ||
-        !read_u64(read, rctx, header + out->trailer_offset + l->trailer_next, &out->next))
+    /* the header's state and vtable words in one read, the vtable's three fields in another */
+    uint64_t head_end = (l->header_state.offset > l->header_vtable.offset ? l->header_state.offset
+                                                                           : l->header_vtable.offset) + 8;
+    uint64_t vt_end = l->vtable_poll.offset;
+    if (l->vtable_trailer_offset.offset > vt_end)
+        vt_end = l->vtable_trailer_offset.offset;
+    if (l->vtable_id_offset.offset > vt_end)
+        vt_end = l->vtable_id_offset.offset;
+    vt_end += 8;
+    uint8_t head[MAX_READ], vt[MAX_READ];
+    if (head_end > MAX_READ || vt_end > MAX_READ || !read(rctx, header, head, head_end))
         return false;
-    return true;
+    memcpy(&out->state, head + l->header_state.offset, 8);
+    memcpy(&out->vtable, head + l->header_vtable.offset, 8);
+    if (out->vtable == 0 || !read(rctx, out->vtable, vt, vt_end))
+        return false;
+    memcpy(&out->poll, vt + l->vtable_poll.offset, 8);
+    memcpy(&out->trailer_offset, vt + l->vtable_trailer_offset.offset, 8);
+    memcpy(&out->id_offset, vt + l->vtable_id_offset.offset, 8);
+    return out->trailer_offset <= (1u << 24) && out->id_offset <= (1u << 24) &&
+           read_u64(read, rctx, header + out->id_offset, &out->id) &&
+           read_u64(read, rctx, header + out->trailer_offset + l->trailer_next, &out->next);
+}
+
+bool tokio_read_state(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t header,
+                      uint64_t *state)
+{
+    return read_u64(read, rctx, header + l->header_state.offset, state);
 }
