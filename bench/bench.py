@@ -23,7 +23,7 @@ beside them as the floor any reader of per-hit samples starts from. Environment 
   BENCH_WIDE [100000] row 4's wide input (long C++/Rust names, 60 deep; 0: none)
   BENCH_REC_ROUNDS [5] row 11's rounds (>= 3)
   BENCH_TOOLS       where make bench installed samply and inferno (bin/), default REPO/build/bench-tools
-  BENCH_ONLY        comma list of rows to run (1 to 11; 1 and 2 run together)
+  BENCH_ONLY        comma list of rows to run (1 to 12; 1 and 2 run together)
 Row 8 is a saturated HTTP server (the hyper fixture driven by wrk on loopback) recorded by taskspy and by
 perf record --call-graph dwarf,65528: lost samples, requests/s lost and requests per target CPU-s lost (each
 profiler's loss against the bracketing unprofiled runs, stated as a ratio only beyond the unprofiled runs'
@@ -51,6 +51,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 TASKSPY, FIX, REPO, OUT = sys.argv[1:5]
@@ -63,6 +64,8 @@ PP_HZ = int(os.environ.get("BENCH_PP_HZ", "5000"))
 PP_RUNS = int(os.environ.get("BENCH_PP_RUNS", "2"))
 STACKS = [int(x) for x in os.environ.get("BENCH_STACKS", "1000,10000,100000").split(",")]
 HTTP = float(os.environ.get("BENCH_HTTP", "4"))
+DUMP_RUNS = int(os.environ.get("BENCH_DUMP_RUNS", "5"))          # row 12: dumps of 10,000 tasks
+DUMP_ROUNDS = int(os.environ.get("BENCH_DUMP_ROUNDS", "4"))      # row 12: interleaved HTTP rounds
 HTTP_PAIRS = max(3, int(os.environ.get("BENCH_HTTP_PAIRS", "5")))
 WAIT_TRIPLES = max(3, int(os.environ.get("BENCH_WAIT_TRIPLES", "5")))
 WIDE = int(os.environ.get("BENCH_WIDE", "100000"))
@@ -821,7 +824,32 @@ def paranoid_at_most(level):
                 f.write(before + "\n")
 
 
-def http_run(kind, hz, wait=False, probe_events=(), stop=False):
+class DumpLoop:
+    """`taskspy tasks -p PID` every 1/hz s on a thread while it runs (row 12): dumps taken, their CPU-s."""
+
+    def __init__(self, pid, hz):
+        self.pid, self.period, self.dumps, self.cpu = pid, 1.0 / hz, 0, 0.0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def loop(self):
+        while not self.stop.is_set():
+            t = time.monotonic()
+            proc = subprocess.Popen([TASKSPY, "tasks", "-p", self.pid], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+            _, status, ru = os.wait4(proc.pid, 0)
+            if os.waitstatus_to_exitcode(status) == 0:
+                self.dumps += 1
+                self.cpu += ru.ru_utime + ru.ru_stime
+            self.stop.wait(max(0.0, self.period - (time.monotonic() - t)))
+
+    def end(self):
+        self.stop.set()
+        self.thread.join()
+
+
+def http_run(kind, hz, wait=False, probe_events=(), stop=False, dump_hz=0):
     """One run of the hyper fixture saturated by wrk on 127.0.0.1 for HTTP seconds; kind "U" (unprofiled),
     "taskspy" (with --wait-output too when wait), "perf" (perf record) or "probes" (perf stat counting the
     tracefs uprobe events probe_events, "group/name"), attached HTTP_SETTLE s before wrk starts and
@@ -862,10 +890,14 @@ def http_run(kind, hz, wait=False, probe_events=(), stop=False):
             prof = subprocess.Popen(run, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                     start_new_session=True)
             time.sleep(HTTP_SETTLE)
+    dumper = DumpLoop(pid, dump_hz) if dump_hz else None
     cpu_before = proc_cpu_s(pid)
     wrk = subprocess.run(["wrk", "-t1", "-c%d" % WRK_CONNECTIONS, "-d%.0fs" % HTTP, "http://127.0.0.1:%s/" % port],
                          capture_output=True, text=True).stdout
     cpu_after = proc_cpu_s(pid)
+    if dumper:
+        dumper.end()
+        res["dumps"], res["dump_cpu"] = dumper.dumps, dumper.cpu
     res["tcpu"] = cpu_after - cpu_before if None not in (cpu_before, cpu_after) else None
     m = re.search(r"Requests/sec:\s+([0-9.]+)", wrk)
     res["rps"] = float(m.group(1)) if m else None
@@ -1459,10 +1491,55 @@ def bench_wait():
     log("   done in %.0f s" % (time.monotonic() - t))
 
 
+def bench_task_dump():
+    """Row 12 (issue 28, SPEC 7): `taskspy tasks` reads 10,000 tasks (the tokio fixture's --parked mode with
+    9,942 sleepers) in under 0.1 CPU-s; dumping the saturated HTTP server at 10 Hz costs it under 1% of its
+    requests per CPU-second (interleaved rounds, medians)."""
+    fixture = os.path.join(FIX, "tokio_current")
+    proc = subprocess.Popen([fixture, "--parked", "600", "--sleepers", "9942"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    first = proc.stdout.readline()
+    m = re.match(r"tokio_fixture parked pid (\d+) tasks (\d+)", first)
+    runs = []
+    try:
+        if not m:
+            raise RuntimeError("tokio_current --parked did not start: %r" % first)
+        for _ in range(DUMP_RUNS):
+            out = os.path.join(TMP, "dump.txt")
+            runs.append(timed_run([TASKSPY, "tasks", "-p", m.group(1)], out))
+        with open(out) as f:
+            read = re.match(r".*: (\d+) tasks read", f.readline())
+    finally:
+        proc.kill()
+        proc.wait()
+    cpu = med([r[1] for r in runs])
+    ok = cpu is not None and cpu < 0.1
+    rows.append(("12", "taskspy tasks: CPU per dump of %s tasks (whole command)" % (read.group(1) if read else "?"),
+                 "%.3f CPU-s, %s" % (cpu, holds(ok)), "< 0.1 CPU-s"))
+    details.append("12. taskspy tasks on %s tasks: CPU %s s, wall %s s, peak RSS %s KB (medians of %d runs)" % (
+        read.group(1) if read else "?", fmt(cpu, "%.3f"), fmt(med([r[0] for r in runs]), "%.3f"),
+        fmt(med([r[2] for r in runs]), "%.0f"), len(runs)))
+    runs_by_mode, _, per_cpu = interleaved_http([["D"]], DUMP_ROUNDS,
+                                                lambda mode: http_run("U", 0, dump_hz=10 if mode == "D" else 0))
+    loss, pairs = bracketed_losses(per_cpu, ["D"], DUMP_ROUNDS)
+    noise = unprofiled_noise(per_cpu)
+    dumped = [r for r in runs_by_mode.get("D", []) if r]
+    dps = med([r["dumps"] / HTTP for r in dumped if r.get("dumps") is not None])
+    ok = loss["D"] is not None and loss["D"] < 0.01
+    rows.append(("12", "dumped at 10 Hz: requests per target CPU-s lost", "%s%% (noise %s%%), %s" % (
+        fmt(100 * loss["D"] if loss["D"] is not None else None, "%.1f"),
+        fmt(100 * noise if noise is not None else None, "%.1f"), holds(ok)), "< 1%"))
+    details.append("12. hyper_server under wrk, dumped at 10 Hz: %s dumps/s, taskspy %s CPU-s per dump; requests "
+                   "per target CPU-s lost %s (median of %d bracketed pairs, unprofiled noise %s)" % (
+                       fmt(dps, "%.1f"), fmt(med([r["dump_cpu"] / r["dumps"] for r in dumped if r.get("dumps")]),
+                                              "%.3f"),
+                       fmt(loss["D"], "%.4f"), pairs, fmt(noise, "%.4f")))
+
+
 def main():
     steps = [("1,2", bench_slowdown_and_markers), ("3", bench_postprocessing), ("4", bench_rendering),
              ("5", bench_memory), ("6", bench_browser_zoom), ("7", bench_many_symbols), ("8", bench_http),
-             ("9", bench_zero_probe), ("10", bench_wait), ("11", bench_recording_peers)]
+             ("9", bench_zero_probe), ("10", bench_wait), ("11", bench_recording_peers), ("12", bench_task_dump)]
     only = os.environ.get("BENCH_ONLY")
     try:
         for step_rows, step in steps:
