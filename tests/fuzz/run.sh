@@ -21,7 +21,8 @@ srcs() {
     case $1 in
     usdt_notes)   echo sampler/probes/usdt_notes.c $ELF_READER sampler/probes/usdt_args.c ;;
     usdt_args)    echo sampler/probes/usdt_args.c sampler/probes/usdt_notes.c $ELF_READER ;;
-    elf_file)     echo $ELF_READER elf/debug_file.c sampler/probes/usdt_notes.c sampler/probes/runtime_probes.c ;;
+    elf_file)     echo $ELF_READER elf/debug_file.c elf/debug_files.c elf/debuginfod_fetch.c sampler/probes/usdt_notes.c \
+                       sampler/probes/runtime_probes.c ;;
     proc_maps)    echo sampler/target/proc_maps.c base/vec.c ;;
     folded)       echo flamegraph/*.c base/*.c ;;   # the whole layer: it depends on libc, zlib and base/ only
     perf_records) echo sampler/perf/perf_records.c sampler/perf/ring_buffer.c ;;
@@ -30,8 +31,8 @@ srcs() {
                        flamegraph/*.c base/*.c elf/elf_file.c elf/elf_notes.c elf/elf_segments.c elf/elf_symbols.c ;;
     esac
 }
-libs() { case $1 in demangle) echo -liberty -lz ;; task_decode) echo -ldw -lelf -liberty -lz ;; elf_file|folded) echo -lz ;;
-         *) echo ;; esac; }
+libs() { case $1 in demangle) echo -liberty -lz ;; task_decode) echo -ldw -lelf -liberty -lz ;;
+         elf_file) echo -ldebuginfod -lz ;; folded) echo -lz ;; *) echo ;; esac; }
 maxlen() { case $1 in elf_file|task_decode) echo 65536 ;; folded) echo 16384 ;; perf_records) echo 8192 ;; *) echo 4096 ;; esac; }
 
 mkdir -p "$OUT/gen" "$OUT/logs" || exit 2
