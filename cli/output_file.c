@@ -17,7 +17,22 @@ static int fail(struct output_file *o, int error, char *err, size_t errlen)
     return -1;
 }
 
-/* Checks shared by both ways of opening. Returns 1 when the file is to be created, 0 for stdout, -1 on error. */
+static int attach_stream(struct output_file *o, int fd, char *err, size_t errlen);
+
+/* An existing destination that is not a regular file (/dev/null, a FIFO, a terminal): written as it is. A
+ * temporary file linked or renamed into its place would replace the device itself (root's -o /dev/null would
+ * leave a regular file there, which every later reader of /dev/null then reads). Returns 0, -1 on error. */
+static int open_direct(struct output_file *o, const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return fail(o, errno, err, errlen);
+    o->direct = true;
+    return attach_stream(o, fd, err, errlen);
+}
+
+/* Checks shared by both ways of opening. Returns 1 when the file is to be created, 0 for stdout or an
+ * existing device written as it is, -1 on error. */
 static int prepare(struct output_file *o, const char *path, char *err, size_t errlen)
 {
     memset(o, 0, sizeof(*o));
@@ -35,6 +50,8 @@ static int prepare(struct output_file *o, const char *path, char *err, size_t er
         snprintf(err, errlen, "cannot write %s: it is a directory", path);
         return -1;
     }
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return open_direct(o, path, err, errlen);
     return 1;
 }
 
@@ -170,6 +187,12 @@ int output_file_commit(struct output_file *o, char *err, size_t errlen)
     int e = 0;
     if (fflush(o->stream) != 0 || ferror(o->stream))
         e = errno ? errno : EIO;
+    if (!e && o->direct) {
+        if (fclose(o->stream) != 0)
+            e = errno;
+        o->stream = NULL;
+        return e ? fail(o, e, err, errlen) : 0;
+    }
     if (!e && o->unnamed && link_into_place(fileno(o->stream), o->final_path) != 0)
         e = errno;
     bool linked = !e && o->unnamed;

@@ -2,7 +2,8 @@
 /* output_file.h: an output that appears whole or not at all (SPEC section 6). It is written to an unnamed
  * file (O_TMPFILE) in the destination's directory and linked into place on commit, so that even kill -9
  * leaves nothing behind; where the filesystem has no O_TMPFILE, to a hidden temporary file beside the
- * destination that is renamed into place on commit and removed on abort. */
+ * destination that is renamed into place on commit and removed on abort. An existing destination that is not
+ * a regular file (/dev/null, a FIFO) is written as it is. */
 #ifndef TASKSPY_OUTPUT_FILE_H
 #define TASKSPY_OUTPUT_FILE_H
 
@@ -14,6 +15,7 @@ struct output_file {
     char final_path[4096];
     char temp_path[4096];        /* the named fallback's temporary file, or "" */
     bool unnamed;                /* written through O_TMPFILE: nothing to remove on abort */
+    bool direct;                 /* an existing device or FIFO (/dev/null): written as it is, never replaced */
     FILE *stream;
 };
 

@@ -5,9 +5,10 @@
 # as an unnamed file in that directory, its perf events are open and the target it launched or attached to
 # is printing under it) it is SIGKILLed: the directory must still be empty, and an output that existed
 # before must be unchanged.
-# A recording that ends normally leaves exactly its output file. Every wait is bounded (polls, 30 s at most).
+# A recording that ends normally leaves exactly its output file. An output that is a device (-o /dev/null) is
+# written as it is, never replaced by a file. Every wait is bounded (polls, 30 s at most).
 source "$(dirname "$0")/lib/tap.sh"
-plan 12
+plan 14
 
 # wait_until SECONDS COMMAND...: poll COMMAND every 0.1 s until it succeeds; fails after SECONDS
 wait_until() {
@@ -70,4 +71,14 @@ check "normal end: exit 0" test $? -eq 0
 check "normal end: only the new output, with stacks ($(listing "$dir"))" \
     sh -c "test \"\$(ls -A '$dir')\" = out.folded && grep -q ' [0-9]*\$' '$dir/out.folded' && ! grep -q '^old;stack' '$dir/out.folded'"
 stop_fixture
+# ---- a device as the output: written as it is, never replaced (as root, a file linked over /dev/null would
+# stay there for every later reader; put back here if that ever happens, so the machine survives the check)
+devnull_ok() { test -c /dev/null; }
+printf 'main;work 3\n' > "$WORK/one.folded"
+"$TASKSPY" flamegraph "$WORK/one.folded" -o /dev/null 2> "$WORK/devnull.err"
+check "flamegraph -o /dev/null: exit 0, /dev/null still the null device" sh -c "test $? -eq 0 && test -c /dev/null"
+devnull_ok || { rm -f /dev/null; mknod -m 666 /dev/null c 1 3; }
+"$TASKSPY" record -d 1 -f folded -o /dev/null -- sleep 1.2 2> "$WORK/devnull-record.err"
+check "record -o /dev/null: exit 0, /dev/null still the null device" sh -c "test $? -eq 0 && test -c /dev/null"
+devnull_ok || { rm -f /dev/null; mknod -m 666 /dev/null c 1 3; }
 finish
