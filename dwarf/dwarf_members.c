@@ -88,6 +88,17 @@ bool dwarf_member_at(Dwarf_Die *type, size_t i, struct dwarf_member *out)
     return false;
 }
 
+bool dwarf_member_next(Dwarf_Die *type, struct dwarf_member_cursor *c, struct dwarf_member *out)
+{
+    for (;;) {
+        if (!c->started ? dwarf_child(type, &c->child) != 0 : dwarf_siblingof(&c->child, &c->child) != 0)
+            return false;
+        c->started = true;
+        if (dwarf_tag(&c->child) == DW_TAG_member)
+            return fill_member(&c->child, out);
+    }
+}
+
 size_t dwarf_member_count(Dwarf_Die *type)
 {
     Dwarf_Die child;
@@ -178,6 +189,32 @@ static uint64_t read_uint(const uint8_t *bytes, size_t size)
     return v;
 }
 
+/* Whether no value of type can exist: an enum without variants (Rust's `enum Never {}`, Infallible) or a
+   struct or tuple holding one by value (a few levels down). */
+static bool uninhabited(Dwarf_Die *type, int depth)
+{
+    Dwarf_Die child, v;
+    if (depth > 4 || dwarf_tag(type) != DW_TAG_structure_type || dwarf_child(type, &child) != 0)
+        return false;
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_variant_part) {
+            bool any = false;
+            if (dwarf_child(&child, &v) == 0)
+                do
+                    any = dwarf_tag(&v) == DW_TAG_variant;
+                while (!any && dwarf_siblingof(&v, &v) == 0);
+            if (!any)
+                return true;
+        } else if (tag == DW_TAG_member) {
+            struct dwarf_member m;
+            if (fill_member(&child, &m) && uninhabited(&m.type, depth + 1))
+                return true;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return false;
+}
+
 bool dwarf_variant_of(Dwarf_Die *type, const uint8_t *bytes, size_t size, struct dwarf_member *out)
 {
     Dwarf_Die part, variant;
@@ -202,6 +239,13 @@ bool dwarf_variant_of(Dwarf_Die *type, const uint8_t *bytes, size_t size, struct
         Dwarf_Attribute attr;
         Dwarf_Word v;
         if (!dwarf_attr_integrate(&variant, DW_AT_discr_value, &attr)) {
+            /* the default variant; with no discriminant at all the one variant a value can be (rustc lists the
+               uninhabited ones too: hyper's ProtoServer::H2 holding a Never when http2 is off) */
+            struct dwarf_member m;
+            if (!tagged && variant_member(&variant, &m) && !uninhabited(&m.type, 0)) {
+                *out = m;
+                return true;
+            }
             fallback = variant;
             have_default = true;
             continue;

@@ -42,6 +42,13 @@ bool dwarf_member(Dwarf_Die *type, const char *name, struct dwarf_member *out);
 bool dwarf_member_path(Dwarf_Die *type, const char *path, struct dwarf_member *out, const char **failed_at);
 /* The i-th member (0-based) of a structure, in declaration order (tuple fields, single-field wrappers). */
 bool dwarf_member_at(Dwarf_Die *type, size_t i, struct dwarf_member *out);
+/* The members of a structure one after the other, in declaration order (walking them with dwarf_member_at
+ * starts from the first each time): a zeroed cursor, then dwarf_member_next until it returns false. */
+struct dwarf_member_cursor {
+    Dwarf_Die child;
+    bool started;
+};
+bool dwarf_member_next(Dwarf_Die *type, struct dwarf_member_cursor *c, struct dwarf_member *out);
 /* Number of DW_TAG_member children (variant parts not counted). */
 size_t dwarf_member_count(Dwarf_Die *type);
 

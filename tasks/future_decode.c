@@ -26,10 +26,12 @@
 struct decoder {
     const struct tokio_layout *l;
     struct string_pool *pool;
+    struct type_cache *types;
     elf_memory_reader read;
     void *rctx;
     size_t bytes_left;
     unsigned max_depth;
+    bool no_details;
     struct decoded_future *out;
     const char *weak_leaf, *weak_detail;   /* an I/O object met on the way, if nothing better is found */
     uint64_t visited[MAX_VISITED];
@@ -52,8 +54,20 @@ static void strip_async(char *name)
     }
 }
 
+void type_cache_free(struct type_cache *c)
+{
+    u64_map_free(&c->by_die);
+    vec_free(&c->facts);
+}
+
+static bool is_async_env(Dwarf_Die *type)
+{
+    const char *n = dwarf_diename(type);
+    return n && (strncmp(n, "{async_fn_env#", 14) == 0 || strncmp(n, "{async_block_env#", 17) == 0);
+}
+
 /* the function an async state machine type belongs to, as the CPU profile names it */
-static const char *function_name(struct decoder *dc, Dwarf_Die *env)
+static const char *find_function_name(struct decoder *dc, Dwarf_Die *env)
 {
     char linkage[MAX_NAME], name[MAX_NAME];
     char *demangled = dwarf_async_fn_linkage(dc->l->dwarf, env, linkage, sizeof(linkage)) ? symbolize_demangle(linkage)
@@ -68,10 +82,48 @@ static const char *function_name(struct decoder *dc, Dwarf_Die *env)
     return string_pool_intern(dc->pool, name);
 }
 
-static bool is_async_env(Dwarf_Die *type)
+/* what decode does with a structure of this name */
+static enum type_kind kind_of(struct decoder *dc, const char *name, Dwarf_Die *type)
 {
-    const char *n = dwarf_diename(type);
-    return n && (strncmp(n, "{async_fn_env#", 14) == 0 || strncmp(n, "{async_block_env#", 17) == 0);
+    if (!name)
+        return TYPE_OTHER;
+    if (future_leaf(dc->l, dc->pool, dc->read, dc->rctx, name, type, 0, NULL) != LEAF_NONE)
+        return TYPE_LEAF;
+    if (strncmp(name, TRACE_ROOT, strlen(TRACE_ROOT)) == 0)
+        return TYPE_TRACE_ROOT;
+    if (strncmp(name, "alloc::sync::Arc<", 17) == 0 || strncmp(name, "alloc::rc::Rc<", 14) == 0 ||
+        strncmp(name, "tokio::runtime::", 16) == 0)
+        return TYPE_SHARED;
+    if (strncmp(name, "alloc::boxed::Box<", 18) == 0)
+        return TYPE_BOX;
+    return TYPE_OTHER;
+}
+
+static struct type_facts find_facts(struct decoder *dc, Dwarf_Die *type)
+{
+    struct type_facts f = { .has_variants = dwarf_has_variants(type) };
+    char name[MAX_NAME];
+    if (dwarf_qualified_name(dc->l->dwarf, type, name, sizeof(name)) > 0)
+        f.name = string_pool_intern(dc->pool, name);
+    f.kind = kind_of(dc, f.name, type);
+    if (is_async_env(type))
+        f.function = find_function_name(dc, type);
+    return f;
+}
+
+/* a structure type's facts, found on its first sight */
+static struct type_facts facts_of(struct decoder *dc, Dwarf_Die *type)
+{
+    uint32_t index;
+    struct type_cache *c = dc->types;
+    if (!c->by_die.keys && u64_map_init(&c->by_die, 1024) != 0)
+        return find_facts(dc, type);
+    int rc = u64_map_index(&c->by_die, dwarf_dieoffset(type), &c->facts, &index);
+    if (rc < 0)
+        return find_facts(dc, type);
+    if (rc == 1)
+        c->facts.v[index] = find_facts(dc, type);
+    return c->facts.v[index];
 }
 
 /* ---- reading ---------------------------------------------------------------------------------------------- */
@@ -158,7 +210,7 @@ static enum found decode_async(struct decoder *dc, Dwarf_Die *env, uint64_t addr
     struct dwarf_member variant;
     bool ok = take_bytes(dc, addr, bytes, (size_t)size) && dwarf_variant_of(env, bytes, (size_t)size, &variant);
     free(bytes);
-    const char *fn = function_name(dc, env);
+    const char *fn = facts_of(dc, env).function;
     /* a state machine's variant members are numbered; their types carry the names (Unresumed, Suspend0, ...) and
        the members the await's position */
     const char *vname = ok ? dwarf_diename(&variant.type) : NULL;
@@ -194,7 +246,8 @@ static enum found decode_members(struct decoder *dc, Dwarf_Die *type, uint64_t a
     const char *tn = dwarf_diename(type);
     bool branches = tn && tn[0] == '(';
     struct dwarf_member m;
-    for (size_t i = 0; dwarf_member_at(type, i, &m); i++) {
+    struct dwarf_member_cursor members = { 0 };
+    while (dwarf_member_next(type, &members, &m)) {
         const char *n = dwarf_diename(&m.die);
         if (n && strncmp(n, "_marker", 7) == 0)
             continue;
@@ -240,31 +293,32 @@ static enum found decode(struct decoder *dc, Dwarf_Die *type, uint64_t addr, uns
         return FOUND_NONE;
     if (is_async_env(type))
         return decode_async(dc, type, addr, depth);
-    char name[MAX_NAME];
-    if (dwarf_qualified_name(dc->l->dwarf, type, name, sizeof(name)) > 0) {
+    struct type_facts facts = facts_of(dc, type);
+    const char *name = facts.name;
+    if (facts.kind == TYPE_LEAF) {
         const char *detail = NULL;
-        enum leaf_strength s = future_leaf(dc->l, dc->pool, dc->read, dc->rctx, name, type, addr, &detail);
+        enum leaf_strength s = future_leaf(dc->l, dc->pool, dc->read, dc->rctx, name, type, addr,
+                                           dc->no_details ? NULL : &detail);
         if (s == LEAF_STRONG) {
-            dc->out->leaf = string_pool_intern(dc->pool, name);
+            dc->out->leaf = name;
             dc->out->detail = detail;
             return FOUND_FRAME;
         }
         if (s == LEAF_WEAK) {
             if (!dc->weak_leaf) {
-                dc->weak_leaf = string_pool_intern(dc->pool, name);
+                dc->weak_leaf = name;
                 dc->weak_detail = detail;
             }
             return FOUND_NONE;
         }
-        if (strncmp(name, TRACE_ROOT, strlen(TRACE_ROOT)) == 0)
-            return decode_members(dc, type, addr, depth);
-        if (strncmp(name, "alloc::sync::Arc<", 17) == 0 || strncmp(name, "alloc::rc::Rc<", 14) == 0 ||
-            strncmp(name, "tokio::runtime::", 16) == 0)
-            return FOUND_NONE;     /* shared or runtime state: never another task's future */
-        if (strncmp(name, "alloc::boxed::Box<", 18) == 0)
-            return follow_box(dc, type, addr, depth);
     }
-    if (dwarf_has_variants(type))
+    if (facts.kind == TYPE_TRACE_ROOT)
+        return decode_members(dc, type, addr, depth);
+    if (facts.kind == TYPE_SHARED)
+        return FOUND_NONE;         /* shared or runtime state: never another task's future */
+    if (facts.kind == TYPE_BOX)
+        return follow_box(dc, type, addr, depth);
+    if (facts.has_variants)
         return decode_enum(dc, type, addr, depth);
     return decode_members(dc, type, addr, depth);
 }
@@ -320,15 +374,16 @@ bool task_plan_find(const struct tokio_layout *l, struct string_pool *pool, uint
     return out->ok;
 }
 
-bool future_decode(const struct tokio_layout *l, struct string_pool *pool, const struct decode_limits *limits,
+bool future_decode(const struct tokio_layout *l, struct string_pool *pool, struct type_cache *types,
+                   const struct decode_limits *limits,
                    elf_memory_reader read, void *rctx, uint64_t header, const struct task_plan *plan,
                    struct decoded_future *out)
 {
     struct decoder *dc = calloc(1, sizeof(*dc));
     if (!dc)
         return false;
-    *dc = (struct decoder){ .l = l, .pool = pool, .read = read, .rctx = rctx, .bytes_left = limits->max_bytes,
-                            .max_depth = limits->max_depth, .out = out };
+    *dc = (struct decoder){ .l = l, .pool = pool, .types = types, .read = read, .rctx = rctx, .bytes_left = limits->max_bytes,
+                            .max_depth = limits->max_depth, .no_details = limits->no_details, .out = out };
     /* the stage: Running(T) holds the future; Finished and Consumed hold none */
     Dwarf_Die stage = plan->stage;
     int64_t size = dwarf_type_size(&stage);

@@ -28,7 +28,8 @@ static bool find_member(Dwarf_Die *type, const char *name, int depth, struct dwa
         return true;
     }
     struct dwarf_member m;
-    for (size_t i = 0; depth < MAX_FIND_DEPTH && dwarf_member_at(type, i, &m); i++) {
+    struct dwarf_member_cursor members = { 0 };
+    while (depth < MAX_FIND_DEPTH && dwarf_member_next(type, &members, &m)) {
         int tag = dwarf_tag(&m.type);
         if ((tag == DW_TAG_structure_type || tag == DW_TAG_union_type) && find_member(&m.type, name, depth + 1, out)) {
             out->offset += m.offset;
@@ -134,25 +135,30 @@ static const struct leaf_rule rules[] = {
 enum leaf_strength future_leaf(const struct tokio_layout *l, struct string_pool *pool, elf_memory_reader read,
                                void *rctx, const char *qualified, Dwarf_Die *type, uint64_t addr, const char **detail)
 {
-    *detail = NULL;
+    if (detail)
+        *detail = NULL;
     for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
         const struct leaf_rule *r = &rules[i];
         if (strncmp(qualified, r->prefix, strlen(r->prefix)) != 0)
             continue;
+        enum leaf_strength strength = r->kind == SOCKET ? LEAF_WEAK : LEAF_STRONG;
+        if (!detail)
+            return strength;
         switch (r->kind) {
         case SLEEP:
             *detail = sleep_detail(pool, read, rctx, type, addr);
-            return LEAF_STRONG;
+            break;
         case JOIN:
             *detail = join_detail(l, pool, read, rctx, type, addr);
-            return LEAF_STRONG;
+            break;
         case PLAIN:
             *detail = string_pool_intern(pool, r->what);
-            return LEAF_STRONG;
+            break;
         case SOCKET:
             *detail = fd_detail(pool, read, rctx, type, addr);
-            return LEAF_WEAK;
+            break;
         }
+        return strength;
     }
     return LEAF_NONE;
 }

@@ -8,9 +8,11 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +24,7 @@
 #define MAX_RUNTIMES 16
 #define MAX_HEADS 4096
 #define REREADS 3
+#define MAX_RETURNS 256
 
 struct plan_vec {
     struct task_plan *v;
@@ -39,19 +42,26 @@ struct worker_vec {
 };
 
 struct task_reader {
-    pid_t pid;
+    pid_t pid;                        /* 0 until attached */
+    dev_t exe_dev;                    /* the executable the layout was read from */
+    ino_t exe_ino;
     char root[64];
     struct task_reader_options opt;
     struct tokio_layout layout;
     struct target_maps maps;
     struct thread_lister *threads;
-    struct memory_cache cache;        /* a task's future's pages, read once per task */
     struct string_pool pool;
     struct u64_map plan_by_vtable;    /* vtable address -> index in plans */
     struct plan_vec plans;
     struct task_vec tasks;
     struct worker_vec workers;
     struct u64_map visited;
+    struct memory_cache cache;        /* one task's pages at a time */
+    struct type_cache types;          /* what the decoder found of the types it met */
+    struct {
+        uint64_t *v;
+        size_t n, cap;
+    } path;                           /* the headers on the walk's way from the list's head */
 };
 
 const char *task_state_name(enum task_state s)
@@ -81,20 +91,17 @@ static char *symbol_file(const char *exe, const char *root, const char *target_p
     return found ? found : strdup(exe);
 }
 
-int task_reader_open(struct task_reader **out, pid_t pid, const struct task_reader_options *options, char *err,
-                     size_t errlen)
+/* The reader with its settings and tokio's layout from exe (the file to read; target_path: its path as the
+ * target names it, for the debug-file lookup), not bound to a process yet. */
+static int open_layout(struct task_reader **out, const char *exe, const char *target_path,
+                       const struct task_reader_options *options, char *err, size_t errlen)
 {
     *out = NULL;
-    if (kill(pid, 0) != 0 && errno == ESRCH) {
-        snprintf(err, errlen, "no process %d", (int)pid);
-        return -1;
-    }
     struct task_reader *r = calloc(1, sizeof(*r));
     if (!r) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    r->pid = pid;
     r->opt = *options;
     snprintf(r->root, sizeof(r->root), "%s", options->root ? options->root : "");
     if (!r->opt.max_tasks)
@@ -103,23 +110,58 @@ int task_reader_open(struct task_reader **out, pid_t pid, const struct task_read
         r->opt.max_depth = DEFAULT_MAX_DEPTH;
     if (!r->opt.max_bytes)
         r->opt.max_bytes = DEFAULT_MAX_BYTES;
+    struct stat st;
+    if (stat(exe, &st) != 0) {
+        snprintf(err, errlen, "cannot read %s (%s)", target_path, strerror(errno));
+        free(r);
+        return -1;
+    }
+    r->exe_dev = st.st_dev;
+    r->exe_ino = st.st_ino;
+    char *symbols = symbol_file(exe, r->root, target_path);
+    int rc = -1;
+    if (!symbols)
+        snprintf(err, errlen, "cannot read %s", target_path);
+    else if (tokio_layout_find(&r->layout, symbols, err, errlen) == 0)
+        rc = 0;
+    free(symbols);
+    if (rc != 0) {
+        task_reader_close(r);
+        return -1;
+    }
+    *out = r;
+    return 0;
+}
+
+int task_reader_open_file(struct task_reader **out, const char *path, const struct task_reader_options *options,
+                          char *err, size_t errlen)
+{
+    return open_layout(out, path, path, options, err, errlen);
+}
+
+int task_reader_attach(struct task_reader *r, pid_t pid, char *err, size_t errlen)
+{
+    if (r->threads) {
+        snprintf(err, errlen, "the task reader already reads process %d", (int)r->pid);
+        return -1;
+    }
     char exe[64], target_path[4096];
     snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
     ssize_t n = readlink(exe, target_path, sizeof(target_path) - 1);
     target_path[n > 0 ? n : 0] = '\0';
-    if (n <= 0) {
+    struct stat st;
+    if (n <= 0 || stat(exe, &st) != 0) {
         snprintf(err, errlen, "cannot read process %d's executable (%s)", (int)pid, strerror(errno));
-        free(r);
         return -1;
     }
-    char *symbols = symbol_file(exe, r->root, target_path);
+    if (st.st_dev != r->exe_dev || st.st_ino != r->exe_ino) {
+        snprintf(err, errlen, "process %d does not run the file the task reader was opened on (yet)", (int)pid);
+        return -1;
+    }
+    r->pid = pid;
     struct elf_file ef;
     int rc = -1;
-    if (!symbols)
-        snprintf(err, errlen, "cannot read %s", target_path);
-    else if (tokio_layout_find(&r->layout, symbols, err, errlen) != 0)
-        ;
-    else if (target_maps_load(pid, &r->maps) != 0)
+    if (target_maps_load(pid, &r->maps) != 0)
         snprintf(err, errlen, "cannot read /proc/%d/maps", (int)pid);
     else if (elf_file_open(&ef, exe) != 0)
         snprintf(err, errlen, "cannot read %s", target_path);
@@ -134,8 +176,36 @@ int task_reader_open(struct task_reader **out, pid_t pid, const struct task_read
         else
             rc = thread_lister_open(&r->threads, pid, r->root, &r->maps, err, errlen);
     }
-    free(symbols);
-    if (rc != 0) {
+    if (rc != 0) {             /* as before the call: another try may come later */
+        u64_map_free(&r->plan_by_vtable);
+        u64_map_free(&r->visited);
+        memory_cache_free(&r->cache);
+        target_maps_free(&r->maps);
+        memset(&r->maps, 0, sizeof(r->maps));
+    }
+    return rc;
+}
+
+int task_reader_open(struct task_reader **out, pid_t pid, const struct task_reader_options *options, char *err,
+                     size_t errlen)
+{
+    *out = NULL;
+    if (kill(pid, 0) != 0 && errno == ESRCH) {
+        snprintf(err, errlen, "no process %d", (int)pid);
+        return -1;
+    }
+    char exe[64], target_path[4096];
+    snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+    ssize_t n = readlink(exe, target_path, sizeof(target_path) - 1);
+    target_path[n > 0 ? n : 0] = '\0';
+    if (n <= 0) {
+        snprintf(err, errlen, "cannot read process %d's executable (%s)", (int)pid, strerror(errno));
+        return -1;
+    }
+    struct task_reader *r;
+    if (open_layout(&r, exe, target_path, options, err, errlen) != 0)
+        return -1;
+    if (task_reader_attach(r, pid, err, errlen) != 0) {
         task_reader_close(r);
         return -1;
     }
@@ -152,9 +222,11 @@ void task_reader_close(struct task_reader *r)
     vec_free(&r->tasks);
     vec_free(&r->workers);
     vec_free(&r->plans);
+    vec_free(&r->path);
     u64_map_free(&r->plan_by_vtable);
     u64_map_free(&r->visited);
     string_pool_free(&r->pool);
+    type_cache_free(&r->types);
     thread_lister_close(r->threads);
     memory_cache_free(&r->cache);
     target_maps_free(&r->maps);
@@ -186,11 +258,11 @@ static void thread_name(pid_t pid, pid_t tid, char name[16])
     fclose(f);
 }
 
-/* one task: its header read, its future decoded between two reads of its state word */
+/* one task: its header read (through the cache, flushed just before), its future decoded from the same cache
+   between two reads of its state word, the second straight from the target */
 static void read_task(struct task_reader *r, uint64_t header, const struct task_header *first, struct task_info *t)
 {
-    elf_memory_reader read = target_memory_read;
-    struct decode_limits limits = { r->opt.max_depth, r->opt.max_bytes };
+    struct decode_limits limits = { r->opt.max_depth, r->opt.max_bytes, r->opt.no_details };
     struct task_header h = *first;
     t->id = h.id;
     t->header = header;
@@ -210,11 +282,11 @@ static void read_task(struct task_reader *r, uint64_t header, const struct task_
             return;
         }
         struct decoded_future d = { 0 };
-        memory_cache_reset(&r->cache);     /* pages read from here on, after the state word above */
         if (plan && plan->ok)
-            future_decode(&r->layout, &r->pool, &limits, memory_cache_read, &r->cache, header, plan, &d);
+            future_decode(&r->layout, &r->pool, &r->types, &limits, memory_cache_read, &r->cache, header, plan, &d);
         uint64_t state_again = 0;
-        bool same = tokio_read_state(&r->layout, read, &r->pid, header, &state_again) && state_again == h.state;
+        bool same = tokio_read_state(&r->layout, target_memory_read, &r->pid, header, &state_again) &&
+                    state_again == h.state;
         if (same || attempt == REREADS) {
             t->frames = d.frames;
             t->n_frames = d.n_frames;
@@ -235,38 +307,72 @@ static void read_task(struct task_reader *r, uint64_t header, const struct task_
             return;
         }
         free(d.frames);
-        if (!tokio_read_header(&r->layout, read, &r->pid, header, &h))
-            h.state = state_again;    /* the rest as it was: read again below if it keeps changing */
+        memory_cache_reset(&r->cache);        /* the next try reads what follows the changed state word */
+        if (!tokio_read_header(&r->layout, memory_cache_read, &r->cache, header, &h)) {
+            t->state = TASK_CHANGING;         /* freed while read */
+            return;
+        }
     }
 }
 
-/* walk one owned list from head; false when out of memory */
+/* the header at, read through the cache reset just before: this task's pages from now on */
+static bool fresh_header(struct task_reader *r, uint64_t at, struct task_header *h)
+{
+    memory_cache_reset(&r->cache);
+    return tokio_read_header(&r->layout, memory_cache_read, &r->cache, at, h);
+}
+
+/* Walk one owned list from head, reading each task met for the first time. The list changes under the walk
+   (tasks are added at its head, and taken out, their links cleared, as they complete): a task taken out (or
+   freed) sends the walk back to the last task behind it on its path that is still in the list, whose next
+   link now leads past it (or to the head when none is). A task met again is passed over; the walk stops, as
+   broken, after more steps than twice the tasks read (a cycle) or too many returns. False when out of memory. */
 static bool walk_list(struct task_reader *r, uint64_t head, struct task_snapshot *snap)
 {
-    uint64_t at = head;
-    while (at) {
-        if (snap->listed >= r->opt.max_tasks) {
+    size_t steps = 0, returns = 0;
+    r->path.n = 0;
+    for (uint64_t at = head; at;) {
+        if (snap->listed >= r->opt.max_tasks || ++steps > 2 * r->visited.count + 1024 || returns > MAX_RETURNS) {
             snap->list_truncated = true;
             return true;
         }
-        uint32_t seen;
-        if (u64_map_get(&r->visited, at, &seen)) {
-            snap->list_truncated = true;      /* a cycle: the list changed under the walk */
-            return true;
-        }
-        if (u64_map_put(&r->visited, at, 0) != 0)
-            return false;
         struct task_header h;
-        if (!tokio_read_header(&r->layout, target_memory_read, &r->pid, at, &h)) {
-            snap->list_truncated = true;      /* a task freed mid-walk, or the target gone */
-            return true;
+        bool read = fresh_header(r, at, &h);
+        /* a task is its header and its id: a freed header is soon another task's (the allocator reuses it) */
+        uint64_t key = at ^ (h.id * 0x9e3779b97f4a7c15ull);
+        uint32_t seen;
+        bool known = read && u64_map_get(&r->visited, key, &seen);
+        if (read && !known) {
+            if (u64_map_put(&r->visited, key, 0) != 0)
+                return false;
+            snap->listed++;
+            struct task_info *t = vec_push(&r->tasks);
+            if (!t)
+                return false;
+            read_task(r, at, &h, t);
         }
-        snap->listed++;
-        struct task_info *t = vec_push(&r->tasks);
-        if (!t)
-            return false;
-        read_task(r, at, &h, t);
-        at = h.next;
+        if (read && (h.next || h.prev || at == head)) {
+            uint64_t *step = vec_push(&r->path);
+            if (!step)
+                return false;
+            *step = at;
+            at = h.next;
+            continue;
+        }
+        /* taken out of the list (or freed) under the walk: back to a task behind it that is still linked */
+        returns++;
+        at = head;
+        while (r->path.n > 0) {
+            uint64_t back = r->path.v[--r->path.n];
+            struct task_header b;
+            if (fresh_header(r, back, &b) && (b.next || b.prev || back == head)) {
+                r->path.n++;
+                at = b.next;
+                break;
+            }
+        }
+        if (!at)
+            return true;                      /* it was the last: the end of the list, from a task still in it */
     }
     return true;
 }
@@ -274,6 +380,10 @@ static bool walk_list(struct task_reader *r, uint64_t head, struct task_snapshot
 int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char *err, size_t errlen)
 {
     memset(snap, 0, sizeof(*snap));
+    if (!r->threads) {
+        snprintf(err, errlen, "the task reader is not attached to a process");
+        return -1;
+    }
     for (size_t i = 0; i < r->tasks.n; i++)
         free(r->tasks.v[i].frames);
     r->tasks.n = 0;

@@ -72,6 +72,8 @@ struct task_reader_options {
     size_t max_tasks;          /* bound on the owned-list walk (0: 1,000,000) */
     unsigned max_depth;        /* bound on nested futures per task (0: 64) */
     size_t max_bytes;          /* bound on bytes read per task's futures (0: 4 MB) */
+    bool no_details;           /* leave task_info.detail NULL: nothing read of the leaf futures (their text
+                                  differs at each snapshot: a reader that takes many keeps its memory flat) */
 };
 
 /* Open a reader for pid: its executable's DWARF (or the verified debug file), tokio's structures found by
@@ -79,6 +81,13 @@ struct task_reader_options {
  * line-tables-only or without debug info; a layout path that did not match, by name). */
 int task_reader_open(struct task_reader **out, pid_t pid, const struct task_reader_options *options,
                      char *err, size_t errlen);
+/* The same in two steps, for a command about to be launched: open a reader on its executable file (path; the
+ * DWARF and tokio's layout, as task_reader_open), then bind it to the process once that process runs the file
+ * (same device and inode) and has loaded its C library. task_reader_attach returns 0, or -1 with err, the
+ * reader unchanged: call it again later (the process has not exec'd yet, its libraries are not mapped yet). */
+int task_reader_open_file(struct task_reader **out, const char *path, const struct task_reader_options *options,
+                          char *err, size_t errlen);
+int task_reader_attach(struct task_reader *r, pid_t pid, char *err, size_t errlen);
 /* Take a snapshot into *snap (valid until the next snapshot or close). Returns 0, or -1 with err (the target
  * gone before anything was read, or no runtime found in any thread). */
 int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char *err, size_t errlen);

@@ -89,6 +89,7 @@ struct tokio_layout {
     struct dwarf_member header_state, header_vtable;
     struct dwarf_member vtable_poll, vtable_trailer_offset, vtable_id_offset;
     uint64_t trailer_next;     /* offset of the owned list's next pointer in Trailer */
+    uint64_t trailer_prev;     /* ... and of its prev pointer */
     char version[64];          /* "tokio" or "tokio 1.54.1" (from the DWARF's file paths) */
 };
 
@@ -130,6 +131,7 @@ struct task_header {
     uint64_t trailer_offset, id_offset;
     uint64_t id;
     uint64_t next;             /* the next header in the owned list, 0 at the end */
+    uint64_t prev;             /* the one before, 0 at the head (both 0: taken out of the list, or alone in it) */
 };
 
 bool tokio_read_header(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t header,
@@ -142,7 +144,33 @@ bool tokio_read_state(const struct tokio_layout *l, elf_memory_reader read, void
 struct decode_limits {
     unsigned max_depth;
     size_t max_bytes;
+    bool no_details;           /* leaves named only, nothing read of them (task_reader_options.no_details) */
 };
+
+/* What the decoder needs to know of a type, found once per DWARF entry and kept across snapshots (finding
+ * them again for every value was most of a snapshot's CPU after the reads: qualified names, demangled
+ * function names, variant parts looked for among a big struct's members): DIE offset -> facts. Zeroed: empty. */
+enum type_kind {
+    TYPE_OTHER,                /* searched through its members */
+    TYPE_LEAF,                 /* a leaf future taskspy knows (future_leaf) */
+    TYPE_TRACE_ROOT,           /* tokio's taskdump wrapper: searched through */
+    TYPE_SHARED,               /* Arc, Rc, the runtime's own state: not searched */
+    TYPE_BOX,                  /* followed */
+};
+struct type_facts {
+    const char *name;          /* qualified name (pooled), NULL: none */
+    const char *function;      /* an async state machine's function (pooled), NULL: none or not one */
+    bool has_variants;         /* a Rust enum */
+    enum type_kind kind;
+};
+struct type_cache {
+    struct u64_map by_die;
+    struct {
+        struct type_facts *v;
+        size_t n, cap;
+    } facts;
+};
+void type_cache_free(struct type_cache *c);
 
 /* What a vtable's tasks hold: the root future's type and where it is (found once per vtable). */
 struct task_plan {
@@ -162,15 +190,18 @@ struct decoded_future {
     const char *detail;
 };
 
-/* Decode the future of the task at header (plan from its vtable) into out (frames appended, strings pooled).
+/* Decode the future of the task at header (plan from its vtable) into out (frames appended, strings pooled;
+ * types: what is known of the types met so far, kept by the caller).
  * Returns false when the task's stage is not a running future (complete, consumed) or nothing could be read. */
-bool future_decode(const struct tokio_layout *l, struct string_pool *pool, const struct decode_limits *limits,
+bool future_decode(const struct tokio_layout *l, struct string_pool *pool, struct type_cache *types,
+                   const struct decode_limits *limits,
                    elf_memory_reader read, void *rctx, uint64_t header, const struct task_plan *plan,
                    struct decoded_future *out);
 
 /* ---- future_leaves.c: what can be read of a leaf future --------------------------------------------------- */
 enum leaf_strength { LEAF_NONE, LEAF_WEAK, LEAF_STRONG };
-/* Whether qualified names a leaf future taskspy knows; describe it (detail, pooled, or NULL). */
+/* Whether qualified names a leaf future taskspy knows; describe it (*detail, pooled, or NULL; detail NULL: not
+ * described, nothing read). */
 enum leaf_strength future_leaf(const struct tokio_layout *l, struct string_pool *pool, elf_memory_reader read,
                                void *rctx, const char *qualified, Dwarf_Die *type, uint64_t addr, const char **detail);
 

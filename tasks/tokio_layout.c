@@ -259,13 +259,15 @@ int tokio_layout_find(struct tokio_layout *out, const char *exe, char *err, size
         tokio_layout_free(out);
         return fail(err, errlen, "task vtable", "tokio::runtime::task::raw::Vtable with poll, trailer_offset, id_offset");
     }
-    struct dwarf_member next;
+    struct dwarf_member next, prev;
     if (!dwarf_type_by_name(out->dwarf, "tokio::runtime::task::core::Trailer", &out->trailer) ||
-        !dwarf_member_path(&out->trailer, "owned.inner.value.next", &next, &failed)) {
+        !dwarf_member_path(&out->trailer, "owned.inner.value.next", &next, &failed) ||
+        !dwarf_member_path(&out->trailer, "owned.inner.value.prev", &prev, &failed)) {
         tokio_layout_free(out);
-        return fail(err, errlen, "task trailer", "tokio::runtime::task::core::Trailer.owned.inner.value.next");
+        return fail(err, errlen, "task trailer", "tokio::runtime::task::core::Trailer.owned.inner.value.next and prev");
     }
     out->trailer_next = next.offset;
+    out->trailer_prev = prev.offset;
     out->has_handle_multi =
         dwarf_type_by_name(out->dwarf, "tokio::runtime::scheduler::multi_thread::handle::Handle", &out->handle_multi);
     out->has_handle_current =
@@ -486,7 +488,8 @@ bool tokio_read_header(const struct tokio_layout *l, elf_memory_reader read, voi
     memcpy(&out->id_offset, vt + l->vtable_id_offset.offset, 8);
     return out->trailer_offset <= (1u << 24) && out->id_offset <= (1u << 24) &&
            read_u64(read, rctx, header + out->id_offset, &out->id) &&
-           read_u64(read, rctx, header + out->trailer_offset + l->trailer_next, &out->next);
+           read_u64(read, rctx, header + out->trailer_offset + l->trailer_next, &out->next) &&
+           read_u64(read, rctx, header + out->trailer_offset + l->trailer_prev, &out->prev);
 }
 
 bool tokio_read_state(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t header,

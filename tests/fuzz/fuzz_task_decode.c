@@ -24,6 +24,7 @@ struct plans {
 struct fuzz_state {
     struct tokio_layout layout;
     struct string_pool pool;
+    struct type_cache types;       /* kept across inputs, as a task reader keeps it across snapshots */
     struct plans plans;
 };
 
@@ -85,9 +86,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     struct image im = { data + 1, size - 1 };
     const struct task_plan *plan = &state->plans.v[data[0] % state->plans.n];
-    struct decode_limits limits = { 256, 1u << 20 };
+    struct decode_limits limits = { 256, 1u << 20, (data[0] & 0x80) != 0 };   /* leaves described, or not */
     struct decoded_future out = { 0 };
-    future_decode(&state->layout, &state->pool, &limits, read_image, &im, BASE, plan, &out);
+    future_decode(&state->layout, &state->pool, &state->types, &limits, read_image, &im, BASE, plan, &out);
     free(out.frames);
     struct task_header h;
     tokio_read_header(&state->layout, read_image, &im, BASE, &h);
