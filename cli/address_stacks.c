@@ -7,6 +7,7 @@
 #include "cli/address_stacks.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define RETURN_ADDRESS_BIT (1ULL << 63)   /* user addresses stay below it */
@@ -189,4 +190,60 @@ int address_stacks_add_wait(struct address_stacks *a, const struct wait_site_tim
             return -1;
     }
     return 0;
+}
+
+/* The location of a frame of a profile of names: "NAME @ FILE:LINE" as function NAME at FILE:LINE, any other
+ * name as a function of that name (0: no memory). */
+static uint32_t named_location(struct address_stacks *a, const char *name)
+{
+    char function[4096], file[1024];
+    struct address_line line = { .function = name };
+    const char *at = strstr(name, " @ ");
+    const char *colon = at ? strrchr(at, ':') : NULL;
+    if (at && colon && colon[1] && (size_t)(at - name) < sizeof(function) &&
+        (size_t)(colon - at - 3) < sizeof(file)) {
+        char *end;
+        unsigned long number = strtoul(colon + 1, &end, 10);
+        if (!*end && number > 0 && number <= UINT32_MAX) {
+            snprintf(function, sizeof(function), "%.*s", (int)(at - name), name);
+            snprintf(file, sizeof(file), "%.*s", (int)(colon - at - 3), at + 3);
+            line = (struct address_line){ .function = function, .file = file, .line = (unsigned)number };
+        }
+    }
+    return address_profile_location(a->profile, 0, 0, &line, 1);
+}
+
+int address_stacks_add_named_waits(struct address_stacks *a, struct profile *names, const struct profile *waits)
+{
+    size_t n_nodes;
+    const struct profile_node *nodes = profile_nodes(waits, &n_nodes);
+    struct u64_map locations;       /* frame of waits -> location */
+    if (u64_map_init(&locations, 256) != 0)
+        return -1;
+    int rc = 0;
+    for (uint32_t leaf = 1; leaf < n_nodes && rc == 0; leaf++) {
+        if (!nodes[leaf].self)
+            continue;
+        size_t n = 0;
+        uint32_t root = leaf;
+        for (uint32_t at = leaf; at != 0 && n < 2 * SAMPLER_MAX_FRAMES; at = nodes[at].parent) {
+            uint32_t frame = nodes[at].frame, location;
+            if (!u64_map_get(&locations, frame, &location) &&
+                (!(location = named_location(a, profile_frame_name(waits, frame))) ||
+                 u64_map_put(&locations, frame, location) != 0)) {
+                rc = -1;
+                break;
+            }
+            a->locations[n++] = location;
+            root = at;
+        }
+        const char *root_name = profile_frame_name(waits, nodes[root].frame);
+        struct address_labels labels = { .thread = PROFILE_NO_FRAME,
+                                         .root = profile_intern(names, root_name, strlen(root_name)) };
+        if (rc == 0 && (labels.root == PROFILE_NO_FRAME ||
+                        address_profile_add_wait(a->profile, a->locations, n, &labels, nodes[leaf].self * 1000) != 0))
+            rc = -1;
+    }
+    u64_map_free(&locations);
+    return rc;
 }

@@ -46,6 +46,12 @@ uint32_t address_stacks_wait_key(struct address_stacks *a, const struct sampler_
  * by the root. Returns 0 or -1 (no memory). */
 int address_stacks_add_wait(struct address_stacks *a, const struct wait_site_time *t);
 
+/* Add the waits of a profile made of names only (the snapshot wait profile, whose stacks have no addresses):
+ * each of its stacks as locations named by its frames (an await frame "NAME @ FILE:LINE" as function NAME at
+ * FILE:LINE), its count (microseconds) as wait nanoseconds, labelled by its root frame, interned in names (the
+ * profile a was made with). Returns 0 or -1 (no memory). */
+int address_stacks_add_named_waits(struct address_stacks *a, struct profile *names, const struct profile *waits);
+
 /* The name a frame of r is shown by: its function's, or for an address without a symbol its object's in
  * brackets ("[libfoo.so]"; pseudo objects such as "[vdso]" as they are). buf holds the latter. */
 const char *address_frame_name(const struct sym_result *r, const struct sym_frame *f, char *buf, size_t len);

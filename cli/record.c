@@ -27,6 +27,7 @@
 #include "cli/target_command_line.h"
 #include "cli/trace_collect.h"
 #include "cli/wait_collect.h"
+#include "cli/wait_snapshots.h"
 #include "flamegraph/flamegraph.h"
 #include "sampler/sampler.h"
 #include "base/vec.h"
@@ -65,7 +66,9 @@ struct record_sink {
     uint64_t unmapped_frames;      /* user frames at addresses in no known mapping (shown as [unknown]) */
     uint64_t first_unmapped;       /* the first such address, and the mapping nearest below it then */
     char first_unmapped_near[320];
-    bool want_wait;                /* --wait-output: task events and wait stacks into the wait profile */
+    bool want_wait;                /* --wait-output: a wait profile */
+    bool from_snapshots;           /* ... made from task snapshots (else from task events and wait stacks) */
+    struct wait_snapshots snapshots;
     bool keep_doubtful_waits;      /* the runtime says when tasks complete (wait_profile_finish's rule) */
     struct wait_collect wait;
     uint32_t expanded_at[MAX_EXPANDED_FRAMES];            /* one sample's frames: indices into frame_pool */
@@ -368,6 +371,7 @@ static void sink_free(struct record_sink *k)
         address_stacks_free(k->addresses);
     free(k->addresses);
     wait_collect_free(&k->wait);
+    wait_snapshots_free(&k->snapshots);
     vec_free(&k->frame_pool);
     free(k);
 }
@@ -484,7 +488,7 @@ static int open_sampler(struct recording *r)
         .search_path = getenv("PATH"), .marker_records = o->marker_records, .uprobe_events = o->uprobe_events,
         .marker_slot_bits = o->marker_slot_bits,
         .on_warning = print_warning, .warning_ctx = &r->k->status,
-        .wait_profile = r->k->want_wait, .waker_symbol = o->waker_symbol, .debug_files = r->k->debug.files,
+        .wait_profile = r->k->want_wait && !r->k->from_snapshots, .waker_symbol = o->waker_symbol, .debug_files = r->k->debug.files,
     };
     int rc = sampler_open(&r->s, &cfg, r->err, sizeof(r->err));
     status_line_clear(&r->k->status);   /* a debug file's download, shown while opening */
@@ -506,12 +510,13 @@ static uint64_t thread_cpu_ns(void)
 
 static int run_sampler(struct recording *r)
 {
+    bool events = r->k->want_wait && !r->k->from_snapshots;
     struct sampler_sink sink = {
         .ctx = r->k, .on_mapping = sink_mapping, .on_thread_name = sink_thread_name, .on_sample = sink_sample,
         .on_progress = sink_progress, .on_poll = r->k->want_trace ? sink_poll : NULL,
-        .on_task_event = r->k->want_wait ? sink_task_event : NULL,
-        .on_wait_stack = r->k->want_wait ? sink_wait_stack : NULL,
-        .on_wait_round = r->k->want_wait ? sink_wait_round : NULL,
+        .on_task_event = events ? sink_task_event : NULL,
+        .on_wait_stack = events ? sink_wait_stack : NULL,
+        .on_wait_round = events ? sink_wait_round : NULL,
     };
     struct sink_journal journal;
     sink_journal_init(&journal, &sink, 0);
@@ -519,7 +524,16 @@ static int run_sampler(struct recording *r)
     struct timespec start;     /* the clock of sample and poll times; the events are enabled just after */
     r->start_ns = clock_gettime(CLOCK_MONOTONIC, &start) == 0
                       ? (uint64_t)start.tv_sec * 1000000000u + (uint64_t)start.tv_nsec : 0;
+    /* snapshot mode: the snapshot thread from now on (launch mode: attached once the command runs) */
+    if (r->k->from_snapshots &&
+        wait_snapshots_start(&r->k->snapshots, r->o.wait_frequency, r->start_ns, r->o.argv ? sampler_target_pid(r->s) : 0,
+                             r->k->want_trace) != 0) {
+        sink_journal_free(&journal);
+        fprintf(stderr, "taskspy: cannot start the snapshot thread (out of memory)\n");
+        return EXIT_RUNTIME;
+    }
     int rc = sampler_run(r->s, &journaled, r->err, sizeof(r->err));
+    wait_snapshots_stop(&r->k->snapshots, r->start_ns + (uint64_t)(sampler_stats(r->s)->duration_s * 1e9));
     status_line_clear(&r->k->status);
     /* what the journal holds since its last replay, symbolized now that the target is no longer measured */
     if (rc == 0) {
@@ -588,9 +602,36 @@ static int open_wait_output(struct recording *r)
     return CARRY_ON;
 }
 
+/* Snapshot mode where taskspy can read the target's task backtraces (SPEC section 3a), else the waker events,
+ * said in one line; --wait-mode decides when given (--waker-symbol names a probe: events). Decided before the
+ * sampler opens, which attaches the waker probes of the event mode. */
+static int choose_wait_route(struct recording *r)
+{
+    struct record_sink *k = r->k;
+    struct record_options *o = &r->o;
+    if (!o->wait_frequency)
+        o->wait_frequency = WAIT_FREQUENCY_DEFAULT;
+    if (!k->want_wait || o->wait_mode == WAIT_MODE_EVENTS || (o->waker_symbol && o->wait_mode == WAIT_MODE_AUTO))
+        return CARRY_ON;
+    char path[4096] = "", why[512];
+    if ((o->pid && kill(o->pid, 0) != 0 && errno == ESRCH) ||
+        (o->argv && !sampler_command_path(o->argv[0], getenv("PATH"), path, sizeof(path))))
+        return CARRY_ON;           /* no such target: opening the sampler says so */
+    if (wait_snapshots_open(&k->snapshots, o->pid, path, why, sizeof(why)) == 0) {
+        k->from_snapshots = true;
+        return CARRY_ON;
+    }
+    if (o->wait_mode == WAIT_MODE_SNAPSHOTS) {
+        snprintf(r->err, sizeof(r->err), "--wait-mode snapshots: cannot read the tasks' backtraces: %s", why);
+        return fail(r, EXIT_RUNTIME);
+    }
+    fprintf(stderr, "taskspy: waits: from waker events: task backtraces cannot be read (%s)\n", why);
+    return CARRY_ON;
+}
+
 static int start_wait_profile(struct recording *r)
 {
-    if (!r->k->want_wait)
+    if (!r->k->want_wait || r->k->from_snapshots)
         return CARRY_ON;
     struct wait_options wo = { .start_ns = 0, .on_interval = r->k->want_trace ? sink_wait_interval : NULL,
                                .interval_ctx = r->k };
@@ -606,6 +647,36 @@ static int add_wait_site(void *ctx, const struct wait_site_time *t)
     return address_stacks_add_wait(ctx, t);
 }
 
+/* Snapshot mode's settling: its stacks added to the pprof output, its runs of one state to the trace (their
+ * roots named in the CPU profile, as the trace's other roots are). */
+static int settle_snapshot_waits(struct recording *r)
+{
+    struct record_sink *k = r->k;
+    const struct snapshot_waits *w = &k->snapshots.waits;
+    int rc = k->snapshots.failed ? -1 : 0;
+    if (rc == 0 && k->addresses)
+        rc = address_stacks_add_named_waits(k->addresses, k->profile, w->profile);
+    for (size_t i = 0; rc == 0 && k->want_trace && i < w->spans.n; i++) {
+        const struct snapshot_span *span = &w->spans.v[i];
+        const char *root = profile_frame_name(w->profile, span->root);
+        uint64_t end_ns = span->end_ns < k->snapshots.until_ns ? span->end_ns : k->snapshots.until_ns;
+        if (span->start_ns >= end_ns)
+            continue;                  /* (a snapshot under way at the stop) */
+        struct wait_interval iv = {
+            .task_id = span->task_id, .start_ns = span->start_ns, .end_ns = end_ns,
+            .woken_ns = span->runnable ? span->start_ns : end_ns,
+            .site = span->site != PROFILE_NO_FRAME ? profile_frame_name(w->profile, span->site) : NULL,
+        };
+        uint32_t root_frame = profile_intern(k->profile, root, strlen(root));
+        rc = root_frame == PROFILE_NO_FRAME ? -1 : trace_collect_rooted_wait(&k->trace, &iv, root_frame);
+    }
+    if (rc != 0) {
+        fprintf(stderr, "taskspy: out of memory while settling the waits; nothing written\n");
+        return EXIT_RUNTIME;
+    }
+    return CARRY_ON;
+}
+
 /* After the recording, before any output: the waits settled up to the recording's end (and added to the
  * stacks as addresses, for the pprof output). */
 static int settle_waits(struct recording *r)
@@ -613,6 +684,8 @@ static int settle_waits(struct recording *r)
     struct record_sink *k = r->k;
     if (!k->want_wait)
         return CARRY_ON;
+    if (k->from_snapshots)
+        return settle_snapshot_waits(r);
     const struct sampler_stats *st = sampler_stats(r->s);
     uint64_t stop_ns = r->start_ns + (uint64_t)(st->duration_s * 1e9);
     /* A runtime that reports waker registrations but not task completion (tokio without markers): the wait
@@ -626,6 +699,44 @@ static int settle_waits(struct recording *r)
     return CARRY_ON;
 }
 
+/* Snapshot mode: its summary and its file's header line; false when there is no wait profile (said in a line). */
+static bool snapshot_summary(struct recording *r, const char *cmdline, char *header, size_t len)
+{
+    struct wait_snapshots *s = &r->k->snapshots;
+    if (!s->taken) {
+        fprintf(stderr, "taskspy: no wait profile: no snapshot of the tasks was taken (%s); %s not written\n",
+                s->last_error[0] ? s->last_error : "the recording ended first", r->o.wait_output);
+        return false;
+    }
+    record_summary_print_snapshot_waits(stderr, s, r->o.wait_frequency);
+    const struct snapshot_waits *w = &s->waits;
+    snprintf(header, len, "%s (pid %d), %.1f s, %" PRIu64 " snapshots at %u Hz of %" PRIu64 " tasks: %.1f s suspended, "
+             "%.1f s runnable, %.1f s running", cmdline, (int)sampler_target_pid(r->s),
+             sampler_stats(r->s)->duration_s, s->taken, r->o.wait_frequency, w->tasks_seen, w->suspended_ns / 1e9,
+             w->runnable_ns / 1e9, w->running_ns / 1e9);
+    r->k->wait.result = s->waits.profile;      /* written and freed by wait_collect from now on */
+    s->waits.profile = NULL;
+    return true;
+}
+
+/* Event mode: its summary and its file's header line; false when there is no wait profile (said in a line). */
+static bool event_summary(struct recording *r, const char *cmdline, char *header, size_t len)
+{
+    struct record_sink *k = r->k;
+    const struct sampler_stats *st = sampler_stats(r->s);
+    const char *nothing = wait_collect_nothing(&k->wait, st->wait_note);
+    if (nothing) {
+        fprintf(stderr, "taskspy: no wait profile: %s; %s not written\n", nothing, r->o.wait_output);
+        return false;
+    }
+    record_summary_print_waits(stderr, wait_profile_summary(k->wait.profile), k->profile, st);
+    const struct wait_summary *ws = wait_profile_summary(k->wait.profile);
+    snprintf(header, len, "%s (pid %d), %.1f s, %zu tasks waited %.1f s suspended, %.1f s runnable",
+             cmdline, (int)sampler_target_pid(r->s), st->duration_s, ws->n_tasks, ws->suspended_ns / 1e9,
+             ws->runnable_ns / 1e9);
+    return true;
+}
+
 /* After the CPU profile: the waits' summary and their file, or one line saying why there is none (the CPU
  * profile stands either way). */
 static int write_wait_output(struct recording *r)
@@ -633,19 +744,10 @@ static int write_wait_output(struct recording *r)
     struct record_sink *k = r->k;
     if (!k->want_wait)
         return 0;
-    const struct sampler_stats *st = sampler_stats(r->s);
-    const char *nothing = wait_collect_nothing(&k->wait, st->wait_note);
-    if (nothing) {
-        fprintf(stderr, "taskspy: no wait profile: %s; %s not written\n", nothing, r->o.wait_output);
-        return 0;
-    }
-    record_summary_print_waits(stderr, wait_profile_summary(k->wait.profile), k->profile, st);
-    char cmdline[1024], header[1300];
+    char cmdline[1024], header[1400];
     command_line_of(&r->o, sampler_target_pid(r->s), cmdline, sizeof(cmdline));
-    const struct wait_summary *ws = wait_profile_summary(k->wait.profile);
-    snprintf(header, sizeof(header), "%s (pid %d), %.1f s, %zu tasks waited %.1f s suspended, %.1f s runnable",
-             cmdline, (int)sampler_target_pid(r->s), st->duration_s, ws->n_tasks, ws->suspended_ns / 1e9,
-             ws->runnable_ns / 1e9);
+    if (!(k->from_snapshots ? snapshot_summary : event_summary)(r, cmdline, header, sizeof(header)))
+        return 0;
     struct svg_options so;
     svg_options_init(&so);
     so.title = "Wait time";
@@ -674,7 +776,7 @@ static void finish(struct recording *r)
 int record_command(int argc, char **argv)
 {
     static int (*const steps[])(struct recording *) = {
-        parse_options, open_outputs, make_sink, open_wait_output, catch_stop_signals, open_sampler,
+        parse_options, open_outputs, make_sink, open_wait_output, choose_wait_route, catch_stop_signals, open_sampler,
         start_wait_profile, run_sampler, settle_waits, report_and_write, write_wait_output,
     };
     struct recording r = { .argc = argc, .argv = argv };

@@ -16,6 +16,7 @@ _Static_assert(sizeof(enum task_grouping) == sizeof(int), "enum stored as int");
 _Static_assert(sizeof(pid_t) == sizeof(int), "pid_t stored as int");
 _Static_assert(sizeof(enum sampler_marker_records) == sizeof(int), "enum stored as int");
 _Static_assert(sizeof(enum sampler_uprobe_events) == sizeof(int), "enum stored as int");
+_Static_assert(sizeof(enum wait_mode) == sizeof(int), "enum stored as int");
 
 static const struct option_choice call_graph_modes[] = {
     { "dwarf", SAMPLER_CALL_GRAPH_DWARF }, { "fp", SAMPLER_CALL_GRAPH_FP }, { NULL, 0 },
@@ -30,6 +31,9 @@ static const struct option_choice marker_record_routes[] = {
  * or pmu */
 static const struct option_choice uprobe_event_kinds[] = {
     { "tracefs", SAMPLER_UPROBES_AUTO }, { "pmu", SAMPLER_UPROBES_PMU }, { NULL, 0 },
+};
+static const struct option_choice wait_modes[] = {
+    { "snapshots", WAIT_MODE_SNAPSHOTS }, { "events", WAIT_MODE_EVENTS }, { NULL, 0 },
 };
 static const struct option_choice groupings[] = {
     { "entry", GROUP_BY_ENTRY }, { "task", GROUP_BY_TASK }, { "none", GROUP_BY_NONE }, { NULL, 0 },
@@ -90,12 +94,19 @@ static const struct option_spec record_specs[] = {
               "time); repeatable: every file from the same recording" },
     { .name = "wait-output", .arg = "FILE", .kind = OPTION_CALL, .offset = AT(wait_output),
       .call = set_wait_output,
-      .help = "also record where tasks wait (wall time from a poll to the next,\n"
-              "[suspended] until woken, [runnable] until polled): .folded or .svg" },
+      .help = "also record where tasks wait (wall time at each await, [suspended]\n"
+              "until woken, [runnable] until polled): .folded or .svg" },
+    { .name = "wait-mode", .arg = "MODE", .kind = OPTION_CHOICE, .offset = AT(wait_mode), .choices = wait_modes,
+      .bad_value = "invalid --wait-mode '%s' (snapshots or events)",
+      .help = "snapshots (every task's async backtrace read from memory, no probe)\n"
+              "or events (waker probes); default: snapshots where they can be read" },
+    { .name = "wait-frequency", .arg = "HZ", .kind = OPTION_WHOLE, .offset = AT(wait_frequency), .min = 1,
+      .max = 1000, .bad_value = "invalid --wait-frequency '%s' (1 to 1000 Hz)",
+      .help = "task snapshots per second in snapshot mode (default 49)" },
     { .name = "waker-symbol", .arg = "NAME", .kind = OPTION_STRING, .offset = AT(waker_symbol), .non_empty = true,
       .bad_value = "invalid --waker-symbol '%s' (a function name)",
-      .help = "with --wait-output and markers: the program's function that a task\n"
-              "calls to register its waker (task id in its first argument)" },
+      .help = "with --wait-output from events and markers: the program's function\n"
+              "that a task calls to register its waker (task id in its first argument)" },
     { .name = "format", .short_name = 'f', .arg = "FMT", .kind = OPTION_STRING, .offset = AT(format_name),
       .help = "flamegraph, folded, speedscope, pprof or chrometrace: for an -o whose\nextension says nothing" },
     { .name = "call-graph", .arg = "MODE", .kind = OPTION_CHOICE, .offset = AT(call_graph),
@@ -174,6 +185,12 @@ static int check_target(const struct record_options *o, char *err, size_t errlen
         snprintf(err, errlen, "nothing to record: give -p PID or a command after --");
     else if (o->waker_symbol && !o->wait_output)
         snprintf(err, errlen, "--waker-symbol is for the wait profile: give --wait-output FILE too");
+    else if ((o->wait_mode != WAIT_MODE_AUTO || o->wait_frequency) && !o->wait_output)
+        snprintf(err, errlen, "--wait-mode and --wait-frequency are for the wait profile: give --wait-output FILE too");
+    else if (o->waker_symbol && o->wait_mode == WAIT_MODE_SNAPSHOTS)
+        snprintf(err, errlen, "--waker-symbol names a probe for --wait-mode events, not snapshots");
+    else if (o->wait_frequency && o->wait_mode == WAIT_MODE_EVENTS)
+        snprintf(err, errlen, "--wait-frequency is the snapshot rate: not for --wait-mode events");
     else
         return 0;
     return -1;

@@ -12,6 +12,14 @@
 #include "flamegraph/flamegraph.h"
 #include "sampler/sampler.h"
 
+/* Where --wait-output's waits come from (SPEC section 3a). */
+enum wait_mode {
+    WAIT_MODE_AUTO,              /* snapshots where task backtraces can be read, else events */
+    WAIT_MODE_SNAPSHOTS,         /* periodic snapshots of every task's backtrace (tasks/), no probe */
+    WAIT_MODE_EVENTS,            /* waker and poll probes (the sampler's task events) */
+};
+#define WAIT_FREQUENCY_DEFAULT 49
+
 struct record_options {
     pid_t pid;
     char **argv;                 /* command to launch, NULL-terminated, or NULL */
@@ -32,6 +40,8 @@ struct record_options {
     const char *wait_output;     /* --wait-output: the wait-time profile (.folded or .svg), or NULL */
     enum output_format wait_format;
     const char *waker_symbol;    /* --waker-symbol */
+    enum wait_mode wait_mode;    /* --wait-mode */
+    unsigned wait_frequency;     /* --wait-frequency: snapshots per second (0: not given, the default) */
     enum sampler_marker_records marker_records;   /* hidden --debug-marker-records */
     enum sampler_uprobe_events uprobe_events;     /* hidden --debug-uprobes */
     unsigned marker_slot_bits;                    /* hidden --debug-marker-slots; 0: the default */

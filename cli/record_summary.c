@@ -225,3 +225,75 @@ void record_summary_print_waits(FILE *out, const struct wait_summary *w, const s
                 w->longest_runnable_root != PROFILE_NO_FRAME ? profile_frame_name(names, w->longest_runnable_root)
                                                              : "?");
 }
+
+static const char *plural(size_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
+static void print_snapshot_longest(FILE *out, const struct snapshot_waits *w)
+{
+    const struct snapshot_task *longest[SNAPSHOT_LONGEST];
+    size_t n = snapshot_waits_longest(w, longest, SNAPSHOT_LONGEST);
+    if (n)
+        fprintf(out, "taskspy: waited longest:\n");
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "taskspy:   task %" PRIu64 " (%s): %.1f ms suspended, %.1f ms runnable\n", longest[i]->id,
+                profile_frame_name(w->profile, longest[i]->root), longest[i]->suspended_ns / 1e6,
+                longest[i]->runnable_ns / 1e6);
+}
+
+/* "SITE -> LEAF" of a task's first stack (either may be missing) */
+static void print_await(FILE *out, const struct snapshot_waits *w, const struct snapshot_task *t)
+{
+    const char *site = t->site != PROFILE_NO_FRAME ? profile_frame_name(w->profile, t->site) : NULL;
+    const char *leaf = t->leaf != PROFILE_NO_FRAME ? profile_frame_name(w->profile, t->leaf) : NULL;
+    fprintf(out, "%s%s%s", site ? site : "", site && leaf ? " -> " : "", leaf ? leaf : site ? "" : "its root");
+}
+
+static void print_stuck(FILE *out, const struct snapshot_waits *w)
+{
+    struct snapshot_stuck_group groups[5];
+    size_t n_groups, n = snapshot_waits_stuck(w, groups, 5, &n_groups);
+    if (!n)
+        return;
+    fprintf(out, "taskspy: stuck: %zu task%s at one await in all %" PRIu64 " snapshots (%zu await%s)%s\n", n, plural(n),
+            w->snapshots, n_groups, plural(n_groups), n_groups > 5 ? "; the 5 longest:" : ":");
+    for (size_t i = 0; i < n_groups && i < 5; i++) {
+        const struct snapshot_task *t = groups[i].task;
+        fprintf(out, "taskspy:   %zu task%s (%s) at ", groups[i].n, plural(groups[i].n), profile_frame_name(w->profile, t->root));
+        print_await(out, w, t);
+        fprintf(out, ": %.2f s (task %" PRIu64 "%s)\n", groups[i].wait_ns / 1e9, t->id, groups[i].n > 1 ? " and others" : "");
+    }
+}
+
+static void print_unwakeable(FILE *out, const struct snapshot_waits *w)
+{
+    const struct snapshot_task *tasks[5];
+    size_t n = snapshot_waits_unwakeable(w, tasks, 5);
+    if (!n)
+        return;
+    fprintf(out, "taskspy: nothing can wake %zu task%s (idle, not scheduled, no waker left, in every snapshot "
+                 "since first seen)%s\n", n, plural(n), n > 5 ? "; the first 5:" : ":");
+    for (size_t i = 0; i < n && i < 5; i++) {
+        fprintf(out, "taskspy:   task %" PRIu64 " (%s) at ", tasks[i]->id, profile_frame_name(w->profile, tasks[i]->root));
+        print_await(out, w, tasks[i]);
+        fprintf(out, ": %.2f s\n", (tasks[i]->suspended_ns + tasks[i]->runnable_ns) / 1e9);
+    }
+}
+
+void record_summary_print_snapshot_waits(FILE *out, const struct wait_snapshots *s, unsigned hz)
+{
+    const struct snapshot_waits *w = &s->waits;
+    fprintf(out, "taskspy: waits: from %" PRIu64 " task snapshots at %u Hz (%" PRIu64 " missed, %" PRIu64
+                 " failed), no probe: %" PRIu64 " tasks, %.2f s suspended, %.2f s runnable, %.2f s running\n",
+            s->taken, hz, s->missed, s->failed_snapshots, w->tasks_seen, w->suspended_ns / 1e9, w->runnable_ns / 1e9,
+            w->running_ns / 1e9);
+    if (s->taken)
+        fprintf(out, "taskspy: waits: snapshots cost %.2f ms of taskspy CPU each, %.1f us per task (%" PRIu64
+                     " task readings; the first %.1f ms)\n", s->cpu_ns / 1e6 / s->taken,
+                w->task_readings ? s->cpu_ns / 1e3 / w->task_readings : 0.0, w->task_readings, s->first_cpu_ns / 1e6);
+    print_snapshot_longest(out, w);
+    print_stuck(out, w);
+    print_unwakeable(out, w);
+}

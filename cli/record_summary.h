@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "cli/record_options.h"
+#include "cli/wait_snapshots.h"
 #include "flamegraph/wait_profile.h"
 #include "sampler/sampler.h"
 
@@ -24,5 +25,9 @@ void record_summary_print_unset_marker(FILE *out, const struct sampler_stats *st
  * sampler's note on what it could not record. names: the profile the task roots are frames of. */
 void record_summary_print_waits(FILE *out, const struct wait_summary *w, const struct profile *names,
                                 const struct sampler_stats *st);
+/* The snapshot wait profile's lines: where its waits come from (hz snapshots per second, nothing attached) and
+ * what the snapshots cost taskspy, the time in each state, the tasks that waited longest, the tasks at one
+ * await in every snapshot (stuck) and those nothing could wake. */
+void record_summary_print_snapshot_waits(FILE *out, const struct wait_snapshots *s, unsigned hz);
 
 #endif

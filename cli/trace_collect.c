@@ -70,7 +70,7 @@ int trace_collect_sample(struct trace_collect *c, uint32_t tid, uint64_t time_ns
     return 0;
 }
 
-int trace_collect_wait(struct trace_collect *c, const struct wait_interval *iv)
+int trace_collect_rooted_wait(struct trace_collect *c, const struct wait_interval *iv, uint32_t root)
 {
     if (!under_cap(c))
         return 0;
@@ -79,9 +79,14 @@ int trace_collect_wait(struct trace_collect *c, const struct wait_interval *iv)
     if (!doubtful)
         return -1;
     *w = (struct trace_wait){ .start_ns = iv->start_ns, .woken_ns = iv->woken_ns, .end_ns = iv->end_ns,
-                              .task_id = iv->task_id, .root = PROFILE_NO_FRAME, .site = iv->site };
+                              .task_id = iv->task_id, .root = root, .site = iv->site };
     *doubtful = iv->doubtful;
     return 0;
+}
+
+int trace_collect_wait(struct trace_collect *c, const struct wait_interval *iv)
+{
+    return trace_collect_rooted_wait(c, iv, PROFILE_NO_FRAME);   /* named by its task's root at the end */
 }
 
 /* The root of task_id, looked up once per task (roots: task id -> root frame). PROFILE_NO_FRAME: no memory. */
@@ -111,7 +116,8 @@ static int name_polls_and_waits(struct trace_collect *c, struct task_stacks *sta
         if (c->wait_doubtful.v[i] && !keep_doubtful_waits)
             continue;
         c->waits.v[kept] = c->waits.v[i];
-        if ((c->waits.v[kept++].root = root_of(&roots, stacks, c->waits.v[i].task_id)) == PROFILE_NO_FRAME)
+        if (c->waits.v[kept++].root == PROFILE_NO_FRAME &&
+            (c->waits.v[kept - 1].root = root_of(&roots, stacks, c->waits.v[i].task_id)) == PROFILE_NO_FRAME)
             rc = -1;
     }
     c->waits.n = kept;

@@ -44,6 +44,9 @@ int trace_collect_poll(struct trace_collect *c, const struct sampler_poll *p);
 int trace_collect_sample(struct trace_collect *c, uint32_t tid, uint64_t time_ns, uint32_t node, uint64_t task_id);
 /* A wait the wait profile settled. Returns 0 or -1 (no memory). */
 int trace_collect_wait(struct trace_collect *c, const struct wait_interval *iv);
+/* A wait whose task root is known already (root: a frame id of the trace's profile), as the snapshot wait
+ * profile gives it. Returns 0 or -1 (no memory). */
+int trace_collect_rooted_wait(struct trace_collect *c, const struct wait_interval *iv, uint32_t root);
 /* After task_stacks_finish: name each poll and wait by its task's root, root the held-back samples, drop the
  * doubtful waits unless keep_doubtful_waits (as wait_profile_finish did), and describe the whole in *ev
  * (pointing into c). Returns 0 or -1 (no memory). */

@@ -373,6 +373,11 @@ pid_t sampler_target_pid(const struct sampler *s)
     return s->target.pid;
 }
 
+bool sampler_command_path(const char *cmd, const char *search_path, char *buf, size_t len)
+{
+    return target_resolve_command(cmd, search_path, buf, len);
+}
+
 void sampler_close(struct sampler *s)
 {
     if (!s)

@@ -237,6 +237,9 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
 int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, size_t errlen);
 const struct sampler_stats *sampler_stats(const struct sampler *s);
 pid_t sampler_target_pid(const struct sampler *s);
+/* Where a launch would find the command cmd (searched in search_path, the caller's PATH, as execvp does; NULL:
+ * a default): true with its path in buf. */
+bool sampler_command_path(const char *cmd, const char *search_path, char *buf, size_t len);
 /* Number of task-poll-start probe locations attached so far (0 without markers). */
 size_t sampler_poll_markers(const struct sampler *s);
 /* Whether tasks come from a TLS marker read at each sample (sampler/markers/tls_join.h), not probes. */

@@ -3,7 +3,7 @@
  * option in short and long form, each invalid value (pid, duration, frequency, call graph, stack size, group-by,
  * await points, markers, format), unknown options, a missing value, -p together with a command, neither, the
  * format taken from the .svg/.folded/.txt extension or refused for another, --wait-output's .folded/.svg and
- * --waker-symbol. (cli/output_file's tests moved to
+ * --waker-symbol, --wait-mode and --wait-frequency. (cli/output_file's tests moved to
  * test_output_file.c.) */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -225,6 +225,38 @@ static void test_wait_output(void **state)
     EXPECT_ERROR("invalid --waker-symbol ''", "-p", "5", "-o", "x.svg", "--wait-output", "w.svg", "--waker-symbol", "");
 }
 
+/* --wait-mode snapshots|events (default: chosen at run time) and --wait-frequency HZ (0 when not given: the
+ * default), only with --wait-output; --waker-symbol is the event mode's, --wait-frequency the snapshots'. */
+static void test_wait_mode(void **state)
+{
+    (void)state;
+    struct parsed p = PARSE("-p", "5", "-o", "x.svg", "--wait-output", "w.folded");
+    assert_int_equal(p.rc, 0);
+    assert_int_equal(p.o.wait_mode, WAIT_MODE_AUTO);
+    assert_int_equal(p.o.wait_frequency, 0);
+    p = PARSE("-p", "5", "-o", "x.svg", "--wait-output", "w.folded", "--wait-mode", "snapshots", "--wait-frequency", "97");
+    assert_int_equal(p.rc, 0);
+    assert_int_equal(p.o.wait_mode, WAIT_MODE_SNAPSHOTS);
+    assert_int_equal(p.o.wait_frequency, 97);
+    p = PARSE("-p", "5", "-o", "x.svg", "--wait-output", "w.folded", "--wait-mode=events", "--waker-symbol", "f");
+    assert_int_equal(p.rc, 0);
+    assert_int_equal(p.o.wait_mode, WAIT_MODE_EVENTS);
+    EXPECT_ERROR("invalid --wait-mode 'traps' (snapshots or events)", "-p", "5", "-o", "x.svg", "--wait-output",
+                 "w.svg", "--wait-mode", "traps");
+    EXPECT_ERROR("invalid --wait-frequency '0' (1 to 1000 Hz)", "-p", "5", "-o", "x.svg", "--wait-output", "w.svg",
+                 "--wait-frequency", "0");
+    EXPECT_ERROR("invalid --wait-frequency '1001'", "-p", "5", "-o", "x.svg", "--wait-output", "w.svg",
+                 "--wait-frequency", "1001");
+    EXPECT_ERROR("--wait-mode and --wait-frequency are for the wait profile", "-p", "5", "-o", "x.svg",
+                 "--wait-mode", "events");
+    EXPECT_ERROR("--wait-mode and --wait-frequency are for the wait profile", "-p", "5", "-o", "x.svg",
+                 "--wait-frequency", "10");
+    EXPECT_ERROR("--waker-symbol names a probe for --wait-mode events", "-p", "5", "-o", "x.svg", "--wait-output",
+                 "w.svg", "--wait-mode", "snapshots", "--waker-symbol", "f");
+    EXPECT_ERROR("--wait-frequency is the snapshot rate", "-p", "5", "-o", "x.svg", "--wait-output", "w.svg",
+                 "--wait-mode", "events", "--wait-frequency", "10");
+}
+
 static void test_format_from_extension(void **state)
 {
     (void)state;
@@ -303,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_target_and_output_errors),
         cmocka_unit_test(test_format_from_extension),
         cmocka_unit_test(test_wait_output),
+        cmocka_unit_test(test_wait_mode),
         cmocka_unit_test(test_several_outputs),
         cmocka_unit_test(test_parse_twice_after_cluster),
     };
