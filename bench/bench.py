@@ -30,8 +30,9 @@ profiler's loss against the bracketing unprofiled runs, stated as a ratio only b
 noise), processing CPU per sample, RSS.
 Row 9 is zero-probe attribution (issue 18): a poll's cost with the TLS store vs a USDT probe vs no marker on
 the C executor, and tokio's throughput loss under zero-probe attribution vs the probe route vs perf record.
-Row 10 is the wait profile's cost (issue 16): the same server recorded with --wait-output vs CPU-only vs not
-at all, in requests/s and requests per target CPU-s, with the waker events and stacks per second it takes.
+Row 10 is the wait profile's cost (issues 16 and 29): the same server recorded with --wait-output from waker
+events and from task snapshots vs CPU-only vs not at all, in requests/s and requests per target CPU-s, with
+the waker events and stacks per second the event mode takes and the snapshots' own CPU.
 Row 4 renders generated inputs (BENCH_STACKS, and a wide one) with taskspy flamegraph, inferno-flamegraph and
 flamegraph.pl: wall time, CPU time and peak RSS. Row 11 records the saturated HTTP server of row 8 at 999 Hz
 with taskspy, perf record and samply (with and without its symbols), each stopped by SIGINT as wrk ends:
@@ -851,13 +852,16 @@ class DumpLoop:
 
 def http_run(kind, hz, wait=False, probe_events=(), stop=False, dump_hz=0):
     """One run of the hyper fixture saturated by wrk on 127.0.0.1 for HTTP seconds; kind "U" (unprofiled),
-    "taskspy" (with --wait-output too when wait), "perf" (perf record) or "probes" (perf stat counting the
+    "taskspy" (with --wait-output too when wait: "events" or "snapshots", its --wait-mode), "perf" (perf record)
+    or "probes" (perf stat counting the
     tracefs uprobe events probe_events, "group/name"), attached HTTP_SETTLE s before wrk starts and
     recording until it ends. Returns a dict: rps (wrk's requests/s), requests and wrk_s (wrk's count and
     duration), tcpu (the server's CPU-s during wrk's run), served (the server's own count), and for a
     profiled run samples, lost, cpu (profiler CPU-s, rusage), rss (KB), proc (taskspy's processing CPU-s,
-    in-process); with wait the summary's waker events (registrations, wakes), polls and registration stacks
-    (stacks, skipped, stacks_lost); for probes, hits (perf stat's counts added up).
+    in-process); with wait "events" the summary's waker events (registrations, wakes), polls and registration
+    stacks (stacks, skipped, stacks_lost); with wait "snapshots" its snapshots (snapshots, missed, failed,
+    snap_tasks, readings) and their CPU (snap_ms per snapshot, snap_us per task); for probes, hits (perf stat's
+    counts added up).
     With stop (row 11) the profiler (kind "samply" too) records with no set length and is sent SIGINT as
     wrk ends: stop_s is the time from then to its exit (its output written), out_bytes its output's size."""
     server, pid, port = start_hyper(HTTP + HTTP_SETTLE + 10)
@@ -873,7 +877,7 @@ def http_run(kind, hz, wait=False, probe_events=(), stop=False, dump_hz=0):
     if kind == "taskspy":
         argv = [TASKSPY, "record", "-p", pid] + ([] if stop else ["-d", length]) + \
             ["-F", str(hz), "--call-graph", "dwarf", "-o", output] + \
-            (["--wait-output", os.path.join(TMP, "http.wait.folded")] if wait else [])
+            (["--wait-output", os.path.join(TMP, "http.wait.folded"), "--wait-mode", wait] if wait else [])
     elif kind == "probes":
         argv = ["perf", "stat", "-x", ",", "-e", ",".join(e.replace("/", ":") for e in probe_events), "-p", pid,
                 "--", "sleep", length]
@@ -924,7 +928,16 @@ def http_run(kind, hz, wait=False, probe_events=(), stop=False, dump_hz=0):
             res["proc"] = float(m.group(1)) if m else None
             m = re.search(r"; ([0-9.]+) CPU-s of it symbolizing", err)
             res["symbolize"] = float(m.group(1)) if m else None
-            if wait:
+            if wait == "snapshots":
+                m = re.search(r"waits: from (\d+) task snapshots at \d+ Hz \((\d+) missed, (\d+) failed\), no probe: "
+                              r"(\d+) tasks", err)
+                res["snapshots"], res["missed"], res["failed"], res["snap_tasks"] = \
+                    tuple(int(g) for g in m.groups()) if m else (None,) * 4
+                m = re.search(r"snapshots cost ([0-9.]+) ms of taskspy CPU each, ([0-9.]+) us per task \((\d+) task "
+                              r"readings", err)
+                res["snap_ms"], res["snap_us"], res["readings"] = \
+                    (float(m.group(1)), float(m.group(2)), int(m.group(3))) if m else (None,) * 3
+            elif wait:
                 m = re.search(r"waits: (\d+) waker events \((\d+) registrations, (\d+) wakes\)", err)
                 res["events"], res["registrations"], res["wakes"] = \
                     tuple(int(g) for g in m.groups()) if m else (None, None, None)
@@ -1332,7 +1345,7 @@ def wait_probe_locations():
     server, pid, _ = start_hyper(10)
     found = set()
     ts = subprocess.Popen([TASKSPY, "record", "-p", pid, "-d", "3", "-o", os.path.join(TMP, "where.folded"),
-                           "--wait-output", os.path.join(TMP, "where.wait.folded")],
+                           "--wait-output", os.path.join(TMP, "where.wait.folded"), "--wait-mode", "events"],
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(2.0)
     fdinfo = "/proc/%d/fdinfo" % ts.pid
@@ -1401,42 +1414,58 @@ def bench_wait():
     and registration stacks per second of wrk's run come from the record summary's counts. A fourth mode in
     each round measures the floor any uprobe design pays: the locations --wait-output probes (as the kernel
     lists them while taskspy records) as plain tracefs uprobe events that perf stat counts, the kernel's own
-    uprobe cost SPEC 7 measures marker overhead against."""
+    uprobe cost SPEC 7 measures marker overhead against. A fifth, the snapshot mode (issue 29: --wait-output
+    --wait-mode snapshots, no probe; SPEC 7: within 1% of no recording in requests per target CPU-s), with
+    its snapshots taken and missed and taskspy's CPU per snapshot and per task read. "wait" is the event
+    mode (--wait-mode events)."""
     log("10. wait profile cost: hyper_server under wrk -c%d, %d rounds, %.0f s per run, %d Hz dwarf"
         % (WRK_CONNECTIONS, WAIT_TRIPLES, HTTP, WAIT_HZ))
     t = time.monotonic()
     locations = wait_probe_locations()
     events = define_probe_events(locations) if locations else []
-    modes = ("cpu-only", "wait") + (("probes",) if events else ())
+    modes = ("cpu-only", "wait", "snapshots") + (("probes",) if events else ())
     try:
         runs, seq, per_cpu = interleaved_http([modes], WAIT_TRIPLES, lambda mode: http_run(
-            {"U": "U", "probes": "probes"}.get(mode, "taskspy"), WAIT_HZ, wait=(mode == "wait"),
-            probe_events=events))
+            {"U": "U", "probes": "probes"}.get(mode, "taskspy"), WAIT_HZ,
+            wait={"wait": "events", "snapshots": "snapshots"}.get(mode, False), probe_events=events))
     finally:
         remove_probe_events(events)
     pct = lambda x: fmt(None if x is None else 100 * x, "%.1f%%")
 
-    def losses(sequence):
-        """({mode: median loss against the bracketing unprofiled runs}, median loss of wait against cpu-only
-        in the same triple, pairs kept)"""
+    def losses(sequence, mode="wait"):
+        """({mode: median loss against the bracketing unprofiled runs}, median loss of mode against cpu-only
+        in the same round, pairs kept)"""
         loss, kept = bracketed_losses(sequence, modes, WAIT_TRIPLES)
         extra, triple = [], {}
-        for mode, v in sequence:
-            if mode == "U":
-                if triple.get("wait") and triple.get("cpu-only"):
-                    extra.append(1 - triple["wait"] / triple["cpu-only"])
+        for m, v in sequence:
+            if m == "U":
+                if triple.get(mode) and triple.get("cpu-only"):
+                    extra.append(1 - triple[mode] / triple["cpu-only"])
                 triple = {}
             else:
-                triple[mode] = v
+                triple[m] = v
         return loss, med(extra), kept
 
     rps_loss, rps_extra, rps_n = losses(seq)
     cpu_loss, cpu_extra, cpu_n = losses(per_cpu)
-    rows.append(("10", "saturated HTTP, --wait-output: requests/s loss vs no recording (CPU-only; extra over it)",
+    _, snap_rps_extra, _ = losses(seq, "snapshots")
+    _, snap_cpu_extra, _ = losses(per_cpu, "snapshots")
+    rows.append(("10", "saturated HTTP, --wait-output (events): requests/s loss vs no recording (CPU-only; extra over it)",
                  "%s (%s; %s)" % (pct(rps_loss["wait"]), pct(rps_loss["cpu-only"]), pct(rps_extra)), "<= 10%"))
-    rows.append(("10", "saturated HTTP, --wait-output: loss of requests per target CPU-s vs no recording "
+    rows.append(("10", "saturated HTTP, --wait-output (events): loss of requests per target CPU-s vs no recording "
                  "(CPU-only; extra over it)",
                  "%s (%s; %s)" % (pct(cpu_loss["wait"]), pct(cpu_loss["cpu-only"]), pct(cpu_extra)), "<= 10%"))
+    rows.append(("10", "saturated HTTP, --wait-output (snapshots, 49 Hz): loss of requests per target CPU-s vs no "
+                 "recording (extra over CPU-only; requests/s loss, extra)",
+                 "%s (%s; %s, %s)" % (pct(cpu_loss["snapshots"]), pct(snap_cpu_extra), pct(rps_loss["snapshots"]),
+                                      pct(snap_rps_extra)), "<= 1%"))
+    ss = runs.get("snapshots", [])
+    rows.append(("10", "saturated HTTP, --wait-output (snapshots): taskspy CPU per snapshot; per task read; "
+                 "snapshots taken; missed (medians per run)",
+                 "%s ms; %s us; %s; %s" % (fmt(med([r.get("snap_ms") for r in ss]), "%.2f"),
+                                           fmt(med([r.get("snap_us") for r in ss]), "%.1f"),
+                                           fmt(med([r.get("snapshots") for r in ss]), "%.0f"),
+                                           fmt(med([r.get("missed") for r in ss]), "%.0f")), "-"))
     ws = runs.get("wait", [])
     rate = lambda key: med([r[key] / r["wrk_s"] for r in ws if r.get(key) is not None and r.get("wrk_s")])
     rows.append(("10", "saturated HTTP, --wait-output: waker events/s; registration stacks/s taken; skipped",
@@ -1445,12 +1474,20 @@ def bench_wait():
     per_req = {m: med([1e6 * r["tcpu"] / r["requests"] for r in runs.get(m, []) if r.get("tcpu") and r.get("requests")])
                for m in ("U",) + modes}
     rps = {m: med([r.get("rps") for r in runs.get(m, [])]) for m in ("U",) + modes}
-    details.append("10. requests/s (medians): none %s, CPU-only %s, --wait-output %s; target CPU-us per request: none "
-                   "%s, CPU-only %s, --wait-output %s (%d runs of none, %d rounds, wrk -t1 -c%d for %.0f s; losses are "
-                   "medians of %d/%d kept pairs, requests/s / per CPU-s)"
+    details.append("10. requests/s (medians): none %s, CPU-only %s, --wait-output events %s, snapshots %s; target "
+                   "CPU-us per request: none %s, CPU-only %s, events %s, snapshots %s (%d runs of none, %d rounds, "
+                   "wrk -t1 -c%d for %.0f s; losses are medians of %d/%d kept pairs, requests/s / per CPU-s)"
                    % (fmt(rps["U"], "%.0f"), fmt(rps["cpu-only"], "%.0f"), fmt(rps["wait"], "%.0f"),
-                      fmt(per_req["U"], "%.1f"), fmt(per_req["cpu-only"], "%.1f"), fmt(per_req["wait"], "%.1f"),
+                      fmt(rps["snapshots"], "%.0f"), fmt(per_req["U"], "%.1f"), fmt(per_req["cpu-only"], "%.1f"),
+                      fmt(per_req["wait"], "%.1f"), fmt(per_req["snapshots"], "%.1f"),
                       len(runs.get("U", [])), WAIT_TRIPLES, WRK_CONNECTIONS, HTTP, rps_n, cpu_n))
+    details.append("10. snapshots per run (medians): %s taken, %s missed, %s failed, %s tasks seen, %s task readings; "
+                   "taskspy %s CPU-s per run (CPU-only %s, rusage), %s ms per snapshot, %s us per task read"
+                   % (tuple(fmt(med([r.get(k) for r in ss]), f) for k, f in (
+                       ("snapshots", "%.0f"), ("missed", "%.0f"), ("failed", "%.0f"), ("snap_tasks", "%.0f"),
+                       ("readings", "%.0f"), ("cpu", "%.2f"))) +
+                      (fmt(med([r.get("cpu") for r in runs.get("cpu-only", [])]), "%.2f"),
+                       fmt(med([r.get("snap_ms") for r in ss]), "%.2f"), fmt(med([r.get("snap_us") for r in ss]), "%.1f"))))
     details.append("10. --wait-output per second of wrk's run (medians): %s registrations, %s wakes, %s stacks taken, "
                    "%s skipped by the budget, %s lost; taskspy processing %s CPU-s per run (CPU-only %s)"
                    % (fmt(rate("registrations"), "%.0f"), fmt(rate("wakes"), "%.0f"), fmt(rate("stacks"), "%.0f"),
@@ -1485,7 +1522,8 @@ def bench_wait():
         details.append("10. the kernel's own cost of the probes: not measured (no probe location found while taskspy "
                        "recorded, or tracefs refused the events)")
     details.append("10. per run requests/s and CPU-us per request, in run order: " +
-                   " ".join("%s %s/%s" % ({"U": "U", "cpu-only": "C", "wait": "W", "probes": "K"}[m], fmt(v, "%.0f"),
+                   " ".join("%s %s/%s" % ({"U": "U", "cpu-only": "C", "wait": "W", "probes": "K", "snapshots": "S"}[m],
+                                          fmt(v, "%.0f"),
                                           fmt(1e6 / c if c else None, "%.1f"))
                             for (m, v), (_, c) in zip(seq, per_cpu)))
     log("   done in %.0f s" % (time.monotonic() - t))
