@@ -26,7 +26,7 @@ check "taskspy record -h: the same" helps record_h record -h
 check "taskspy record -p 1 --help: help wins over the options before it" helps record_late record -p 1 --help
 missing=""
 for opt in --pid --duration --frequency --output --format --call-graph --stack-size --group-by --await-points \
-           --markers --kernel --title --help; do
+           --markers --kernel --title --wait-output --wait-mode --wait-frequency --help; do
     grep -q -- "$opt" "$WORK/record.out" || missing="$missing $opt"
 done
 check "record's help lists every option of SPEC section 1 (missing:${missing:- none})" test -z "$missing"

@@ -14,11 +14,9 @@
 #   errors   no tokio, no DWARF types (line-tables-only), no such process: one line, exit 1
 source "$(dirname "$0")/lib/tap.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-PARKED_RS=$ROOT/tests/fixtures/tokio/src/parked.rs
 AXUM_RS=$ROOT/tests/fixtures/axum/src/main.rs
 plan 24
 
-park_line() { grep -n "// PARK:$1\$" "$PARKED_RS" | cut -d: -f1; }
 
 # parked_check LABEL JSON STDOUT: the groups of a parked dump, as exact counts; prints "ok" or what differs
 parked_check() {

@@ -98,7 +98,7 @@ check "current: probe-route shares $pp/$pr/$pc agree with zero-probe's $zp/$zr/$
     sh -c "$(declare -f within); within $pp $zp 6 && within $pr $zr 6 && within $pc $zc 6"
 check "current probe route: runtime frames cut (a task stack starts at the task's own function)" \
     every_stack "$WORK/probes.folded" '^task: tokio_fixture' "$TASK_FIRST"
-"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 99 -o "$WORK/w-cpu.folded" --wait-output "$WORK/wait.folded" 2> "$WORK/wait.err"
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 99 -o "$WORK/w-cpu.folded" --wait-mode events --wait-output "$WORK/wait.folded" 2> "$WORK/wait.err"
 check "current wait profile: exit 0" test $? -eq 0
 secs=$(recorded_secs "$WORK/wait.err")
 sleep_line=$(lines_of WAIT:sleep_waiter "$MAIN_RS")
@@ -111,7 +111,7 @@ stop_fixture
 
 # ---- axum (hyper 1.x) under wrk: CPU under the connection task, the handler's timer T ms a request -------------
 T_MS=20
-"$TASKSPY" record -F 499 -o "$WORK/axum-cpu.folded" --wait-output "$WORK/axum-wait.folded" -- \
+"$TASKSPY" record -F 499 -o "$WORK/axum-cpu.folded" --wait-mode events --wait-output "$WORK/axum-wait.folded" -- \
     "$FIXTURES/axum_server" --seconds 6 --sleep-ms "$T_MS" > "$WORK/axum.stdout" 2> "$WORK/axum.err" &
 TASKSPY_PID=$!
 BACKGROUND_PIDS+=("$TASKSPY_PID")
@@ -128,15 +128,8 @@ check "axum: the index handler's CPU is under its connection task at its line (m
     grep -Eq "^task: axum::serve::handle_connection;.*axum_fixture::index @ main\\.rs:$index_line;axum_fixture::render_index" "$WORK/axum-cpu.folded"
 check "axum: at most 1% of the handler's samples under a thread root" \
     most_stacks "$WORK/axum-cpu.folded" 'axum_fixture::render_index' '^task: ' 10
-requests=$(sed -n 's/^requests \/sleep \([0-9]*\)$/\1/p' "$WORK/axum.stdout")
-axum_sleep_line=$(lines_of WAIT:sleep "$AXUM_RS")
-waited=$(samples "$WORK/axum-wait.folded" "axum_fixture::sleep @ main.rs:$axum_sleep_line;")
-per_request=$(ratio "$waited" "${requests:-0}")
-latency=$(awk '$1 == "Latency" { v = $2; u = v; sub(/[a-z]+$/, "", v); sub(/^[0-9.]+/, "", u);
-    print v * (u == "s" ? 1e6 : u == "ms" ? 1e3 : 1) }' "$WORK/wrk.out")
-upper=$(awk -v l="${latency:-0}" 'BEGIN { print l * 1.1 }')
-check "axum: $requests requests of /sleep wait at the timer's await line (main.rs:$axum_sleep_line) $per_request us each: at least $T_MS ms, at most wrk's mean latency (${latency:-?} us) + 10%" \
-    between "$per_request" $((T_MS * 900)) "$upper"
+timer_check axum "$WORK/axum.stdout" "$WORK/axum-wait.folded" "axum_fixture::sleep @ main.rs:$(lines_of WAIT:sleep "$AXUM_RS");" \
+    "$WORK/wrk.out" "$T_MS"
 
 # ---- build settings (README's table) -------------------------------------------------------------------------
 # setting LABEL FIXTURE TASKS_RC [ENV-WRAPPER...]: a 3 s launch recording of the fixture (--wait-tasks) with a wait

@@ -110,7 +110,7 @@ check "tokio_plain: stacks not cut by poll-end probes (${n_cut:-0} of $n_all tru
 SLEEP_LINE=$(grep -n '// WAIT:sleep_waiter:1' "$ROOT/tests/fixtures/tokio/src/main.rs" | cut -d: -f1)
 start_fixture tokio_plain 40 --wait-tasks
 "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/waits.folded" -o "$WORK/waits.trace.json" \
-    --wait-output "$WORK/waits-wait.folded" 2> "$WORK/waits.err"
+    --wait-mode events --wait-output "$WORK/waits-wait.folded" 2> "$WORK/waits.err"
 check "record tokio_plain --wait-output to a trace: exit 0" test $? -eq 0
 stop_fixture
 python3 "$FACTS" "$WORK/waits.trace.json" --folded "$WORK/waits.folded" > "$WORK/waits.facts" 2> /dev/null

@@ -74,6 +74,25 @@ pprof_total() {
         sed -n 's/^Showing nodes accounting for .* of \([0-9]*\)\(ns\)\{0,1\} total$/\1/p'
 }
 stop_fixture() { kill "$FIXTURE_PID" 2>/dev/null; wait "$FIXTURE_PID" 2>/dev/null; true; }
+# wrk_latency_us WRK_OUTPUT: wrk's mean latency, in microseconds
+wrk_latency_us() {
+    awk '$1 == "Latency" { v = $2; u = v; sub(/[a-z]+$/, "", v); sub(/^[0-9.]+/, "", u);
+        print v * (u == "s" ? 1e6 : u == "ms" ? 1e3 : 1) }' "$1"
+}
+# timer_check LABEL STDOUT WAIT_FOLDED PATTERN WRK_OUT T_MS: an HTTP fixture's /sleep handler, awaiting a T_MS
+# timer, waits at the stacks matching PATTERN about T_MS per request (the server's "requests /sleep N"): at
+# least 0.9 T_MS, at most wrk's mean latency + 10% (a request waits at the timer's line within its own latency,
+# and a loaded machine fires timers late: that lateness is wait at the line too)
+timer_check() {
+    local label=$1 stdout=$2 folded=$3 pattern=$4 wrk_out=$5 t_ms=$6 requests per_request latency
+    requests=$(sed -n 's/^requests \/sleep \([0-9]*\)$/\1/p' "$stdout")
+    per_request=$(ratio "$(samples "$folded" "$pattern")" "${requests:-0}")
+    latency=$(wrk_latency_us "$wrk_out")
+    check "$label: $requests requests of /sleep wait at the handler's timer line ($pattern) $per_request us each: at least 0.9 x $t_ms ms, at most wrk's mean latency (${latency:-?} us) + 10%" \
+        between "$per_request" $((t_ms * 900)) "$(awk -v l="${latency:-0}" 'BEGIN { print l * 1.1 }')"
+}
+# park_line FN: the line of the await the tokio fixture's --parked task FN sits at (its "// PARK:FN" comment)
+park_line() { grep -n "// PARK:$1\$" "$(dirname "${BASH_SOURCE[0]}")/../../fixtures/tokio/src/parked.rs" | cut -d: -f1; }
 
 # share FOLDED PATTERN TOTAL_PATTERN: percentage of samples whose stack matches PATTERN among those
 # matching TOTAL_PATTERN (awk regexes over the stack part of the line).
