@@ -83,8 +83,8 @@ static enum ring_buffer_next read_record(void *ctx, const struct perf_event_head
 static void queue_bpf_record(void *ctx, const struct bpf_slot *rec)
 {
     struct read_pass *r = ctx;
-    if (rec->location >= r->m->probes.n)
-        return;
+    if (rec->location >= r->m->probes.n || rec->time_ns < r->m->bpf_from_ns || rec->time_ns > r->m->bpf_until_ns)
+        return;                        /* (a hit before the recording began or after it ended) */
     struct marker_hit hit = {
         .tid = rec->tid, .kind = r->m->probes.v[rec->location].kind, .time_ns = rec->time_ns, .arg0 = rec->arg0,
         .probe_addr = rec->ip, .ret_addr = rec->ret_addr, .ret_slot = rec->ret_slot,

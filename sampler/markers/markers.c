@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 int markers_open(struct markers **out, const struct markers_config *cfg, char *err, size_t errlen)
@@ -33,6 +34,7 @@ int markers_open(struct markers **out, const struct markers_config *cfg, char *e
         return -1;
     }
     m->pid = cfg->pid;
+    m->bpf_until_ns = UINT64_MAX;   /* (a launched command: from its exec on, enable or not) */
     m->spec = cfg->spec ? cfg->spec : "auto";
     m->poll_times = cfg->poll_times;
     m->wait_profile = cfg->wait_profile;
@@ -67,6 +69,15 @@ void markers_enable(struct markers *m, bool on)
 {
     if (!m)
         return;
+    struct timespec now;
+    uint64_t now_ns = clock_gettime(CLOCK_MONOTONIC, &now) == 0
+                          ? (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec : 0;
+    if (on) {
+        m->bpf_from_ns = now_ns;
+        m->bpf_until_ns = UINT64_MAX;
+    } else if (now_ns) {
+        m->bpf_until_ns = now_ns;
+    }
     event_fds_enable_from(&m->events, 0, on);
     if (on && m->bpf)
         marker_bpf_skip_overrun(m->bpf);   /* the recording starts: earlier overruns are no loss of it */

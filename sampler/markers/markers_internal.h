@@ -59,6 +59,8 @@ struct markers {
     int bpf_state;                     /* 0 untried, 1 ready, -1 unavailable (or SAMPLER_MARKER_RECORDS_PERF) */
     unsigned slot_bits;                /* log2 of the BPF slots per CPU region (0: the largest) */
     bool bpf_links;                    /* programs on uprobe_multi links (else on perf uprobe events) */
+    uint64_t bpf_from_ns, bpf_until_ns; /* the recording's window (CLOCK_MONOTONIC): a uprobe_multi link cannot
+                                          be disabled, so the BPF slots' hits outside it are left out */
     struct uprobe_tracefs tracefs;
     int tracefs_state;                 /* 0 untried (or not mounted), 1 ready, -1 unavailable */
     bool prefer_tracefs;               /* tracefs events where possible (SAMPLER_UPROBES_PMU: never) */
