@@ -14,6 +14,7 @@
 
 #include "base/u64_map.h"
 #include "base/vec.h"
+#include "dwarf/dwarf_internal.h"
 
 #define MAX_DEPTH 24
 
@@ -38,6 +39,7 @@ struct dwarf_types {
     bool vtables_indexed;
     struct u64_map vtable_by_addr;   /* link-time address -> index in vtable_types */
     struct off_vec vtable_types;     /* DIE offsets of the concrete types */
+    struct dwarf_scope_index scopes; /* the DIEs that contain a DIE, per unit walked once */
 };
 
 int dwarf_types_open(struct dwarf_types **out, const char *path)
@@ -82,6 +84,7 @@ void dwarf_types_close(struct dwarf_types *d)
         free(d->linkages.v[i]);
     vec_free(&d->linkages);
     u64_map_free(&d->linkage_by_env);
+    dwarf_scope_index_free(&d->scopes);
     dwarf_end(d->dw);
     close(d->fd);
     free(d);
@@ -108,17 +111,65 @@ static bool walk_scope(Dwarf_Die *scope, int depth, visit_fn visit, void *ctx)
     return false;
 }
 
-static bool walk_all(struct dwarf_types *d, visit_fn visit, void *ctx)
+/* Whether unit is one of crate's codegen units: rustc names them "SOURCE/@/CRATE.HASH-cgu.N". crate NULL: any. */
+static bool unit_of_crate(Dwarf_Die *unit, const char *crate, size_t crate_len)
 {
-    Dwarf_Off off = 0, next;
-    size_t header;
-    while (dwarf_nextcu(d->dw, off, &next, &header, NULL, NULL, NULL) == 0) {
-        Dwarf_Die cu;
-        if (dwarf_offdie(d->dw, off + header, &cu) && walk_scope(&cu, 0, visit, ctx))
+    if (!crate)
+        return true;
+    const char *name = dwarf_diename(unit);
+    const char *at = name ? strstr(name, "/@/") : NULL;
+    return at && strncmp(at + 3, crate, crate_len) == 0 && at[3 + crate_len] == '.';
+}
+
+/* fn(ctx, unit) for every unit until it returns true: near's unit first (near given), then crate's units (crate
+   given), then the others. A lookup that knows where its answer likely is skips most of a Rust binary's units. */
+typedef bool (*unit_fn)(void *ctx, Dwarf_Die *unit);
+
+static bool each_unit(struct dwarf_types *d, Dwarf_Die *near, const char *crate, size_t crate_len, unit_fn fn,
+                      void *ctx)
+{
+    Dwarf_Off near_unit = (Dwarf_Off)-1;
+    Dwarf_Die unit;
+    if (near && dwarf_diecu(near, &unit, NULL, NULL)) {
+        near_unit = dwarf_dieoffset(&unit);
+        if (fn(ctx, &unit))
             return true;
-        off = next;
+    }
+    for (int pass = crate ? 0 : 1; pass < 2; pass++) {
+        Dwarf_Off off = 0, next;
+        size_t header;
+        while (dwarf_nextcu(d->dw, off, &next, &header, NULL, NULL, NULL) == 0) {
+            if (dwarf_offdie(d->dw, off + header, &unit) && dwarf_dieoffset(&unit) != near_unit) {
+                bool of_crate = crate && unit_of_crate(&unit, crate, crate_len);
+                if ((pass == 0) == of_crate && fn(ctx, &unit))
+                    return true;
+            }
+            off = next;
+        }
     }
     return false;
+}
+
+struct scope_walk {
+    visit_fn visit;
+    void *ctx;
+};
+
+static bool walk_unit(void *ctx, Dwarf_Die *unit)
+{
+    struct scope_walk *w = ctx;
+    return walk_scope(unit, 0, w->visit, w->ctx);
+}
+
+static bool walk_units(struct dwarf_types *d, const char *crate, size_t crate_len, visit_fn visit, void *ctx)
+{
+    struct scope_walk w = { visit, ctx };
+    return each_unit(d, NULL, crate, crate_len, walk_unit, &w);
+}
+
+static bool walk_all(struct dwarf_types *d, visit_fn visit, void *ctx)
+{
+    return walk_units(d, NULL, 0, visit, ctx);
 }
 
 static bool is_struct_with_members(void *ctx, Dwarf_Die *die)
@@ -156,10 +207,25 @@ static bool match_linkage(void *ctx, Dwarf_Die *die)
     return linkage && strcmp(linkage, s->symbol) == 0 && dwarf_type_of(die, s->type);
 }
 
+/* The crate a Rust symbol (legacy mangling, _ZN<length><crate>...) belongs to, NULL for others. */
+static const char *crate_of(const char *symbol, size_t *len)
+{
+    if (strncmp(symbol, "_ZN", 3) != 0)
+        return NULL;
+    char *end;
+    unsigned long n = strtoul(symbol + 3, &end, 10);
+    if (end == symbol + 3 || n == 0 || n > 256 || strnlen(end, n) < n)
+        return NULL;
+    *len = n;
+    return end;
+}
+
 bool dwarf_variable_by_linkage(struct dwarf_types *d, const char *symbol, Dwarf_Die *type)
 {
     struct linkage_search s = { symbol, type };
-    return walk_all(d, match_linkage, &s);
+    size_t crate_len = 0;
+    const char *crate = crate_of(symbol, &crate_len);
+    return walk_units(d, crate, crate_len, match_linkage, &s);
 }
 
 /* the name a DIE is known by: its own, or its specification's / abstract origin's */
@@ -178,20 +244,41 @@ static const char *die_name(Dwarf_Die *die, Dwarf_Die *named)
     return NULL;
 }
 
-/* the qualified name, built from the scopes that contain the DIE (libdw finds them by walking its unit from
-   the start: slow, hence the cache) */
-static size_t build_qualified_name(Dwarf_Die *die, char *buf, size_t len)
+/* The DIEs that contain die, innermost first, its unit last, from the scope index (libdw's own search when the
+   index cannot answer: it walks the unit from its start each time). Returns how many, -1 when none are known;
+   *scopes is to be freed. */
+static int containing_scopes(struct dwarf_types *d, Dwarf_Die *die, Dwarf_Die **scopes)
+{
+    *scopes = malloc(MAX_DEPTH * 2 * sizeof(**scopes));
+    int n = *scopes ? dwarf_scopes_containing(&d->scopes, die, *scopes, MAX_DEPTH * 2) : -1;
+    if (n >= 0)
+        return n;
+    free(*scopes);
+    *scopes = NULL;
+    Dwarf_Die *with_die = NULL;
+    n = dwarf_getscopes_die(die, &with_die);   /* [0] is die itself */
+    if (n < 1) {
+        free(with_die);
+        return -1;
+    }
+    memmove(with_die, with_die + 1, (size_t)(n - 1) * sizeof(*with_die));
+    *scopes = with_die;
+    return n - 1;
+}
+
+/* the qualified name, built from the scopes that contain the DIE (cached by the caller) */
+static size_t build_qualified_name(struct dwarf_types *d, Dwarf_Die *die, char *buf, size_t len)
 {
     Dwarf_Die named;
     const char *own = die_name(die, &named);
     if (!own || len == 0)
         return 0;
     Dwarf_Die *scopes = NULL;
-    int n = dwarf_getscopes_die(&named, &scopes);
+    int n = containing_scopes(d, &named, &scopes);
     size_t at = 0;
     buf[0] = '\0';
-    /* scopes[0] is the DIE itself, the last its compilation unit */
-    for (int i = n - 2; i >= 1; i--) {
+    /* scopes[0] contains the DIE, the last is its compilation unit */
+    for (int i = n - 2; i >= 0; i--) {
         int tag = dwarf_tag(&scopes[i]);
         const char *s = dwarf_diename(&scopes[i]);
         if (!s || (tag != DW_TAG_namespace && tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
@@ -220,10 +307,10 @@ size_t dwarf_qualified_name(struct dwarf_types *d, Dwarf_Die *die, char *buf, si
     int rc = u64_map_index(&d->name_by_die, dwarf_dieoffset(die), &d->names, &index);
     if (rc == 1) {
         char name[4096];
-        size_t n = build_qualified_name(die, name, sizeof(name));
+        size_t n = build_qualified_name(d, die, name, sizeof(name));
         d->names.v[index] = n ? strdup(name) : NULL;
     } else if (rc < 0) {
-        return build_qualified_name(die, buf, len);
+        return build_qualified_name(d, die, buf, len);
     }
     const char *name = d->names.v[index];
     if (!name || len == 0)
@@ -367,8 +454,24 @@ static bool find_in(Dwarf_Die *scope, const char *parts[], size_t lens[], size_t
     return false;
 }
 
+struct type_search {
+    const char **parts;
+    size_t *lens, n;
+    bool (*accept)(void *ctx, Dwarf_Die *die);
+    void *ctx;
+    Dwarf_Die *out;
+};
+
+static bool find_in_unit(void *ctx, Dwarf_Die *unit)
+{
+    struct type_search *s = ctx;
+    return find_in(unit, s->parts, s->lens, s->n, s->accept, s->ctx, s->out);
+}
+
+/* The type qualified names (near's unit searched first, near given; then in the file's order: a type is
+   described again in every unit that uses it, and the program's own units, which use the most, come first). */
 static bool find_type(struct dwarf_types *d, const char *qualified, bool (*accept)(void *ctx, Dwarf_Die *die),
-                      void *ctx, bool prefix_last, Dwarf_Die *out)
+                      void *ctx, bool prefix_last, Dwarf_Die *near, Dwarf_Die *out)
 {
     const char *parts[MAX_DEPTH];
     size_t lens[MAX_DEPTH];
@@ -377,15 +480,8 @@ static bool find_type(struct dwarf_types *d, const char *qualified, bool (*accep
         return false;
     if (prefix_last)
         lens[n - 1] = 0;       /* any name: accept() decides */
-    Dwarf_Off off = 0, next;
-    size_t header;
-    while (dwarf_nextcu(d->dw, off, &next, &header, NULL, NULL, NULL) == 0) {
-        Dwarf_Die cu;
-        if (dwarf_offdie(d->dw, off + header, &cu) && find_in(&cu, parts, lens, n, accept, ctx, out))
-            return true;
-        off = next;
-    }
-    return false;
+    struct type_search s = { parts, lens, n, accept, ctx, out };
+    return each_unit(d, near, NULL, 0, find_in_unit, &s);
 }
 
 static bool accept_any(void *ctx, Dwarf_Die *die)
@@ -397,7 +493,7 @@ static bool accept_any(void *ctx, Dwarf_Die *die)
 
 bool dwarf_type_by_name(struct dwarf_types *d, const char *qualified, Dwarf_Die *out)
 {
-    return find_type(d, qualified, accept_any, NULL, false, out);
+    return find_type(d, qualified, accept_any, NULL, false, NULL, out);
 }
 
 struct generic_search {
@@ -439,10 +535,10 @@ bool dwarf_generic_type(struct dwarf_types *d, const char *qualified, const char
     for (const char *p = qualified; (p = strstr(p, "::")); p += 2)
         last = p + 2;
     struct generic_search s = { d, last, strlen(last), params, param_names, n };
-    return find_type(d, qualified, accept_instance, &s, true, out);
+    return find_type(d, qualified, accept_instance, &s, true, n > 0 ? &params[0] : NULL, out);
 }
 
-static bool find_async_fn_linkage(Dwarf_Die *env, char *buf, size_t len)
+static bool find_async_fn_linkage(struct dwarf_types *d, Dwarf_Die *env, char *buf, size_t len)
 {
     const char *name = dwarf_diename(env);
     const char *kind = name && strncmp(name, "{async_fn_env#", 14) == 0      ? "{async_fn#"
@@ -453,10 +549,10 @@ static bool find_async_fn_linkage(Dwarf_Die *env, char *buf, size_t len)
     const char *number = strchr(name, '#') + 1;
     size_t digits = strspn(number, "0123456789");
     Dwarf_Die *scopes = NULL;
-    int n = dwarf_getscopes_die(env, &scopes);
+    int n = containing_scopes(d, env, &scopes);
     bool found = false;
     Dwarf_Die child;
-    if (n >= 2 && dwarf_child(&scopes[1], &child) == 0) {
+    if (n >= 1 && dwarf_child(&scopes[0], &child) == 0) {
         do {
             const char *cn = dwarf_diename(&child);
             Dwarf_Attribute attr;
@@ -479,10 +575,10 @@ bool dwarf_async_fn_linkage(struct dwarf_types *d, Dwarf_Die *env, char *buf, si
     uint32_t index;
     int rc = u64_map_index(&d->linkage_by_env, dwarf_dieoffset(env), &d->linkages, &index);
     if (rc < 0)
-        return find_async_fn_linkage(env, buf, len);
+        return find_async_fn_linkage(d, env, buf, len);
     if (rc == 1) {
         char found[4096];
-        d->linkages.v[index] = find_async_fn_linkage(env, found, sizeof(found)) ? strdup(found) : NULL;
+        d->linkages.v[index] = find_async_fn_linkage(d, env, found, sizeof(found)) ? strdup(found) : NULL;
     }
     if (!d->linkages.v[index] || len == 0)
         return false;

@@ -215,6 +215,24 @@ static bool uninhabited(Dwarf_Die *type, int depth)
     return false;
 }
 
+bool dwarf_variant_discr_at(Dwarf_Die *type, uint64_t *offset, size_t *size)
+{
+    Dwarf_Die part;
+    struct dwarf_member discr;
+    if (!variant_part(type, &part))
+        return false;
+    *offset = 0;
+    *size = 0;
+    if (!discr_member(&part, &discr))
+        return true;
+    int64_t dsize = dwarf_type_size(&discr.type);
+    if (dsize <= 0 || dsize > 8)
+        return false;
+    *offset = discr.offset;
+    *size = (size_t)dsize;
+    return true;
+}
+
 bool dwarf_variant_of(Dwarf_Die *type, const uint8_t *bytes, size_t size, struct dwarf_member *out)
 {
     Dwarf_Die part, variant;

@@ -57,6 +57,10 @@ size_t dwarf_member_count(Dwarf_Die *type);
  * Returns false when type has no variant part or the bytes match no variant. */
 bool dwarf_has_variants(Dwarf_Die *type);
 bool dwarf_variant_of(Dwarf_Die *type, const uint8_t *bytes, size_t size, struct dwarf_member *out);
+/* Where an enum type's discriminant is: its byte offset in the value and its size (0: an untagged variant part,
+ * whose variant does not depend on the value). With it a caller that decodes many values of one type reads
+ * only the discriminant and asks dwarf_variant_of once per value it meets. False: no variant part. */
+bool dwarf_variant_discr_at(Dwarf_Die *type, uint64_t *offset, size_t *size);
 /* The variant member named name of an enum type (whatever its discriminant), e.g. "Some". */
 bool dwarf_variant_named(Dwarf_Die *type, const char *name, struct dwarf_member *out);
 /* The discriminant member of an enum type's variant part (its offset and type), and the value that selects

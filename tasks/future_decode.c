@@ -10,6 +10,7 @@
 #include "tasks/tasks_internal.h"
 
 #include <dwarf.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,8 @@ void type_cache_free(struct type_cache *c)
 {
     u64_map_free(&c->by_die);
     vec_free(&c->facts);
+    u64_map_free(&c->variant_by_key);
+    vec_free(&c->variants);
 }
 
 static bool is_async_env(Dwarf_Die *type)
@@ -83,11 +86,11 @@ static const char *find_function_name(struct decoder *dc, Dwarf_Die *env)
 }
 
 /* what decode does with a structure of this name */
-static enum type_kind kind_of(struct decoder *dc, const char *name, Dwarf_Die *type)
+static enum type_kind kind_of(const char *name, const struct leaf_plan *leaf)
 {
     if (!name)
         return TYPE_OTHER;
-    if (future_leaf(dc->l, dc->pool, dc->read, dc->rctx, name, type, 0, NULL) != LEAF_NONE)
+    if (leaf->strength != LEAF_NONE)
         return TYPE_LEAF;
     if (strncmp(name, TRACE_ROOT, strlen(TRACE_ROOT)) == 0)
         return TYPE_TRACE_ROOT;
@@ -101,11 +104,14 @@ static enum type_kind kind_of(struct decoder *dc, const char *name, Dwarf_Die *t
 
 static struct type_facts find_facts(struct decoder *dc, Dwarf_Die *type)
 {
-    struct type_facts f = { .has_variants = dwarf_has_variants(type) };
+    struct type_facts f = { .has_variants = dwarf_has_variants(type), .size = dwarf_type_size(type) };
+    if (f.has_variants)
+        f.discr_known = dwarf_variant_discr_at(type, &f.discr_offset, &f.discr_size);
     char name[MAX_NAME];
     if (dwarf_qualified_name(dc->l->dwarf, type, name, sizeof(name)) > 0)
         f.name = string_pool_intern(dc->pool, name);
-    f.kind = kind_of(dc, f.name, type);
+    future_leaf_plan(f.name, type, &f.leaf);
+    f.kind = kind_of(f.name, &f.leaf);
     if (is_async_env(type))
         f.function = find_function_name(dc, type);
     return f;
@@ -134,6 +140,55 @@ static bool take_bytes(struct decoder *dc, uint64_t addr, void *buf, size_t len)
         return false;
     dc->bytes_left -= len;
     return dc->read(dc->rctx, addr, buf, len);
+}
+
+/* What the variant selected by value says (found in the DWARF: once per type and value, kept by variant_at). */
+static void find_variant(Dwarf_Die *type, const struct type_facts *f, uint64_t value, struct variant_facts *out)
+{
+    size_t len = (size_t)f->discr_offset + (f->discr_size ? f->discr_size : 1);
+    uint8_t *bytes = calloc(1, len);
+    out->ok = bytes && dwarf_variant_of(type, bytes ? (memcpy(bytes + f->discr_offset, &value, f->discr_size), bytes)
+                                                    : NULL, len, &out->variant);
+    free(bytes);
+    if (!out->ok)
+        return;
+    out->name = dwarf_diename(&out->variant.type);
+    if (!dwarf_decl_position(&out->variant.die, &out->file, &out->line))
+        dwarf_decl_position(&out->variant.type, &out->file, &out->line);
+    out->has_awaitee = dwarf_member(&out->variant.type, "__awaitee", &out->awaitee);
+    out->has_field0 = dwarf_member(&out->variant.type, "__0", &out->field0);
+}
+
+/* The variant the enum value at addr holds: its discriminant read (the whole value counted against the byte
+   budget), what its variant says looked up once per (type, discriminant value). */
+static bool variant_at(struct decoder *dc, Dwarf_Die *type, const struct type_facts *f, uint64_t addr,
+                       struct variant_facts *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!f->discr_known || f->size <= 0 || f->size > MAX_VALUE || (size_t)f->size > dc->bytes_left ||
+        f->discr_offset + f->discr_size > (uint64_t)f->size)
+        return false;
+    dc->bytes_left -= (size_t)f->size;
+    uint64_t value = 0;
+    if (f->discr_size && !dc->read(dc->rctx, addr + f->discr_offset, &value, f->discr_size))
+        return false;
+    Dwarf_Off at = dwarf_dieoffset(type);
+    uint64_t key = (at * 0x9e3779b97f4a7c15ull) ^ value;
+    struct type_cache *c = dc->types;
+    uint32_t index;
+    int rc = c->variant_by_key.keys || u64_map_init(&c->variant_by_key, 256) == 0
+                 ? u64_map_index(&c->variant_by_key, key, &c->variants, &index)
+                 : -1;
+    if (rc == 0 && c->variants.v[index].type == at && c->variants.v[index].value == value) {
+        *out = c->variants.v[index];
+        return out->ok;
+    }
+    out->type = at;
+    out->value = value;
+    find_variant(type, f, value, out);
+    if (rc == 1)
+        c->variants.v[index] = *out;   /* (another (type, value) under the same key: found each time) */
+    return out->ok;
 }
 
 /* visit (addr, type) once: cycles through &mut references and repeated members end here */
@@ -203,17 +258,13 @@ static enum found follow_pointer(struct decoder *dc, Dwarf_Die *ptr_type, uint64
 
 static enum found decode_async(struct decoder *dc, Dwarf_Die *env, uint64_t addr, unsigned depth)
 {
-    int64_t size = dwarf_type_size(env);
-    uint8_t *bytes;
-    if (size <= 0 || size > MAX_VALUE || !(bytes = malloc((size_t)size)))
-        return FOUND_NONE;
-    struct dwarf_member variant;
-    bool ok = take_bytes(dc, addr, bytes, (size_t)size) && dwarf_variant_of(env, bytes, (size_t)size, &variant);
-    free(bytes);
-    const char *fn = facts_of(dc, env).function;
+    struct type_facts facts = facts_of(dc, env);
+    struct variant_facts v;
+    bool ok = variant_at(dc, env, &facts, addr, &v);
+    const char *fn = facts.function;
     /* a state machine's variant members are numbered; their types carry the names (Unresumed, Suspend0, ...) and
        the members the await's position */
-    const char *vname = ok ? dwarf_diename(&variant.type) : NULL;
+    const char *vname = ok ? v.name : NULL;
     if (!fn || !vname)
         return FOUND_NONE;
     if (strncmp(vname, "Suspend", 7) != 0) {
@@ -223,16 +274,10 @@ static enum found decode_async(struct decoder *dc, Dwarf_Die *env, uint64_t addr
             dc->out->leaf = string_pool_intern(dc->pool, "(not polled yet)");
         return FOUND_FRAME;
     }
-    const char *file = NULL;
-    uint32_t line = 0;
-    if (!dwarf_decl_position(&variant.die, &file, &line))
-        dwarf_decl_position(&variant.type, &file, &line);
-    if (!push_frame(dc, fn, file, line))
+    if (!push_frame(dc, fn, v.file, v.line))
         return FOUND_FRAME;
-    uint64_t at = addr + variant.offset;
-    struct dwarf_member awaitee;
-    if (dwarf_member(&variant.type, "__awaitee", &awaitee))
-        decode(dc, &awaitee.type, at + awaitee.offset, depth + 1);
+    if (v.has_awaitee)
+        decode(dc, &v.awaitee.type, addr + v.variant.offset + v.awaitee.offset, depth + 1);
     return FOUND_FRAME;
 }
 
@@ -263,18 +308,13 @@ static enum found decode_members(struct decoder *dc, Dwarf_Die *type, uint64_t a
     return FOUND_NONE;
 }
 
-static enum found decode_enum(struct decoder *dc, Dwarf_Die *type, uint64_t addr, unsigned depth)
+static enum found decode_enum(struct decoder *dc, Dwarf_Die *type, const struct type_facts *facts, uint64_t addr,
+                              unsigned depth)
 {
-    int64_t size = dwarf_type_size(type);
-    uint8_t *bytes;
-    if (size <= 0 || size > MAX_VALUE || !(bytes = malloc((size_t)size)))
+    struct variant_facts v;
+    if (!variant_at(dc, type, facts, addr, &v))
         return FOUND_NONE;
-    struct dwarf_member variant;
-    bool ok = take_bytes(dc, addr, bytes, (size_t)size) && dwarf_variant_of(type, bytes, (size_t)size, &variant);
-    free(bytes);
-    if (!ok)
-        return FOUND_NONE;
-    return decode_members(dc, &variant.type, addr + variant.offset, depth);
+    return decode_members(dc, &v.variant.type, addr + v.variant.offset, depth);
 }
 
 static enum found decode(struct decoder *dc, Dwarf_Die *type, uint64_t addr, unsigned depth)
@@ -296,9 +336,9 @@ static enum found decode(struct decoder *dc, Dwarf_Die *type, uint64_t addr, uns
     struct type_facts facts = facts_of(dc, type);
     const char *name = facts.name;
     if (facts.kind == TYPE_LEAF) {
-        const char *detail = NULL;
-        enum leaf_strength s = future_leaf(dc->l, dc->pool, dc->read, dc->rctx, name, type, addr,
-                                           dc->no_details ? NULL : &detail);
+        const char *detail =
+            dc->no_details ? NULL : future_leaf_detail(dc->l, dc->pool, dc->read, dc->rctx, &facts.leaf, addr);
+        enum leaf_strength s = facts.leaf.strength;
         if (s == LEAF_STRONG) {
             dc->out->leaf = name;
             dc->out->detail = detail;
@@ -319,7 +359,7 @@ static enum found decode(struct decoder *dc, Dwarf_Die *type, uint64_t addr, uns
     if (facts.kind == TYPE_BOX)
         return follow_box(dc, type, addr, depth);
     if (facts.has_variants)
-        return decode_enum(dc, type, addr, depth);
+        return decode_enum(dc, type, &facts, addr, depth);
     return decode_members(dc, type, addr, depth);
 }
 
@@ -379,23 +419,31 @@ bool future_decode(const struct tokio_layout *l, struct string_pool *pool, struc
                    elf_memory_reader read, void *rctx, uint64_t header, const struct task_plan *plan,
                    struct decoded_future *out)
 {
-    struct decoder *dc = calloc(1, sizeof(*dc));
+    /* (not zeroed whole: the visited keys are written before they are read, and zeroing 32 KB per task was a
+       tenth of a dump's CPU) */
+    struct decoder *dc = malloc(sizeof(*dc));
     if (!dc)
         return false;
-    *dc = (struct decoder){ .l = l, .pool = pool, .types = types, .read = read, .rctx = rctx, .bytes_left = limits->max_bytes,
-                            .max_depth = limits->max_depth, .no_details = limits->no_details, .out = out };
+    memset(dc, 0, offsetof(struct decoder, visited));
+    dc->l = l;
+    dc->pool = pool;
+    dc->types = types;
+    dc->read = read;
+    dc->rctx = rctx;
+    dc->bytes_left = limits->max_bytes;
+    dc->max_depth = limits->max_depth;
+    dc->no_details = limits->no_details;
+    dc->out = out;
+    dc->n_visited = 0;
     /* the stage: Running(T) holds the future; Finished and Consumed hold none */
     Dwarf_Die stage = plan->stage;
-    int64_t size = dwarf_type_size(&stage);
-    uint8_t *bytes = size > 0 && size <= MAX_VALUE ? malloc((size_t)size) : NULL;
-    struct dwarf_member variant, future;
+    struct type_facts facts = facts_of(dc, &stage);
+    struct variant_facts v;
     const char *vname;
-    bool running = bytes && take_bytes(dc, header + plan->stage_offset, bytes, (size_t)size) &&
-                   dwarf_variant_of(&stage, bytes, (size_t)size, &variant) && (vname = dwarf_diename(&variant.die)) &&
-                   strcmp(vname, "Running") == 0 && dwarf_member(&variant.type, "__0", &future);
-    free(bytes);
+    bool running = variant_at(dc, &stage, &facts, header + plan->stage_offset, &v) &&
+                   (vname = dwarf_diename(&v.variant.die)) && strcmp(vname, "Running") == 0 && v.has_field0;
     if (running) {
-        decode(dc, &future.type, header + plan->stage_offset + variant.offset + future.offset, 0);
+        decode(dc, &v.field0.type, header + plan->stage_offset + v.variant.offset + v.field0.offset, 0);
         if (!out->leaf && dc->weak_leaf) {
             out->leaf = dc->weak_leaf;
             out->detail = dc->weak_detail;

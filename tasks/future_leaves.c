@@ -39,76 +39,34 @@ static bool find_member(Dwarf_Die *type, const char *name, int depth, struct dwa
     return false;
 }
 
-static bool read_int(elf_memory_reader read, void *rctx, Dwarf_Die *type, uint64_t addr, int64_t *out)
+/* Where an integer field is: wrapper structs (Nanoseconds(u32) and the like) entered down to the integer. */
+static bool int_field(Dwarf_Die *type, uint64_t offset, uint64_t *at, size_t *size)
 {
     Dwarf_Die t = *type;
-    for (int i = 0; i < 6 && dwarf_tag(&t) == DW_TAG_structure_type; i++) {   /* Nanoseconds(u32) and the like */
+    for (int i = 0; i < 6 && dwarf_tag(&t) == DW_TAG_structure_type; i++) {
         struct dwarf_member m;
         if (!dwarf_member_at(&t, 0, &m))
             return false;
-        addr += m.offset;
+        offset += m.offset;
         t = m.type;
     }
-    int64_t size = dwarf_type_size(&t);
+    int64_t bytes = dwarf_type_size(&t);
+    if (bytes < 1 || bytes > 8)
+        return false;
+    *at = offset;
+    *size = (size_t)bytes;
+    return true;
+}
+
+static bool read_int(elf_memory_reader read, void *rctx, uint64_t addr, size_t size, int64_t *out)
+{
     int64_t v = 0;
-    if (size < 1 || size > 8 || !read(rctx, addr, &v, (size_t)size))
+    if (!read(rctx, addr, &v, size))
         return false;
     if (size < 8 && (v >> (size * 8 - 1)) & 1)
         v = (int64_t)((uint64_t)v | (UINT64_MAX << (size * 8)));   /* sign-extend (tv_sec is signed) */
     *out = v;
     return true;
-}
-
-/* Sleep: the deadline (a std Instant on CLOCK_MONOTONIC, tv_sec and tv_nsec) against now */
-static const char *sleep_detail(struct string_pool *pool, elf_memory_reader read, void *rctx, Dwarf_Die *type,
-                                uint64_t addr)
-{
-    struct dwarf_member deadline, sec, nsec;
-    int64_t s, ns;
-    if (!find_member(type, "deadline", 0, &deadline) || !find_member(&deadline.type, "tv_sec", 0, &sec) ||
-        !find_member(&deadline.type, "tv_nsec", 0, &nsec) ||
-        !read_int(read, rctx, &sec.type, addr + deadline.offset + sec.offset, &s) ||
-        !read_int(read, rctx, &nsec.type, addr + deadline.offset + nsec.offset, &ns))
-        return NULL;
-    struct timespec now;
-    if (clock_gettime(CLOCK_MONOTONIC, &now) != 0)
-        return NULL;
-    double left = (double)(s - now.tv_sec) + (double)(ns - now.tv_nsec) / 1e9;
-    char text[64];
-    if (left >= 1.0 || left <= -1.0)
-        snprintf(text, sizeof(text), "deadline in %.1f s", left);
-    else
-        snprintf(text, sizeof(text), "deadline in %.1f ms", left * 1e3);
-    return string_pool_intern(pool, text);
-}
-
-/* JoinHandle: raw.ptr is the awaited task's header; its id through that task's vtable */
-static const char *join_detail(const struct tokio_layout *l, struct string_pool *pool, elf_memory_reader read,
-                               void *rctx, Dwarf_Die *type, uint64_t addr)
-{
-    struct dwarf_member raw;
-    uint64_t header;
-    struct task_header h;
-    const char *failed;
-    if ((!dwarf_member_path(type, "raw.ptr.pointer", &raw, &failed) && !find_member(type, "ptr", 0, &raw)) ||
-        !read(rctx, addr + raw.offset, &header, 8) || !tokio_read_header(l, read, rctx, header, &h))
-        return NULL;
-    char text[64];
-    snprintf(text, sizeof(text), "waits for task %llu", (unsigned long long)h.id);
-    return string_pool_intern(pool, text);
-}
-
-/* a socket: the file descriptor inside (std's OwnedFd { fd }) */
-static const char *fd_detail(struct string_pool *pool, elf_memory_reader read, void *rctx, Dwarf_Die *type,
-                             uint64_t addr)
-{
-    struct dwarf_member fd;
-    int64_t v;
-    if (!find_member(type, "fd", 0, &fd) || !read_int(read, rctx, &fd.type, addr + fd.offset, &v) || v < 0)
-        return NULL;
-    char text[64];
-    snprintf(text, sizeof(text), "fd %lld", (long long)v);
-    return string_pool_intern(pool, text);
 }
 
 enum leaf_kind { SLEEP, JOIN, PLAIN, SOCKET };
@@ -132,33 +90,79 @@ static const struct leaf_rule rules[] = {
     { "tokio::net::unix::stream::UnixStream", SOCKET, NULL },
 };
 
-enum leaf_strength future_leaf(const struct tokio_layout *l, struct string_pool *pool, elf_memory_reader read,
-                               void *rctx, const char *qualified, Dwarf_Die *type, uint64_t addr, const char **detail)
+/* Sleep: the deadline (a std Instant on CLOCK_MONOTONIC: tv_sec, tv_nsec); JoinHandle: raw.ptr, the awaited
+   task's header; a socket: the file descriptor inside (std's OwnedFd { fd }) */
+static bool find_fields(enum leaf_kind kind, Dwarf_Die *type, struct leaf_plan *out)
 {
-    if (detail)
-        *detail = NULL;
-    for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
-        const struct leaf_rule *r = &rules[i];
-        if (strncmp(qualified, r->prefix, strlen(r->prefix)) != 0)
-            continue;
-        enum leaf_strength strength = r->kind == SOCKET ? LEAF_WEAK : LEAF_STRONG;
-        if (!detail)
-            return strength;
-        switch (r->kind) {
-        case SLEEP:
-            *detail = sleep_detail(pool, read, rctx, type, addr);
-            break;
-        case JOIN:
-            *detail = join_detail(l, pool, read, rctx, type, addr);
-            break;
-        case PLAIN:
-            *detail = string_pool_intern(pool, r->what);
-            break;
-        case SOCKET:
-            *detail = fd_detail(pool, read, rctx, type, addr);
-            break;
-        }
-        return strength;
+    struct dwarf_member deadline, sec, nsec, raw, fd;
+    const char *failed;
+    switch (kind) {
+    case SLEEP:
+        return find_member(type, "deadline", 0, &deadline) && find_member(&deadline.type, "tv_sec", 0, &sec) &&
+               find_member(&deadline.type, "tv_nsec", 0, &nsec) &&
+               int_field(&sec.type, deadline.offset + sec.offset, &out->offset[0], &out->size[0]) &&
+               int_field(&nsec.type, deadline.offset + nsec.offset, &out->offset[1], &out->size[1]);
+    case JOIN:
+        if (!dwarf_member_path(type, "raw.ptr.pointer", &raw, &failed) && !find_member(type, "ptr", 0, &raw))
+            return false;
+        out->offset[0] = raw.offset;
+        out->size[0] = 8;
+        return true;
+    case SOCKET:
+        return find_member(type, "fd", 0, &fd) && int_field(&fd.type, fd.offset, &out->offset[0], &out->size[0]);
+    case PLAIN:
+        return true;
     }
-    return LEAF_NONE;
+    return false;
+}
+
+void future_leaf_plan(const char *qualified, Dwarf_Die *type, struct leaf_plan *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; qualified && i < sizeof(rules) / sizeof(rules[0]); i++) {
+        if (strncmp(qualified, rules[i].prefix, strlen(rules[i].prefix)) != 0)
+            continue;
+        out->strength = rules[i].kind == SOCKET ? LEAF_WEAK : LEAF_STRONG;
+        out->rule = (int)i;
+        out->fields_found = find_fields(rules[i].kind, type, out);
+        return;
+    }
+}
+
+const char *future_leaf_detail(const struct tokio_layout *l, struct string_pool *pool, elf_memory_reader read,
+                               void *rctx, const struct leaf_plan *plan, uint64_t addr)
+{
+    if (plan->strength == LEAF_NONE || !plan->fields_found)
+        return NULL;
+    const struct leaf_rule *r = &rules[plan->rule];
+    char text[64];
+    int64_t a, b;
+    uint64_t header;
+    struct task_header h;
+    struct timespec now;
+    switch (r->kind) {
+    case SLEEP:
+        if (!read_int(read, rctx, addr + plan->offset[0], plan->size[0], &a) ||
+            !read_int(read, rctx, addr + plan->offset[1], plan->size[1], &b) || clock_gettime(CLOCK_MONOTONIC, &now) != 0)
+            return NULL;
+        double left = (double)(a - now.tv_sec) + (double)(b - now.tv_nsec) / 1e9;
+        if (left >= 1.0 || left <= -1.0)
+            snprintf(text, sizeof(text), "deadline in %.1f s", left);
+        else
+            snprintf(text, sizeof(text), "deadline in %.1f ms", left * 1e3);
+        return string_pool_intern(pool, text);
+    case JOIN:
+        if (!read(rctx, addr + plan->offset[0], &header, 8) || !tokio_read_header(l, read, rctx, header, &h))
+            return NULL;
+        snprintf(text, sizeof(text), "waits for task %llu", (unsigned long long)h.id);
+        return string_pool_intern(pool, text);
+    case PLAIN:
+        return string_pool_intern(pool, r->what);
+    case SOCKET:
+        if (!read_int(read, rctx, addr + plan->offset[0], plan->size[0], &a) || a < 0)
+            return NULL;
+        snprintf(text, sizeof(text), "fd %lld", (long long)a);
+        return string_pool_intern(pool, text);
+    }
+    return NULL;
 }

@@ -27,39 +27,63 @@ bool target_memory_read(void *ctx, uint64_t addr, void *buf, size_t len)
     return n == (ssize_t)len;
 }
 
-int memory_cache_init(struct memory_cache *c, pid_t pid)
+int memory_cache_init(struct memory_cache *c, pid_t pid, const struct target_maps *maps)
 {
     memset(c, 0, sizeof(*c));
     c->pid = pid;
-    return u64_map_init(&c->index, 64);
+    c->maps = maps;
+    if (u64_map_init(&c->task.index, 64) != 0 || u64_map_init(&c->lasting.index, 16) != 0) {
+        memory_cache_free(c);
+        return -1;
+    }
+    return 0;
 }
 
 void memory_cache_reset(struct memory_cache *c)
 {
-    if (c->index.count == 0)
+    if (c->task.index.count == 0)
         return;
-    u64_map_free(&c->index);
-    c->n = 0;
-    if (u64_map_init(&c->index, 64) != 0)
-        memset(&c->index, 0, sizeof(c->index));    /* every read then goes to the target */
+    u64_map_free(&c->task.index);
+    c->task.n = 0;
+    if (u64_map_init(&c->task.index, 64) != 0)
+        memset(&c->task.index, 0, sizeof(c->task.index));    /* every read then goes to the target */
 }
 
 void memory_cache_free(struct memory_cache *c)
 {
-    u64_map_free(&c->index);
-    vec_free(c);
+    u64_map_free(&c->task.index);
+    vec_free(&c->task);
+    u64_map_free(&c->lasting.index);
+    vec_free(&c->lasting);
+}
+
+/* whether page lies in a read-only mapping */
+static bool read_only(const struct target_maps *maps, uint64_t page)
+{
+    if (!maps)
+        return false;
+    size_t lo = 0, hi = maps->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (maps->v[mid].end <= page)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < maps->n && maps->v[lo].start <= page && maps->v[lo].read_only;
 }
 
 /* the cached page at page (read now when not cached), or NULL when the cache cannot hold it */
 static const struct memory_page *page_at(struct memory_cache *c, uint64_t page)
 {
+    struct memory_pages *set = read_only(c->maps, page) ? &c->lasting : &c->task;
     uint32_t index;
-    if (!c->index.keys)
+    if (!set->index.keys)
         return NULL;
-    int rc = u64_map_index(&c->index, page, c, &index);
+    int rc = u64_map_index(&set->index, page, set, &index);
     if (rc < 0)
         return NULL;
-    struct memory_page *p = &c->v[index];
+    struct memory_page *p = &set->v[index];
     if (rc == 1) {
         p->addr = page;
         p->readable = target_memory_read(&c->pid, page, p->bytes, MEMORY_PAGE);
@@ -112,7 +136,7 @@ int target_maps_load(pid_t pid, struct target_maps *out)
             rc = -1;
             break;
         }
-        *m = (struct target_mapping){ start, end, offset, NULL };
+        *m = (struct target_mapping){ start, end, offset, perms[1] != 'w', NULL };
         char *name = line + name_at;
         name[strcspn(name, "\n")] = '\0';
         if (name_at > 0 && name[0] == '/' && !(m->path = strdup(name))) {

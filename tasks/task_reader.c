@@ -171,7 +171,7 @@ int task_reader_attach(struct task_reader *r, pid_t pid, char *err, size_t errle
         if (!placed)
             snprintf(err, errlen, "cannot place %s in process %d's memory", target_path, (int)pid);
         else if (u64_map_init(&r->plan_by_vtable, 64) != 0 || u64_map_init(&r->visited, 1024) != 0 ||
-                 memory_cache_init(&r->cache, pid) != 0)
+                 memory_cache_init(&r->cache, pid, &r->maps) != 0)
             snprintf(err, errlen, "out of memory");
         else
             rc = thread_lister_open(&r->threads, pid, r->root, &r->maps, err, errlen);

@@ -18,6 +18,7 @@
 /* ---- target_memory.c: reading another process ---------------------------------------------------------- */
 struct target_mapping {
     uint64_t start, end, offset;
+    bool read_only;            /* mapped without write permission (a vtable's .data.rel.ro, code) */
     char *path;                /* as /proc/PID/maps names it, or NULL for anonymous mappings */
 };
 
@@ -30,8 +31,9 @@ struct target_maps {
 bool target_memory_read(void *ctx, uint64_t addr, void *buf, size_t len);
 
 /* The same reads through a cache of whole pages, one process_vm_readv per page: a task's future is read in a
- * few hundred small reads of the same pages. Reset before each task, so that what one task's decode sees is
- * read after that task's first state word (the consistency check) and never a page read for another task. */
+ * few hundred small reads of the same pages. Reset before each task, so that what one task's decode sees is read
+ * after that task's first state word (the consistency check) and never a page read for another task; pages
+ * of read-only mappings (the vtables every task's header points to) are kept across resets. */
 #define MEMORY_PAGE 4096u
 struct memory_page {
     uint64_t addr;
@@ -39,14 +41,21 @@ struct memory_page {
     uint8_t bytes[MEMORY_PAGE];
 };
 
-struct memory_cache {
-    pid_t pid;
-    struct u64_map index;      /* page address -> index in pages (pages[0 .. used) are this task's) */
+struct memory_pages {
+    struct u64_map index;      /* page address -> index in v */
     struct memory_page *v;
     size_t n, cap;
 };
 
-int memory_cache_init(struct memory_cache *c, pid_t pid);
+struct memory_cache {
+    pid_t pid;
+    const struct target_maps *maps;   /* sorted by address: which pages are read-only */
+    struct memory_pages task;         /* this task's pages, dropped by each reset */
+    struct memory_pages lasting;      /* pages of read-only mappings */
+};
+
+/* maps (kept by the caller while the cache lives) may be NULL: no page is kept across resets */
+int memory_cache_init(struct memory_cache *c, pid_t pid, const struct target_maps *maps);
 void memory_cache_reset(struct memory_cache *c);
 void memory_cache_free(struct memory_cache *c);
 /* an elf_memory_reader; ctx is a struct memory_cache * */
@@ -147,12 +156,28 @@ struct decode_limits {
     bool no_details;           /* leaves named only, nothing read of them (task_reader_options.no_details) */
 };
 
+/* ---- future_leaves.c: what can be read of a leaf future --------------------------------------------------- */
+enum leaf_strength { LEAF_NONE, LEAF_WEAK, LEAF_STRONG };
+/* How a leaf future is read, found once per type: which rule named it and where its fields are. */
+struct leaf_plan {
+    enum leaf_strength strength;   /* LEAF_NONE: not a leaf taskspy knows */
+    int rule;                      /* (future_leaves.c's rules) */
+    bool fields_found;             /* the fields the detail reads */
+    uint64_t offset[2];
+    size_t size[2];
+};
+/* Whether qualified (type's name) is a leaf future taskspy knows, and where what can be read of it is. */
+void future_leaf_plan(const char *qualified, Dwarf_Die *type, struct leaf_plan *out);
+/* The leaf at addr described (pooled), or NULL when nothing could be read. */
+const char *future_leaf_detail(const struct tokio_layout *l, struct string_pool *pool, elf_memory_reader read,
+                               void *rctx, const struct leaf_plan *plan, uint64_t addr);
+
 /* What the decoder needs to know of a type, found once per DWARF entry and kept across snapshots (finding
  * them again for every value was most of a snapshot's CPU after the reads: qualified names, demangled
  * function names, variant parts looked for among a big struct's members): DIE offset -> facts. Zeroed: empty. */
 enum type_kind {
     TYPE_OTHER,                /* searched through its members */
-    TYPE_LEAF,                 /* a leaf future taskspy knows (future_leaf) */
+    TYPE_LEAF,                 /* a leaf future taskspy knows (future_leaf_plan) */
     TYPE_TRACE_ROOT,           /* tokio's taskdump wrapper: searched through */
     TYPE_SHARED,               /* Arc, Rc, the runtime's own state: not searched */
     TYPE_BOX,                  /* followed */
@@ -161,7 +186,27 @@ struct type_facts {
     const char *name;          /* qualified name (pooled), NULL: none */
     const char *function;      /* an async state machine's function (pooled), NULL: none or not one */
     bool has_variants;         /* a Rust enum */
+    bool discr_known;          /* its discriminant's place is known (discr_size 0: untagged) */
+    uint64_t discr_offset;
+    size_t discr_size;
+    int64_t size;              /* DW_AT_byte_size, -1: none */
     enum type_kind kind;
+    struct leaf_plan leaf;     /* TYPE_LEAF: how it is read */
+};
+/* The variant a value of one enum type holds, per discriminant value met, with what an async state machine's
+ * variant says (the await's position, the awaited future). */
+struct variant_facts {
+    Dwarf_Off type;
+    uint64_t value;
+    bool ok;                   /* the value selects a variant */
+    struct dwarf_member variant;
+    const char *name;          /* the variant type's name (Suspend0, Unresumed, ...) */
+    const char *file;          /* a Suspend variant's await */
+    uint32_t line;
+    bool has_awaitee;
+    struct dwarf_member awaitee;
+    bool has_field0;           /* a tuple variant's first field (Stage's Running(T)) */
+    struct dwarf_member field0;
 };
 struct type_cache {
     struct u64_map by_die;
@@ -169,6 +214,11 @@ struct type_cache {
         struct type_facts *v;
         size_t n, cap;
     } facts;
+    struct u64_map variant_by_key;   /* (type, value) mixed -> index in variants */
+    struct {
+        struct variant_facts *v;
+        size_t n, cap;
+    } variants;
 };
 void type_cache_free(struct type_cache *c);
 
@@ -198,11 +248,6 @@ bool future_decode(const struct tokio_layout *l, struct string_pool *pool, struc
                    elf_memory_reader read, void *rctx, uint64_t header, const struct task_plan *plan,
                    struct decoded_future *out);
 
-/* ---- future_leaves.c: what can be read of a leaf future --------------------------------------------------- */
-enum leaf_strength { LEAF_NONE, LEAF_WEAK, LEAF_STRONG };
-/* Whether qualified names a leaf future taskspy knows; describe it (*detail, pooled, or NULL; detail NULL: not
- * described, nothing read). */
-enum leaf_strength future_leaf(const struct tokio_layout *l, struct string_pool *pool, elf_memory_reader read,
-                               void *rctx, const char *qualified, Dwarf_Die *type, uint64_t addr, const char **detail);
+
 
 #endif

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* dwarf_internal.h: what dwarf/'s files share and nothing outside dwarf/ sees: the scope index, which answers
+ * "which DIEs contain this one" from one walk of its compilation unit (libdw's dwarf_getscopes_die walks the
+ * unit again from its start at every call: on a Rust binary's unit of megabytes, milliseconds each). */
+#ifndef TASKSPY_DWARF_INTERNAL_H
+#define TASKSPY_DWARF_INTERNAL_H
+
+#include <elfutils/libdw.h>
+#include <stdint.h>
+
+#include "base/u64_map.h"
+#include "base/vec.h"
+
+/* One DIE with children: where its entry starts, where its subtree ends, the DIE that contains it. */
+struct dwarf_scope {
+    Dwarf_Off start, end;
+    uint32_t parent;           /* index in the unit's scopes, UINT32_MAX for the unit itself */
+};
+
+struct dwarf_unit_scopes {
+    VEC_OF(struct dwarf_scope) v;   /* in the unit's order (by start), the unit first */
+};
+
+struct dwarf_scope_index {
+    struct u64_map by_unit;    /* unit DIE offset -> index in units */
+    VEC_OF(struct dwarf_unit_scopes) units;
+};
+
+/* The DIEs that contain die, innermost first, its compilation unit last. Returns how many, or -1 when there
+ * are more than max or die's unit cannot be indexed (out of memory, nested too deep): the caller then asks
+ * libdw. */
+int dwarf_scopes_containing(struct dwarf_scope_index *x, Dwarf_Die *die, Dwarf_Die *out, int max);
+void dwarf_scope_index_free(struct dwarf_scope_index *x);
+
+#endif
