@@ -59,6 +59,7 @@ void type_cache_free(struct type_cache *c)
 {
     u64_map_free(&c->by_die);
     vec_free(&c->facts);
+    vec_free(&c->members);
     u64_map_free(&c->variant_by_key);
     vec_free(&c->variants);
 }
@@ -104,7 +105,14 @@ static enum type_kind kind_of(const char *name, const struct leaf_plan *leaf)
 
 static struct type_facts find_facts(struct decoder *dc, Dwarf_Die *type)
 {
-    struct type_facts f = { .has_variants = dwarf_has_variants(type), .size = dwarf_type_size(type) };
+    struct type_facts f = { .tag = dwarf_tag(type) };
+    if (f.tag != DW_TAG_structure_type)
+        return f;
+    const char *own = dwarf_diename(type);
+    f.branches = own && own[0] == '(';
+    f.async_env = is_async_env(type);
+    f.has_variants = dwarf_has_variants(type);
+    f.size = dwarf_type_size(type);
     if (f.has_variants)
         f.discr_known = dwarf_variant_discr_at(type, &f.discr_offset, &f.discr_size);
     char name[MAX_NAME];
@@ -112,7 +120,7 @@ static struct type_facts find_facts(struct decoder *dc, Dwarf_Die *type)
         f.name = string_pool_intern(dc->pool, name);
     future_leaf_plan(f.name, type, &f.leaf);
     f.kind = kind_of(f.name, &f.leaf);
-    if (is_async_env(type))
+    if (f.async_env)
         f.function = find_function_name(dc, type);
     return f;
 }
@@ -283,18 +291,47 @@ static enum found decode_async(struct decoder *dc, Dwarf_Die *env, uint64_t addr
 
 /* ---- any other future ----------------------------------------------------------------------------------- */
 
+/* type's members, listed in the cache on the first sight of the type: false when they cannot be (no memory) */
+static bool members_of(struct decoder *dc, Dwarf_Die *type, uint32_t *at, uint32_t *n)
+{
+    struct type_cache *c = dc->types;
+    uint32_t index;
+    if (!c->by_die.keys || !u64_map_get(&c->by_die, dwarf_dieoffset(type), &index))
+        return false;
+    if (!c->facts.v[index].members_known) {
+        size_t first = c->members.n;
+        struct dwarf_member m;
+        struct dwarf_member_cursor cursor = { 0 };
+        while (dwarf_member_next(type, &cursor, &m)) {
+            struct member_facts *mf = vec_push(&c->members);
+            if (!mf || c->members.n > UINT32_MAX) {
+                c->members.n = first;
+                return false;
+            }
+            const char *name = dwarf_diename(&m.die);
+            *mf = (struct member_facts){ m.type, m.offset, name && strncmp(name, "_marker", 7) == 0 };
+        }
+        c->facts.v[index].members_at = (uint32_t)first;
+        c->facts.v[index].n_members = (uint32_t)(c->members.n - first);
+        c->facts.v[index].members_known = true;
+    }
+    *at = c->facts.v[index].members_at;
+    *n = c->facts.v[index].n_members;
+    return true;
+}
+
 /* A struct's members are searched whole: a suspended async fn anywhere in it beats a socket met first (a
    connection holds its socket before its request's handler). A tuple's elements are select!'s or join!'s
    branches: the first branch (in source order) where anything is found, a socket included, is the one shown. */
 static enum found decode_members(struct decoder *dc, Dwarf_Die *type, uint64_t addr, unsigned depth)
 {
-    const char *tn = dwarf_diename(type);
-    bool branches = tn && tn[0] == '(';
-    struct dwarf_member m;
-    struct dwarf_member_cursor members = { 0 };
-    while (dwarf_member_next(type, &members, &m)) {
-        const char *n = dwarf_diename(&m.die);
-        if (n && strncmp(n, "_marker", 7) == 0)
+    bool branches = facts_of(dc, type).branches;
+    uint32_t at, n;
+    if (!members_of(dc, type, &at, &n))
+        return FOUND_NONE;
+    for (uint32_t i = at; i < at + n; i++) {
+        struct member_facts m = dc->types->members.v[i];   /* (a copy: the list grows while decoding) */
+        if (m.marker)
             continue;
         const char *weak_before = dc->weak_leaf;
         if (decode(dc, &m.type, addr + m.offset, depth + 1) == FOUND_FRAME)
@@ -321,19 +358,18 @@ static enum found decode(struct decoder *dc, Dwarf_Die *type, uint64_t addr, uns
 {
     if (depth > dc->max_depth || dc->bytes_left == 0 || addr == 0 || !first_visit(dc, addr, type))
         return FOUND_NONE;
-    int tag = dwarf_tag(type);
-    if (tag == DW_TAG_pointer_type)
+    struct type_facts facts = facts_of(dc, type);
+    if (facts.tag == DW_TAG_pointer_type)
         return follow_pointer(dc, type, addr, depth);
-    if (tag == DW_TAG_union_type) {
+    if (facts.tag == DW_TAG_union_type) {
         struct dwarf_member value;     /* MaybeUninit<T> { uninit, value: ManuallyDrop<T> } */
         return dwarf_member(type, "value", &value) ? decode(dc, &value.type, addr + value.offset, depth + 1)
                                                    : FOUND_NONE;
     }
-    if (tag != DW_TAG_structure_type)
+    if (facts.tag != DW_TAG_structure_type)
         return FOUND_NONE;
-    if (is_async_env(type))
+    if (facts.async_env)
         return decode_async(dc, type, addr, depth);
-    struct type_facts facts = facts_of(dc, type);
     const char *name = facts.name;
     if (facts.kind == TYPE_LEAF) {
         const char *detail =

@@ -136,13 +136,16 @@ int target_maps_load(pid_t pid, struct target_maps *out)
             rc = -1;
             break;
         }
-        *m = (struct target_mapping){ start, end, offset, perms[1] != 'w', NULL };
+        *m = (struct target_mapping){ start, end, offset, false, NULL };
         char *name = line + name_at;
         name[strcspn(name, "\n")] = '\0';
         if (name_at > 0 && name[0] == '/' && !(m->path = strdup(name))) {
             rc = -1;
             break;
         }
+        /* a file's readable, unwritable pages: its code and relocated read-only data (vtables) do not change; an
+           anonymous mapping without write permission may be a malloc arena's reserve, made writable as it grows */
+        m->read_only = m->path && perms[0] == 'r' && perms[1] != 'w';
     }
     fclose(f);
     if (rc != 0)

@@ -18,7 +18,7 @@
 /* ---- target_memory.c: reading another process ---------------------------------------------------------- */
 struct target_mapping {
     uint64_t start, end, offset;
-    bool read_only;            /* mapped without write permission (a vtable's .data.rel.ro, code) */
+    bool read_only;            /* a file mapped readable, not writable (code, a vtable's .data.rel.ro) */
     char *path;                /* as /proc/PID/maps names it, or NULL for anonymous mappings */
 };
 
@@ -183,6 +183,11 @@ enum type_kind {
     TYPE_BOX,                  /* followed */
 };
 struct type_facts {
+    int tag;                   /* DW_TAG_*: only a structure type's other facts are found */
+    bool async_env;            /* an async fn's or block's state machine */
+    bool branches;             /* a tuple: select!'s or join!'s branches */
+    bool members_known;        /* its members are members.v[members_at ..][n_members] */
+    uint32_t members_at, n_members;
     const char *name;          /* qualified name (pooled), NULL: none */
     const char *function;      /* an async state machine's function (pooled), NULL: none or not one */
     bool has_variants;         /* a Rust enum */
@@ -208,12 +213,22 @@ struct variant_facts {
     bool has_field0;           /* a tuple variant's first field (Stage's Running(T)) */
     struct dwarf_member field0;
 };
+/* A structure's member as the decoder walks it. */
+struct member_facts {
+    Dwarf_Die type;
+    uint64_t offset;
+    bool marker;               /* PhantomData's _marker: nothing to search */
+};
 struct type_cache {
     struct u64_map by_die;
     struct {
         struct type_facts *v;
         size_t n, cap;
     } facts;
+    struct {
+        struct member_facts *v;
+        size_t n, cap;
+    } members;
     struct u64_map variant_by_key;   /* (type, value) mixed -> index in variants */
     struct {
         struct variant_facts *v;
