@@ -22,8 +22,14 @@ for lang in c cpp rust; do
         -- "$FIXTURES/$name" 4 --log-tasks > "$WORK/$name.stdout" 2> "$WORK/$name.err"
     check "$lang example: exit 0" test $? -eq 0
     grep '^taskspy: \(tasks\|markers\|the TLS\)' "$WORK/$name.err" | diag
-    check "$lang example: tasks from the TLS marker, every sample with its record, no warning" sh -c \
-        "grep -q '^taskspy: tasks: from the TLS marker taskspy_current_task (thread pointer -[0-9]*) read at each sample: [0-9]* samples, 0 without a record and 0 unreadable' '$WORK/$name.err' &&
+    # unreadable: the marker's page not present when the sample's BPF program read it (a thread's first
+    # instants: BPF cannot fault a page in); a few in thousands, never a real share
+    tls_line=$(grep '^taskspy: tasks: from the TLS marker taskspy_current_task (thread pointer -[0-9]*) read at each sample: ' "$WORK/$name.err")
+    tls_samples=$(echo "$tls_line" | sed -n 's/.* read at each sample: \([0-9]*\) samples, .*/\1/p')
+    tls_unreadable=$(echo "$tls_line" | sed -n 's/.* and \([0-9]*\) unreadable .*/\1/p')
+    check "$lang example: tasks from the TLS marker, every sample with its record (${tls_unreadable:-?} of ${tls_samples:-?} unreadable), no warning" sh -c \
+        "echo '$tls_line' | grep -q ' [0-9]* samples, 0 without a record and ' &&
+         [ '${tls_unreadable:-x}' -le \$(( ${tls_samples:-0} / 200 )) ] 2>/dev/null &&
          ! grep -q 'read 0 in all' '$WORK/$name.err'"
     # each task id with the kind of the poll function its samples ran: one the program spawned
     sed -n "s/^task \([0-9]*\): .*poll_\(parse\|render\|compress\).*/spawn \1 \2/p" "$WORK/$name.folded" |
