@@ -14,11 +14,11 @@
  * links and events removes the uprobes and lowers the semaphores; tracefs definitions are removed on exit
  * and, after a SIGKILL, at the next start. This file: opening, the questions the sampler asks, closing. */
 #include "sampler/markers/markers_internal.h"
+#include "sampler/sampler_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <string.h>
 
 int markers_open(struct markers **out, const struct markers_config *cfg, char *err, size_t errlen)
@@ -69,14 +69,12 @@ void markers_enable(struct markers *m, bool on)
 {
     if (!m)
         return;
-    struct timespec now;
-    uint64_t now_ns = clock_gettime(CLOCK_MONOTONIC, &now) == 0
-                          ? (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec : 0;
+    uint64_t now = now_ns();           /* (the sampler's clock: 0 when it cannot be read) */
     if (on) {
-        m->bpf_from_ns = now_ns;
+        m->bpf_from_ns = now;
         m->bpf_until_ns = UINT64_MAX;
-    } else if (now_ns) {
-        m->bpf_until_ns = now_ns;
+    } else if (now) {
+        m->bpf_until_ns = now;
     }
     event_fds_enable_from(&m->events, 0, on);
     if (on && m->bpf)
