@@ -84,9 +84,11 @@ check "current zero-probe: runtime frames cut (a task stack starts at the task's
     every_stack "$WORK/zero.folded" '^task: tokio_fixture' "$TASK_FIRST"
 rp_lines=$(lines_of AWAIT:render_page "$MAIN_RS")
 cr_lines=$(lines_of 'BURN:compress_response' "$MAIN_RS")
-check "current: render_page's frames at its await lines ($rp_lines), compress_response's at its burn lines ($cr_lines)" \
+# a render_page frame with a callee below it is at an await line; a sample in render_page's own code (its leaf
+# frame, e.g. the state machine's dispatch at the fn line: seen once in a CI run) may be at any of its lines
+check "current: render_page's frames that call on at its await lines ($rp_lines), compress_response's at its burn lines ($cr_lines)" \
     sh -c "grep -Eq 'tokio_fixture::render_page @ main\\.rs:($rp_lines);' '$WORK/zero.folded' &&
-           ! grep -Eo 'tokio_fixture::render_page @ main\\.rs:[0-9]+' '$WORK/zero.folded' | grep -Evq ':($rp_lines)\$' &&
+           ! grep -Eo 'tokio_fixture::render_page @ main\\.rs:[0-9]+;' '$WORK/zero.folded' | grep -Evq ':($rp_lines);\$' &&
            grep -Eq 'tokio_fixture::compress_response @ main\\.rs:($cr_lines);' '$WORK/zero.folded'"
 "$TASKSPY" record -p "$FIXTURE_PID" -d 6 -F 199 --markers probes -o "$WORK/probes.folded" 2> "$WORK/probes.err"
 check "current probe route: exit 0" test $? -eq 0
