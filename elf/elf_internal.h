@@ -32,7 +32,16 @@ bool debug_files_ask_debuginfod(const struct debug_files *df);
 
 /* ---- debuginfod_fetch.c: libdebuginfod ----------------------------------------------------------- */
 struct debuginfod_client;
+/* libdebuginfod's functions, loaded on the first fetch */
+struct debuginfod_library {
+    struct debuginfod_client *(*begin)(void);
+    void (*end)(struct debuginfod_client *);
+    void (*set_user_data)(struct debuginfod_client *, void *);
+    void (*set_progressfn)(struct debuginfod_client *, int (*)(struct debuginfod_client *, long, long));
+    int (*find_debuginfo)(struct debuginfod_client *, const unsigned char *, int, char **);
+};
 struct debuginfod_session {
+    struct debuginfod_library lib;
     struct debuginfod_client *client;  /* begun on the first fetch */
     bool begun;                        /* debuginfod_begin was called (client NULL: it failed) */
     unsigned wait_limit_s;             /* debug_file_settings.wait_limit_s */

@@ -32,7 +32,7 @@ srcs() {
     esac
 }
 libs() { case $1 in demangle) echo -liberty -lz ;; task_decode) echo -ldw -lelf -liberty -lz ;;
-         elf_file) echo -ldebuginfod -lz ;; folded) echo -lz ;; *) echo ;; esac; }
+         elf_file) echo -ldl -lz ;; folded) echo -lz ;; *) echo ;; esac; }
 maxlen() { case $1 in elf_file|task_decode) echo 65536 ;; folded) echo 16384 ;; perf_records) echo 8192 ;; *) echo 4096 ;; esac; }
 
 mkdir -p "$OUT/gen" "$OUT/logs" || exit 2
