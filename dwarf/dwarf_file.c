@@ -90,12 +90,18 @@ void dwarf_types_close(struct dwarf_types *d)
     free(d);
 }
 
+/* die's next sibling, a subtree skipped through the scope index: 0 when there is one (die set to it) */
+static int next_sibling(struct dwarf_types *d, Dwarf_Die *die)
+{
+    return dwarf_scopes_next_sibling(&d->scopes, die, die);
+}
+
 /* Calls visit(ctx, die, depth) for every DIE below each CU's top level that is a namespace, a type or a
  * variable, descending into namespaces and types (not into function bodies). Stops when visit returns
  * true; returns whether it did. */
 typedef bool (*visit_fn)(void *ctx, Dwarf_Die *die);
 
-static bool walk_scope(Dwarf_Die *scope, int depth, visit_fn visit, void *ctx)
+static bool walk_scope(struct dwarf_types *d, Dwarf_Die *scope, int depth, visit_fn visit, void *ctx)
 {
     Dwarf_Die child;
     if (depth > MAX_DEPTH || dwarf_child(scope, &child) != 0)
@@ -105,9 +111,9 @@ static bool walk_scope(Dwarf_Die *scope, int depth, visit_fn visit, void *ctx)
             return true;
         int tag = dwarf_tag(&child);
         if ((tag == DW_TAG_namespace || tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
-             tag == DW_TAG_enumeration_type) && walk_scope(&child, depth + 1, visit, ctx))
+             tag == DW_TAG_enumeration_type) && walk_scope(d, &child, depth + 1, visit, ctx))
             return true;
-    } while (dwarf_siblingof(&child, &child) == 0);
+    } while (next_sibling(d, &child) == 0);
     return false;
 }
 
@@ -151,6 +157,7 @@ static bool each_unit(struct dwarf_types *d, Dwarf_Die *near, const char *crate,
 }
 
 struct scope_walk {
+    struct dwarf_types *d;
     visit_fn visit;
     void *ctx;
 };
@@ -158,12 +165,12 @@ struct scope_walk {
 static bool walk_unit(void *ctx, Dwarf_Die *unit)
 {
     struct scope_walk *w = ctx;
-    return walk_scope(unit, 0, w->visit, w->ctx);
+    return walk_scope(w->d, unit, 0, w->visit, w->ctx);
 }
 
 static bool walk_units(struct dwarf_types *d, const char *crate, size_t crate_len, visit_fn visit, void *ctx)
 {
-    struct scope_walk w = { visit, ctx };
+    struct scope_walk w = { d, visit, ctx };
     return each_unit(d, NULL, crate, crate_len, walk_unit, &w);
 }
 
@@ -220,9 +227,14 @@ static const char *crate_of(const char *symbol, size_t *len)
     return end;
 }
 
-bool dwarf_variable_by_linkage(struct dwarf_types *d, const char *symbol, Dwarf_Die *type)
+bool dwarf_variable_by_linkage(struct dwarf_types *d, const char *symbol, const uint64_t *near, size_t n_near,
+                               Dwarf_Die *type)
 {
     struct linkage_search s = { symbol, type };
+    Dwarf_Die unit;
+    for (size_t i = 0; i < n_near; i++)      /* the units holding the given functions' code (.debug_aranges) */
+        if (dwarf_addrdie(d->dw, near[i], &unit) && walk_scope(d, &unit, 0, match_linkage, &s))
+            return true;
     size_t crate_len = 0;
     const char *crate = crate_of(symbol, &crate_len);
     return walk_units(d, crate, crate_len, match_linkage, &s);
@@ -327,7 +339,8 @@ static bool entry_is(Dwarf_Die *die, uint64_t addr)
 
 /* the concrete subprogram (one with code) containing pc below scope, through namespaces and types (rustc
    nests functions in them; libdw's scope walk does not enter them); entry: only one starting at pc */
-static bool subprogram_at(Dwarf_Die *scope, uint64_t pc, bool entry, int depth, Dwarf_Die *out)
+static bool subprogram_at(struct dwarf_types *d, Dwarf_Die *scope, uint64_t pc, bool entry, int depth,
+                          Dwarf_Die *out)
 {
     Dwarf_Die child;
     if (depth > MAX_DEPTH || dwarf_child(scope, &child) != 0)
@@ -341,17 +354,17 @@ static bool subprogram_at(Dwarf_Die *scope, uint64_t pc, bool entry, int depth, 
             }
         } else if ((tag == DW_TAG_namespace || tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
                     tag == DW_TAG_enumeration_type) &&
-                   subprogram_at(&child, pc, entry, depth + 1, out)) {
+                   subprogram_at(d, &child, pc, entry, depth + 1, out)) {
             return true;
         }
-    } while (dwarf_siblingof(&child, &child) == 0);
+    } while (next_sibling(d, &child) == 0);
     return false;
 }
 
 bool dwarf_function_at(struct dwarf_types *d, uint64_t addr, Dwarf_Die *out)
 {
     Dwarf_Die cu;
-    return dwarf_addrdie(d->dw, addr, &cu) && subprogram_at(&cu, addr, true, 0, out);
+    return dwarf_addrdie(d->dw, addr, &cu) && subprogram_at(d, &cu, addr, true, 0, out);
 }
 
 /* ---- vtables ------------------------------------------------------------------------------------------- */
@@ -431,7 +444,7 @@ static bool name_is(Dwarf_Die *die, const char *s, size_t len)
 
 /* below scope, the DIE that the remaining path components name (the last a structure type for which
    accept(ctx, die) holds) */
-static bool find_in(Dwarf_Die *scope, const char *parts[], size_t lens[], size_t n,
+static bool find_in(struct dwarf_types *d, Dwarf_Die *scope, const char *parts[], size_t lens[], size_t n,
                     bool (*accept)(void *ctx, Dwarf_Die *die), void *ctx, Dwarf_Die *out)
 {
     Dwarf_Die child;
@@ -447,14 +460,15 @@ static bool find_in(Dwarf_Die *scope, const char *parts[], size_t lens[], size_t
                 return true;
             }
         } else if ((tag == DW_TAG_namespace || tag == DW_TAG_structure_type) && name_is(&child, parts[0], lens[0]) &&
-                   find_in(&child, parts + 1, lens + 1, n - 1, accept, ctx, out)) {
+                   find_in(d, &child, parts + 1, lens + 1, n - 1, accept, ctx, out)) {
             return true;
         }
-    } while (dwarf_siblingof(&child, &child) == 0);
+    } while (next_sibling(d, &child) == 0);
     return false;
 }
 
 struct type_search {
+    struct dwarf_types *d;
     const char **parts;
     size_t *lens, n;
     bool (*accept)(void *ctx, Dwarf_Die *die);
@@ -465,7 +479,7 @@ struct type_search {
 static bool find_in_unit(void *ctx, Dwarf_Die *unit)
 {
     struct type_search *s = ctx;
-    return find_in(unit, s->parts, s->lens, s->n, s->accept, s->ctx, s->out);
+    return find_in(s->d, unit, s->parts, s->lens, s->n, s->accept, s->ctx, s->out);
 }
 
 /* The type qualified names (near's unit searched first, near given; then in the file's order: a type is
@@ -480,7 +494,7 @@ static bool find_type(struct dwarf_types *d, const char *qualified, bool (*accep
         return false;
     if (prefix_last)
         lens[n - 1] = 0;       /* any name: accept() decides */
-    struct type_search s = { parts, lens, n, accept, ctx, out };
+    struct type_search s = { d, parts, lens, n, accept, ctx, out };
     return each_unit(d, near, NULL, 0, find_in_unit, &s);
 }
 
@@ -564,7 +578,7 @@ static bool find_async_fn_linkage(struct dwarf_types *d, Dwarf_Die *env, char *b
             snprintf(buf, len, "%s", linkage);
             found = true;
             break;
-        } while (dwarf_siblingof(&child, &child) == 0);
+        } while (next_sibling(d, &child) == 0);
     }
     free(scopes);
     return found;
@@ -591,7 +605,7 @@ bool dwarf_async_fn_linkage(struct dwarf_types *d, Dwarf_Die *env, char *buf, si
 size_t dwarf_inline_names(struct dwarf_types *d, uint64_t pc, void (*fn)(void *ctx, const char *name), void *ctx)
 {
     Dwarf_Die cu, sub;
-    if (!dwarf_addrdie(d->dw, pc, &cu) || !subprogram_at(&cu, pc, false, 0, &sub))
+    if (!dwarf_addrdie(d->dw, pc, &cu) || !subprogram_at(d, &cu, pc, false, 0, &sub))
         return 0;
     /* the chain of inlined subroutines containing pc, outermost first, then given innermost first */
     Dwarf_Die chain[MAX_DEPTH];

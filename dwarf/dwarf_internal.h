@@ -30,6 +30,9 @@ struct dwarf_scope_index {
  * are more than max or die's unit cannot be indexed (out of memory, nested too deep): the caller then asks
  * libdw. */
 int dwarf_scopes_containing(struct dwarf_scope_index *x, Dwarf_Die *die, Dwarf_Die *out, int max);
+/* dwarf_siblingof through the index: a DIE with children is skipped by a jump to where its subtree ends (libdw
+ * reads the whole subtree to skip it). 0 with next set, 1 when die is its parent's last child, -1 on error. */
+int dwarf_scopes_next_sibling(struct dwarf_scope_index *x, Dwarf_Die *die, Dwarf_Die *next);
 void dwarf_scope_index_free(struct dwarf_scope_index *x);
 
 #endif

@@ -77,8 +77,11 @@ size_t dwarf_qualified_name(struct dwarf_types *d, Dwarf_Die *die, char *buf, si
 /* die's DW_AT_decl_file (base name) and DW_AT_decl_line; false when absent */
 bool dwarf_decl_position(Dwarf_Die *die, const char **file, uint32_t *line);
 
-/* The DW_TAG_variable whose DW_AT_linkage_name is symbol, and its type. */
-bool dwarf_variable_by_linkage(struct dwarf_types *d, const char *symbol, Dwarf_Die *type);
+/* The DW_TAG_variable whose DW_AT_linkage_name is symbol, and its type. near (n_near addresses, may be none):
+ * link-time code addresses of functions likely compiled in the variable's unit (its module's); their units are
+ * searched first, then its crate's (Rust legacy mangling), then the others. */
+bool dwarf_variable_by_linkage(struct dwarf_types *d, const char *symbol, const uint64_t *near, size_t n_near,
+                               Dwarf_Die *type);
 /* The function (concrete DW_TAG_subprogram) whose code starts at the link-time address addr. */
 bool dwarf_function_at(struct dwarf_types *d, uint64_t addr, Dwarf_Die *out);
 /* The concrete type a trait object's vtable at link-time address addr belongs to (rustc's vtable variables). */

@@ -96,7 +96,7 @@ int tokio_task_field_find(const char *path, const char *symbol, struct tokio_tas
         return rc < 0 ? -1 : 0;
     Dwarf_Die storage, context;
     uint64_t base;
-    int found = dwarf_variable_by_linkage(d, symbol, &storage) && find_context_within(&storage, 0, &context, &base) &&
+    int found = dwarf_variable_by_linkage(d, symbol, NULL, 0, &storage) && find_context_within(&storage, 0, &context, &base) &&
                 read_context(&context, base, out);
     dwarf_types_close(d);
     return found;
