@@ -27,6 +27,8 @@ bool target_memory_read(void *ctx, uint64_t addr, void *buf, size_t len)
     return n == (ssize_t)len;
 }
 
+static bool read_only(const struct target_maps *maps, uint64_t page);
+
 int memory_cache_init(struct memory_cache *c, pid_t pid, const struct target_maps *maps)
 {
     memset(c, 0, sizeof(*c));
@@ -41,12 +43,35 @@ int memory_cache_init(struct memory_cache *c, pid_t pid, const struct target_map
 
 void memory_cache_reset(struct memory_cache *c)
 {
-    if (c->task.index.count == 0)
-        return;
-    u64_map_free(&c->task.index);
-    c->task.n = 0;
-    if (u64_map_init(&c->task.index, 64) != 0)
-        memset(&c->task.index, 0, sizeof(c->task.index));    /* every read then goes to the target */
+    if (c->task.index.count > 0) {
+        u64_map_free(&c->task.index);
+        c->task.n = 0;
+        if (u64_map_init(&c->task.index, 64) != 0)
+            memset(&c->task.index, 0, sizeof(c->task.index));    /* every read then goes to the target */
+    }
+    uint32_t index;
+    if (c->ahead.addr && c->task.index.keys && u64_map_index(&c->task.index, c->ahead.addr, &c->task, &index) == 1)
+        c->task.v[index] = c->ahead;
+    c->ahead.addr = 0;
+}
+
+bool memory_cache_read_now(struct memory_cache *c, uint64_t addr, void *buf, size_t len, uint64_t ahead)
+{
+    c->ahead.addr = 0;
+    if (len == 0 || addr == 0 || addr + len < addr)
+        return false;
+    uint64_t page = ahead & ~(uint64_t)(MEMORY_PAGE - 1);
+    struct iovec local[2] = { { buf, len }, { c->ahead.bytes, MEMORY_PAGE } };
+    struct iovec remote[2] = { { (void *)(uintptr_t)addr, len }, { (void *)(uintptr_t)page, MEMORY_PAGE } };
+    bool read_ahead = page != 0 && !read_only(c->maps, page);   /* a lasting page is read where it is needed */
+    ssize_t n = process_vm_readv(c->pid, local, read_ahead ? 2 : 1, remote, read_ahead ? 2 : 1, 0);
+    if (n < (ssize_t)len)
+        return false;
+    if (read_ahead && n == (ssize_t)(len + MEMORY_PAGE)) {
+        c->ahead.addr = page;
+        c->ahead.readable = true;
+    }
+    return true;
 }
 
 void memory_cache_free(struct memory_cache *c)

@@ -258,9 +258,24 @@ static void thread_name(pid_t pid, pid_t tid, char name[16])
     fclose(f);
 }
 
+/* an elf_memory_reader for the second read of a state word: straight from the target, with the page of the
+   next task's header read ahead in the same system call */
+struct read_now {
+    struct memory_cache *cache;
+    uint64_t ahead;
+};
+
+static bool read_now(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    struct read_now *now = ctx;
+    return memory_cache_read_now(now->cache, addr, buf, len, now->ahead);
+}
+
 /* one task: its header read (through the cache, flushed just before), its future decoded from the same cache
-   between two reads of its state word, the second straight from the target */
-static void read_task(struct task_reader *r, uint64_t header, const struct task_header *first, struct task_info *t)
+   between two reads of its state word, the second straight from the target (with the page of next, the header
+   the walk reads after this one, read ahead) */
+static void read_task(struct task_reader *r, uint64_t header, const struct task_header *first, uint64_t next,
+                      struct task_info *t)
 {
     struct decode_limits limits = { r->opt.max_depth, r->opt.max_bytes, r->opt.no_details };
     struct task_header h = *first;
@@ -285,7 +300,8 @@ static void read_task(struct task_reader *r, uint64_t header, const struct task_
         if (plan && plan->ok)
             future_decode(&r->layout, &r->pool, &r->types, &limits, memory_cache_read, &r->cache, header, plan, &d);
         uint64_t state_again = 0;
-        bool same = tokio_read_state(&r->layout, target_memory_read, &r->pid, header, &state_again) &&
+        struct read_now now = { &r->cache, next };
+        bool same = tokio_read_state(&r->layout, read_now, &now, header, &state_again) &&
                     state_again == h.state;
         if (same || attempt == REREADS) {
             t->frames = d.frames;
@@ -349,7 +365,7 @@ static bool walk_list(struct task_reader *r, uint64_t head, struct task_snapshot
             struct task_info *t = vec_push(&r->tasks);
             if (!t)
                 return false;
-            read_task(r, at, &h, t);
+            read_task(r, at, &h, h.next, t);
         }
         if (read && (h.next || h.prev || at == head)) {
             uint64_t *step = vec_push(&r->path);

@@ -32,8 +32,9 @@ bool target_memory_read(void *ctx, uint64_t addr, void *buf, size_t len);
 
 /* The same reads through a cache of whole pages, one process_vm_readv per page: a task's future is read in a
  * few hundred small reads of the same pages. Reset before each task, so that what one task's decode sees is read
- * after that task's first state word (the consistency check) and never a page read for another task; pages
- * of read-only mappings (the vtables every task's header points to) are kept across resets. */
+ * after that task's first state word (the consistency check) and never a page read for another task's decode
+ * (the page read ahead for a task is its header's, read before its first state word); pages of read-only
+ * mappings (the vtables every task's header points to) are kept across resets. */
 #define MEMORY_PAGE 4096u
 struct memory_page {
     uint64_t addr;
@@ -52,6 +53,7 @@ struct memory_cache {
     const struct target_maps *maps;   /* sorted by address: which pages are read-only */
     struct memory_pages task;         /* this task's pages, dropped by each reset */
     struct memory_pages lasting;      /* pages of read-only mappings */
+    struct memory_page ahead;         /* read ahead for the next task (addr 0: none), kept by the next reset */
 };
 
 /* maps (kept by the caller while the cache lives) may be NULL: no page is kept across resets */
@@ -60,6 +62,10 @@ void memory_cache_reset(struct memory_cache *c);
 void memory_cache_free(struct memory_cache *c);
 /* an elf_memory_reader; ctx is a struct memory_cache * */
 bool memory_cache_read(void *ctx, uint64_t addr, void *buf, size_t len);
+/* len bytes at addr straight from the target (not cached), and in the same process_vm_readv the page that
+ * holds ahead (0: none), which the next reset keeps as the first of its pages: a task's second read of its
+ * state word and the next task's header in one system call. False when the bytes at addr cannot be read. */
+bool memory_cache_read_now(struct memory_cache *c, uint64_t addr, void *buf, size_t len, uint64_t ahead);
 int target_maps_load(pid_t pid, struct target_maps *out);
 void target_maps_free(struct target_maps *m);
 /* the load bias of the object at path (as maps names it) whose ELF is ef; false when it is not mapped */

@@ -121,10 +121,66 @@ static bool arc_data(elf_memory_reader read, void *rctx, Dwarf_Die *arc, uint64_
 
 /* ---- finding the layout ---------------------------------------------------------------------------------- */
 
+#define MAX_NEAR 4
+
 struct tls_symbol {
     uint64_t value;
     char name[1024];
+    uint64_t near[MAX_NEAR];    /* functions of the variable's module: the DWARF unit that defines it holds them */
+    size_t n_near;
 };
+
+/* The length of a Rust symbol's (legacy mangling: _ZN<len><ident>...) module path: its components up to the
+   first that names an item (not all lower case: CONTEXT, Scoped$LT$T$GT$, _$u7b$$u7b$closure...); 0 when none. */
+static size_t module_prefix_len(const char *name)
+{
+    if (strncmp(name, "_ZN", 3) != 0)
+        return 0;
+    const char *at = name + 3, *module_end = NULL;
+    while (*at >= '1' && *at <= '9') {
+        char *ident;
+        unsigned long len = strtoul(at, &ident, 10);
+        if (len == 0 || strnlen(ident, len) < len)
+            return 0;
+        for (unsigned long i = 0; i < len; i++)
+            if (!((ident[i] >= 'a' && ident[i] <= 'z') || (ident[i] >= '0' && ident[i] <= '9') || ident[i] == '_') ||
+                (i == 0 && ident[i] == '_'))
+                return module_end ? (size_t)(module_end - name) : 0;
+        at = module_end = ident + len;
+    }
+    return 0;
+}
+
+/* Whether name is a function directly in the module prefix[0, len): the prefix, one identifier, rustc's hash */
+static bool in_module(const char *name, const char *prefix, size_t len)
+{
+    if (strncmp(name, prefix, len) != 0)
+        return false;
+    char *ident;
+    unsigned long n = strtoul(name + len, &ident, 10);
+    if (n == 0 || ident == name + len || strnlen(ident, n) < n)
+        return false;
+    const char *hash = ident + n;
+    if (strncmp(hash, "17h", 3) != 0 || hash[19] != 'E' || hash[20] != '\0')
+        return false;
+    for (int i = 3; i < 19; i++)
+        if (!((hash[i] >= '0' && hash[i] <= '9') || (hash[i] >= 'a' && hash[i] <= 'f')))
+            return false;
+    return true;
+}
+
+/* Up to MAX_NEAR functions defined directly in sym's module, from the symbol table: where its DWARF is */
+static void near_functions(const struct elf_file *ef, struct tls_symbol *sym)
+{
+    size_t len = module_prefix_len(sym->name);
+    struct elf_symbol_iter it;
+    struct elf_symbol f;
+    if (len == 0 || !elf_symbols_begin(&it, ef, ".symtab"))
+        return;
+    while (sym->n_near < MAX_NEAR && elf_symbols_next(&it, &f))
+        if (f.type == STT_FUNC && f.section != SHN_UNDEF && f.value && in_module(f.name, sym->name, len))
+            sym->near[sym->n_near++] = f.value;
+}
 
 static bool tokio_tls_symbol(const struct elf_file *ef, const char *part, struct tls_symbol *out)
 {
@@ -139,6 +195,8 @@ static bool tokio_tls_symbol(const struct elf_file *ef, const char *part, struct
                 strstr(sym.name, TLS_STORAGE)) {
                 out->value = sym.value;
                 snprintf(out->name, sizeof(out->name), "%s", sym.name);
+                out->n_near = 0;
+                near_functions(ef, out);
                 return true;
             }
     }
@@ -226,7 +284,7 @@ int tokio_layout_find(struct tokio_layout *out, const char *exe, char *err, size
     }
     Dwarf_Die storage;
     uint64_t within;
-    if (!dwarf_variable_by_linkage(out->dwarf, context_sym.name, &storage) ||
+    if (!dwarf_variable_by_linkage(out->dwarf, context_sym.name, context_sym.near, context_sym.n_near, &storage) ||
         !find_context(&storage, 0, &out->context, &within)) {
         tokio_layout_free(out);
         return fail(err, errlen, "CONTEXT thread-local", "Context struct with current_task_id");
@@ -237,7 +295,8 @@ int tokio_layout_find(struct tokio_layout *out, const char *exe, char *err, size
         Dwarf_Die worker_storage;
         struct dwarf_member cell;
         /* worker::CURRENT's storage: a Cell<*const Context> (std's LocalKey storage may wrap it) */
-        if (dwarf_variable_by_linkage(out->dwarf, worker_sym.name, &worker_storage) &&
+        if (dwarf_variable_by_linkage(out->dwarf, worker_sym.name, worker_sym.near, worker_sym.n_near,
+                                      &worker_storage) &&
             find_inline(&worker_storage, "value", 0, &cell) &&
             dwarf_type_by_name(out->dwarf, "tokio::runtime::scheduler::multi_thread::worker::Context",
                                &out->worker_context))
