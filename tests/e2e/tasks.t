@@ -22,7 +22,7 @@ plan 24
 parked_check() {
     python3 - "$2" "$3" "$(park_line park_sleep)" "$(park_line nap)" "$(park_line park_channel)" \
         "$(park_line park_mutex)" "$(park_line joined_sleeper)" "$(park_line park_join)" "$(park_line park_oneshot)" \
-        "$(park_line park_forever)" << 'EOF'
+        "$(park_line park_forever)" "$(park_line busy_yield)" << 'EOF'
 import collections, json, re, sys
 d = json.load(open(sys.argv[1]))
 printed = collections.defaultdict(set)
@@ -31,7 +31,7 @@ for line in open(sys.argv[2]):
     if m:
         printed[m.group(2)].add(int(m.group(1)))
 ln = dict(zip(["park_sleep", "nap", "park_channel", "park_mutex", "joined_sleeper", "park_join", "park_oneshot",
-               "park_forever"], map(int, sys.argv[3:])))
+               "park_forever", "busy_yield"], map(int, sys.argv[3:])))
 P = "tokio_fixture::parked::"
 def own(t):
     return [(f["function"][len(P):], f["line"]) for f in t["frames"] if f["function"].startswith(P)]
@@ -69,9 +69,12 @@ for t in by_root["park_join"]:
 unwakeable = [t["root"] for t in d["tasks"] if t.get("unwakeable")]
 if unwakeable != [P + "park_forever"]:
     bad.append(f"unwakeable: {unwakeable}")
+# a busy task is running or scheduled; or idle at its yield line: tokio (1.25 on) defers yield_now's wake until
+# its worker looks for other work, and the task is idle in between (seen once in a check-asan run)
 busy = by_root["busy_yield"]
-if len(busy) != 2 or any(t["state"] not in ("running", "scheduled") for t in busy):
-    bad.append(f"busy: {[t['state'] for t in busy]}")
+if len(busy) != 2 or any(t["state"] not in ("running", "scheduled") and
+                         not (t["state"] == "idle" and own(t) == [("busy_yield", ln["busy_yield"])]) for t in busy):
+    bad.append(f"busy: {[(t['state'], own(t)) for t in busy]}")
 if printed:
     for kind, ts in by_root.items():
         if kind in expect and {t["id"] for t in ts} != printed[kind]:
