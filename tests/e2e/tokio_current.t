@@ -65,8 +65,13 @@ done
 total=$(samples "$WORK/tokio_current-ids.folded")
 check "current exports: pprof -top total = folded total ($total)" test "$(pprof_total "$WORK/ids.pb.gz" samples)" = "$total"
 go tool pprof -tags "$WORK/ids.pb.gz" 2> /dev/null | sed -n '/task_id:/,/^ *$/p' | grep -o '[0-9]\+$' | sort -u > "$WORK/pprof_ids"
+unprinted=$(awk '$1 == "task" { print $2 }' "$WORK/tokio_current.stdout" | sort -u | comm -13 - "$WORK/pprof_ids" | head -3)
 check "current exports: pprof's task_id labels are ids the program printed ($(wc -l < "$WORK/pprof_ids"))" \
-    sh -c "test -s '$WORK/pprof_ids' && test -z \"\$(awk '\$1 == \"task\" { print \$2 }' '$WORK/tokio_current.stdout' | sort -u | comm -13 - '$WORK/pprof_ids')\""
+    sh -c "test -s '$WORK/pprof_ids' && test -z '$(echo $unprinted)'" ||
+    for id in $unprinted; do       # what the samples of an id the program never printed were doing
+        echo "id $id: $(grep -c "^task $id:" "$WORK/tokio_current-ids.folded") folded roots; its samples' stacks:"
+        go tool pprof -traces -tagfocus "task_id=^$id\$" "$WORK/ids.pb.gz" 2> /dev/null | sed -n 9,60p
+    done | diag
 node "$BROWSER_DIR/speedscope_check.js" "$WORK/ids.speedscope.json" --total "$total" > "$WORK/ss.tap" 2>&1
 check "current exports: the speedscope file passes speedscope's schema and app" test $? -eq 0 || grep -v '^ok' "$WORK/ss.tap" | diag
 node "$BROWSER_DIR/speedscope_check.js" --trace "$WORK/ids.trace.json" > "$WORK/tr.tap" 2>&1

@@ -136,9 +136,11 @@ misfiled() {
 # the tokio fixture's task functions as frames (not as a type parameter in a frame's name)
 TOKIO_TASK=';tokio_fixture::(parse|render|compress)_task( @ [^;]*)?(;|$)'
 # minor_entries FOLDED: "MINOR TOTAL" for a --group-by task profile: MINOR counts the samples of each task id
-# that are not under that id's main entry (one id should have one entry), TOTAL all task samples
+# that are not under that id's main entry (one id should have one entry), TOTAL all task samples. (A stack
+# that is its root alone, "task 7: ROOT 1", has its count cut off the root: it is the same entry.)
 minor_entries() {
-    awk '/^task [0-9a-fx]+: / { n = $NF; split($0, a, ";"); root = a[1]; split(root, r, ": "); id = r[1];
+    awk '/^task [0-9a-fx]+: / { n = $NF; line = $0; sub(/ [0-9]+$/, "", line); split(line, a, ";"); root = a[1];
+            split(root, r, ": "); id = r[1];
             c[id SUBSEP root] += n; if (c[id SUBSEP root] > best[id]) best[id] = c[id SUBSEP root]; all[id] += n; total += n }
          END { for (id in all) minor += all[id] - best[id]; printf "%d %d\n", minor, total }' "$1"
 }
