@@ -41,6 +41,13 @@ void u64_map_free(struct u64_map *m)
     m->count = 0;
 }
 
+void u64_map_clear(struct u64_map *m)
+{
+    if (m->values)
+        memset(m->values, 0, (m->mask + 1) * sizeof(*m->values));
+    m->count = 0;
+}
+
 bool u64_map_get(const struct u64_map *m, uint64_t key, uint32_t *value)
 {
     if (!m->values)

@@ -19,6 +19,8 @@ struct u64_map {
 
 int u64_map_init(struct u64_map *m, size_t initial_capacity);
 void u64_map_free(struct u64_map *m);
+/* Empty the map, keeping its slots (no allocation). */
+void u64_map_clear(struct u64_map *m);
 /* Value for key, or false when absent. */
 bool u64_map_get(const struct u64_map *m, uint64_t key, uint32_t *value);
 /* Insert or overwrite. Returns 0, or -1 on allocation failure (then the map is as it was). */

@@ -62,6 +62,8 @@ void type_cache_free(struct type_cache *c)
     vec_free(&c->members);
     u64_map_free(&c->variant_by_key);
     vec_free(&c->variants);
+    free(c->spare);
+    c->spare = NULL;
 }
 
 static bool is_async_env(Dwarf_Die *type)
@@ -457,9 +459,10 @@ bool future_decode(const struct tokio_layout *l, struct string_pool *pool, struc
 {
     /* (not zeroed whole: the visited keys are written before they are read, and zeroing 32 KB per task was a
        tenth of a dump's CPU) */
-    struct decoder *dc = malloc(sizeof(*dc));
+    struct decoder *dc = types->spare ? types->spare : malloc(sizeof(*dc));
     if (!dc)
         return false;
+    types->spare = NULL;
     memset(dc, 0, offsetof(struct decoder, visited));
     dc->l = l;
     dc->pool = pool;
@@ -485,6 +488,6 @@ bool future_decode(const struct tokio_layout *l, struct string_pool *pool, struc
             out->detail = dc->weak_detail;
         }
     }
-    free(dc);
+    types->spare = dc;
     return running;
 }

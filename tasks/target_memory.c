@@ -43,11 +43,10 @@ int memory_cache_init(struct memory_cache *c, pid_t pid, const struct target_map
 
 void memory_cache_reset(struct memory_cache *c)
 {
+    c->last = NULL;
     if (c->task.index.count > 0) {
-        u64_map_free(&c->task.index);
+        u64_map_clear(&c->task.index);
         c->task.n = 0;
-        if (u64_map_init(&c->task.index, 64) != 0)
-            memset(&c->task.index, 0, sizeof(c->task.index));    /* every read then goes to the target */
     }
     uint32_t index;
     if (c->ahead.addr && c->task.index.keys && u64_map_index(&c->task.index, c->ahead.addr, &c->task, &index) == 1)
@@ -76,6 +75,7 @@ bool memory_cache_read_now(struct memory_cache *c, uint64_t addr, void *buf, siz
 
 void memory_cache_free(struct memory_cache *c)
 {
+    c->last = NULL;
     u64_map_free(&c->task.index);
     vec_free(&c->task);
     u64_map_free(&c->lasting.index);
@@ -101,6 +101,9 @@ static bool read_only(const struct target_maps *maps, uint64_t page)
 /* the cached page at page (read now when not cached), or NULL when the cache cannot hold it */
 static const struct memory_page *page_at(struct memory_cache *c, uint64_t page)
 {
+    if (c->last && c->last->addr == page)
+        return c->last;
+    c->last = NULL;                   /* (a page added below may move the others) */
     struct memory_pages *set = read_only(c->maps, page) ? &c->lasting : &c->task;
     uint32_t index;
     if (!set->index.keys)
@@ -113,6 +116,7 @@ static const struct memory_page *page_at(struct memory_cache *c, uint64_t page)
         p->addr = page;
         p->readable = target_memory_read(&c->pid, page, p->bytes, MEMORY_PAGE);
     }
+    c->last = p;
     return p;
 }
 

@@ -54,6 +54,7 @@ struct memory_cache {
     struct memory_pages task;         /* this task's pages, dropped by each reset */
     struct memory_pages lasting;      /* pages of read-only mappings */
     struct memory_page ahead;         /* read ahead for the next task (addr 0: none), kept by the next reset */
+    const struct memory_page *last;   /* the page the last read was in (most reads are in the one before) */
 };
 
 /* maps (kept by the caller while the cache lives) may be NULL: no page is kept across resets */
@@ -240,6 +241,7 @@ struct type_cache {
         struct variant_facts *v;
         size_t n, cap;
     } variants;
+    struct decoder *spare;           /* future_decode's working state (33 KB), kept for the next task */
 };
 void type_cache_free(struct type_cache *c);
 

@@ -276,16 +276,18 @@ int tokio_layout_find(struct tokio_layout *out, const char *exe, char *err, size
         return -1;
     }
     int rc = dwarf_types_open(&out->dwarf, exe);
-    if (rc != 0 || !dwarf_types_has_types(out->dwarf)) {
+    Dwarf_Die storage;
+    uint64_t within;
+    bool found = rc == 0 && dwarf_variable_by_linkage(out->dwarf, context_sym.name, context_sym.near,
+                                                      context_sym.n_near, &storage);
+    /* (whether the DWARF has types at all is asked only when CONTEXT's is not found: a walk of its own) */
+    if (!found && (rc != 0 || !dwarf_types_has_types(out->dwarf))) {
         snprintf(err, errlen, "tokio's task structures need DWARF types, and %s has %s (build with debug = 2, or keep "
                  "the debug file)", exe, rc < 0 ? "none readable" : rc > 0 ? "no debug info" : "line tables only");
         tokio_layout_free(out);
         return -1;
     }
-    Dwarf_Die storage;
-    uint64_t within;
-    if (!dwarf_variable_by_linkage(out->dwarf, context_sym.name, context_sym.near, context_sym.n_near, &storage) ||
-        !find_context(&storage, 0, &out->context, &within)) {
+    if (!found || !find_context(&storage, 0, &out->context, &within)) {
         tokio_layout_free(out);
         return fail(err, errlen, "CONTEXT thread-local", "Context struct with current_task_id");
     }
