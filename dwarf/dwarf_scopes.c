@@ -16,7 +16,6 @@ struct unit_walk {
     const uint8_t *unit_bytes;         /* the unit DIE's entry, at unit_offset */
     Dwarf_Off unit_offset, unit_end;   /* the unit's DIEs lie in [unit_offset, unit_end) */
     uint8_t address_size, offset_size;
-    bool failed;
 };
 
 /* the byte at off in the unit (off inside it) */
