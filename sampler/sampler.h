@@ -109,9 +109,10 @@ struct sampler_task_event {
 /* The stack at which a task registered its waker (a SAMPLER_TASK_WAKER_REGISTERED event of the same task and
  * thread, stamped by its own probe a moment apart, is delivered too). Not every registration has one: stacks
  * are taken at a budget (per task: when the registering caller changed or its last stack is 50 ms old; 300
- * per second in all); a registration without one leaves the task where its last stack put it. Addresses as
- * in sampler_sample: innermost first, user_ips[0] in the registering function (the waker machinery: its
- * entry, or its first instruction the kernel emulates). */
+ * per second in all, and besides those up to 600 a second of tasks' first stacks); a registration without
+ * one leaves the task where its last stack put it. Addresses as in sampler_sample: innermost first,
+ * user_ips[0] in the registering function (the waker machinery: its entry, or its first instruction the
+ * kernel emulates). */
 struct sampler_wait_stack {
     pid_t tid;
     uint32_t thread;

@@ -3,10 +3,11 @@
  * event copies the user stack (the wait profile's stacks, SPEC section 3a), whether the kernel writes that
  * sample: it returns 0 (no sample) unless the budget allows. A task's stack is taken again only when the
  * return address at %rsp (the registering caller) differs from the one at its last capture, or that capture
- * is older than interval_ns; and at most max_per_window stacks per window_ns in all. Per task (the probe's
- * %rdi) it keeps the last capture's time and return address in an LRU hash map; the counters (the window and
- * how many were taken and skipped) sit in a one-element mmapable array the reader reads without a system
- * call. Hits in other processes, and on other CPUs than the event's (unless it is for any CPU), are refused
+ * is older than interval_ns; and at most max_per_window stacks per window_ns in all, besides at most
+ * max_first_per_window first stacks of tasks that have none yet (which the cap would starve). Per task (the
+ * probe's %rdi) it keeps the last capture's time and return address in an LRU hash map; the counters (the
+ * window and how many were taken and skipped) sit in a one-element mmapable array the reader reads without a
+ * system call. Hits in other processes, and on other CPUs than the event's (unless it is for any CPU), are refused
  * (uncounted). */
 #ifndef TASKSPY_BPF_WAIT_FILTER_PROGRAM_H
 #define TASKSPY_BPF_WAIT_FILTER_PROGRAM_H
@@ -24,6 +25,7 @@ struct wait_filter_counters {
     uint64_t in_window;                /* stacks let through in it */
     uint64_t taken;                    /* stacks let through in all */
     uint64_t skipped;                  /* registrations refused by the budget */
+    uint64_t first_in_window;          /* first stacks let through over the cap in the current window */
 };
 
 /* The per-task map's value (key: the task id, u64). */
@@ -44,6 +46,7 @@ struct wait_filter_spec {
     uint32_t interval_ns;              /* same caller: again after this long (< 2^31) */
     uint32_t window_ns;                /* the rate cap's window (< 2^31) */
     uint32_t max_per_window;
+    uint32_t max_first_per_window;     /* tasks' first stacks over max_per_window */
 };
 
 #define WAIT_FILTER_ANY_CPU UINT32_MAX

@@ -111,7 +111,8 @@ secs=$(recorded_secs "$WORK/wait.err")
 sleep_line=$(lines_of WAIT:sleep_waiter "$MAIN_RS")
 slept=$(samples "$WORK/wait.folded" "^task: tokio_fixture::sleep_waiter;tokio_fixture::sleep_waiter @ main\\.rs:($sleep_line);.*Sleep.*\\[suspended\\]")
 check "current wait profile: the sleeper waits at its sleep line (main.rs:$sleep_line) ${slept} us of ${secs} s" \
-    between "$slept" "$(awk -v s="${secs:-0}" 'BEGIN { print s * 0.7e6 }')" "$(awk -v s="${secs:-0}" 'BEGIN { print s * 1.01e6 }')"
+    between "$slept" "$(awk -v s="${secs:-0}" 'BEGIN { print s * 0.7e6 }')" "$(awk -v s="${secs:-0}" 'BEGIN { print s * 1.01e6 }')" ||
+    { grep '^task: tokio_fixture::sleep_waiter' "$WORK/wait.folded" | cut -c1-300; grep 'waits:' "$WORK/wait.err"; } | diag
 check "current wait profile: the yielding task is runnable at its yield line" \
     grep -Eq "^task: tokio_fixture::yield_waiter;tokio_fixture::yield_waiter @ main\\.rs:($(lines_of WAIT:yield_waiter "$MAIN_RS"));.*\\[runnable\\] [0-9]+$" "$WORK/wait.folded"
 stop_fixture

@@ -19,9 +19,9 @@ ok() {   # ok CONDITION_EXIT_STATUS DESCRIPTION
     TAP_N=$((TAP_N + 1))
     if [ "$1" -eq 0 ]; then echo "ok $TAP_N - $2"; else echo "not ok $TAP_N - $2"; TAP_FAILED=1; fi
 }
-check() { # check DESCRIPTION COMMAND...: ok if the command succeeds
+check() { # check DESCRIPTION COMMAND...: ok if the command succeeds; returns its success, for "check ... || diag"
     local d=$1; shift
-    if "$@"; then ok 0 "$d"; else ok 1 "$d"; fi
+    if "$@"; then ok 0 "$d"; else ok 1 "$d"; return 1; fi
 }
 diag() { sed 's/^/# /' >&2; }
 

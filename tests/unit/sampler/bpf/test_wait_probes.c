@@ -64,7 +64,8 @@ static void test_filter_bounds(void **state)
     (void)state;
     struct bpf_insn p[WAIT_FILTER_PROGRAM_MAX];
     struct wait_filter_spec spec = { .tgid = 42, .cpu = 1, .tasks_fd = 5, .counters_fd = 6, .interval_ns = 50000000,
-                                     .window_ns = 100000000, .max_per_window = 30 };
+                                     .window_ns = 100000000, .max_per_window = 30,
+                                     .max_first_per_window = 60 };
     int n = wait_filter_program(&spec, p, WAIT_FILTER_PROGRAM_MAX);
     assert_true(n > 0 && n <= (int)WAIT_FILTER_PROGRAM_MAX);
     assert_int_equal(p[n - 1].code, BPF_JMP | BPF_EXIT);
@@ -97,7 +98,8 @@ static void test_filter_verifier_accepts(void **state)
         skip();
     struct bpf_insn p[WAIT_FILTER_PROGRAM_MAX];
     struct wait_filter_spec spec = { .tgid = (uint32_t)getpid(), .cpu = 0, .tasks_fd = tasks, .counters_fd = counters,
-                                     .interval_ns = 50000000, .window_ns = 100000000, .max_per_window = 30 };
+                                     .interval_ns = 50000000, .window_ns = 100000000, .max_per_window = 30,
+                                     .max_first_per_window = 60 };
     for (int any_cpu = 0; any_cpu < 2; any_cpu++) {
         spec.cpu = any_cpu ? WAIT_FILTER_ANY_CPU : 0;
         int n = wait_filter_program(&spec, p, WAIT_FILTER_PROGRAM_MAX);
@@ -128,7 +130,8 @@ static void test_slot_filter(void **state)
                                               .doorbell_fd = doorbell.map_fd };
     struct wait_filter_spec spec = { .tgid = (uint32_t)getpid(), .cpu = WAIT_FILTER_ANY_CPU, .tasks_fd = tasks,
                                      .counters_fd = counters, .interval_ns = 50000000, .window_ns = 100000000,
-                                     .max_per_window = 30 };
+                                     .max_per_window = 30,
+                                     .max_first_per_window = 60 };
     struct bpf_insn p[WAIT_FILTER_PROGRAM_MAX];
     int n = wait_filter_slot_program(&spec, &marker, p, WAIT_FILTER_PROGRAM_MAX);
     assert_true(n > 0 && n <= (int)WAIT_FILTER_PROGRAM_MAX);
