@@ -72,14 +72,17 @@ def poll_facts(polls, out):
     out["overlaps"] = overlaps
 
 
-def overlapping(spans_a, spans_b):
-    """How many spans of spans_a overlap some span of spans_b (both lists of (start, end), each sorted)."""
+def overlapping(spans_a, spans_b, examples=None):
+    """How many spans of spans_a overlap some span of spans_b (both lists of (start, end), each sorted); the
+    first few pairs appended to examples."""
     n = j = 0
     for start, end in spans_a:
         while j < len(spans_b) and spans_b[j][1] <= start:
             j += 1
         if j < len(spans_b) and spans_b[j][0] < end:
             n += 1
+            if examples is not None and len(examples) < 5:
+                examples.append(((start, end), spans_b[j]))
     return n
 
 
@@ -106,7 +109,10 @@ def wait_facts(waits, polls, out):
     for task, spans in by_task.items():
         spans.sort()
         overlaps += sum(1 for (_, end), (start, _) in zip(spans, spans[1:]) if start < end)
-        with_polls += overlapping(spans, sorted(polls_of.get(task, [])))
+        examples = []
+        with_polls += overlapping(spans, sorted(polls_of.get(task, [])), examples)
+        for (ws, we), (ps, pe) in examples:
+            print("wait of task %s [%d, %d] ns overlaps its poll [%d, %d] ns" % (task, ws, we, ps, pe), file=sys.stderr)
     out["bad_waits"] = bad
     out["wait_overlaps"] = overlaps
     out["wait_poll_overlaps"] = with_polls
