@@ -46,9 +46,7 @@
 #define WAIT_STACK_WINDOW_NS 100000000u
 #define WAIT_STACKS_PER_WINDOW 30u
 /* Over that cap, tasks with no stack yet take their first, at most this many per window (600 per second,
- * spent only while tasks the recording has not seen register: a task that registers every 20 ms among 290
- * that register thousands of times a second went 1.4 s of a 3 s recording without a stack under the cap
- * alone). */
+ * spent only while tasks the recording has not seen register; why: wait_filter_program.c's emit_budget). */
 #define WAIT_FIRST_STACKS_PER_WINDOW 60u
 
 struct wait_stacks {
