@@ -210,6 +210,9 @@ void record_summary_print_waits(FILE *out, const struct wait_summary *w, const s
                 st->waker_registrations + st->wakes, st->waker_registrations, st->wakes, st->duration_s,
                 (st->waker_registrations + st->wakes) / st->duration_s, w->stacks / st->duration_s,
                 st->wait_stacks_skipped / st->duration_s);
+    if (w->stray_stacks)
+        fprintf(out, "taskspy: waits: %" PRIu64 " registration stacks came outside a poll of their task: left out\n",
+                w->stray_stacks);
     if (st->unjoined_waker_events)
         fprintf(out, "taskspy: waits: %" PRIu64 " tokio waker events named no marker task (a header no polled task "
                      "had registered yet, or outside a poll): left out\n", st->unjoined_waker_events);

@@ -40,6 +40,7 @@ struct task_wait {
     uint64_t last_registered_ns;         /* ... its last waker registration (0: none yet) */
     uint64_t woken_since_registered;     /* ... its first wake after that registration (0: none) */
     bool ended_unreported;               /* waiting since an end taken without a poll-end event */
+    uint32_t end_due_thread;             /* a thread whose poll of it began another's overlapped (0: none) */
     uint64_t woken_at;                   /* 0: not woken since */
     uint64_t accounted_until;            /* no wait of this task counts before this */
     /* [0] certain waits, [1] doubtful ones: after a poll that registered no waker and was not woken again
@@ -398,6 +399,17 @@ static void note_registration(struct task_wait *t, uint64_t time_ns)
     t->woken_since_registered = 0;
 }
 
+/* A poll of t starts on thread while its poll on another thread, one that reports its poll ends, is still
+ * open and was woken during it: the two overlap. */
+static bool overlapping_poll(struct wait_profile *w, const struct task_wait *t, uint32_t thread)
+{
+    if (t->phase != PHASE_POLLING || !t->woken_in_poll || thread == 0 || t->poll_thread == 0 ||
+        t->poll_thread == thread)
+        return false;
+    uint32_t index;
+    return u64_map_get(&w->thread_index, t->poll_thread, &index) && w->threads.v[index].reports_ends;
+}
+
 static void apply(struct wait_profile *w, const struct buffered_event *e)
 {
     struct task_wait *t = task_of(w, e->task_id);
@@ -407,6 +419,22 @@ static void apply(struct wait_profile *w, const struct buffered_event *e)
     switch (e->kind) {
     case WAIT_POLL_START:
         close_thread_poll(w, th);
+        if (overlapping_poll(w, t, e->thread)) {
+            /* woken while polled and polled again on another thread before that poll's end (tokio pushes a
+             * task notified while running to a run queue before its poll returns, and another worker may
+             * steal it): never waiting in between; the earlier poll's end, still due, ends nothing */
+            t->end_due_thread = t->poll_thread;
+            if (t->poll_has_stack) {     /* where it registered in the earlier poll, unless the new one does */
+                t->stack = t->poll_stack;
+                t->key = t->poll_key;
+            }
+            t->ever_registered |= t->registered_in_poll;
+            begin_poll(t, e->thread, e->time_ns);
+            if (th)
+                *th = (struct thread_poll){ .thread = e->thread, .task_id = t->id, .start_ns = e->time_ns,
+                                            .open = true, .reports_ends = th->reports_ends };
+            break;
+        }
         if (t->phase == PHASE_POLLING || (t->phase == PHASE_DONE && !t->finished))
             end_unreported_poll(w, t);   /* its end never came: the poll is over by now */
         if (t->phase == PHASE_WAITING)
@@ -424,6 +452,18 @@ static void apply(struct wait_profile *w, const struct buffered_event *e)
         if (th) {
             th->reports_ends = true;
             th->open = false;
+        }
+        if (e->thread && e->thread == t->end_due_thread) {
+            t->end_due_thread = 0;
+            if (e->thread != t->poll_thread) {
+                /* the end of a poll another overlapped: the task waits from the later of the two ends */
+                if (t->phase == PHASE_WAITING && e->time_ns >= t->wait_since) {
+                    t->wait_since = e->time_ns;
+                    if (t->woken_at && t->woken_at < e->time_ns)
+                        t->woken_at = e->time_ns;
+                }
+                break;
+            }
         }
         if (t->phase == PHASE_DONE) {    /* terminated during this poll: it returned Ready */
             if (!t->finished)

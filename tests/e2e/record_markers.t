@@ -9,7 +9,9 @@
 source "$(dirname "$0")/lib/tap.sh"
 plan 65
 
-RUNTIME_FRAMES='worker_main|start_thread|clone|poll_task|rq_pop|rq_push|executor_'
+# (the executor's frames below a task; not executor_waker_registered, which the task itself calls, and where a
+# sample of the task may land: seen once in a CI run)
+RUNTIME_FRAMES='worker_main|start_thread|clone|poll_task|rq_pop|rq_push'
 check_tasks() { # check_tasks LABEL FOLDED
     local label=$1 f=$2
     for kind in parse render compress; do

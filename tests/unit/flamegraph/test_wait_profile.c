@@ -9,7 +9,8 @@
  * short-lived tasks leaving the table no bigger than the tasks alive, with the results of all of them; polls
  * whose end is not reported (tokio probed at Harness::poll's entry only) ending at their last registration, or
  * their start, once their thread or the task polls again, and an end reported after all correcting it; on
- * random streams with and without poll ends, one task's waits never overlapping. */
+ * random streams with and without poll ends, one task's waits never overlapping; a task polled on a second
+ * thread before its poll on the first ended waiting only once both did. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -432,6 +433,47 @@ static void test_unreported_end_then_reported(void **state)
     env_free(&e);
 }
 
+/* Woken during its poll on thread 7 and polled on thread 8 before that poll's end came (tokio queues a task
+ * notified while running before its poll returns; another worker can steal it): no wait until both polls
+ * ended, none inside either. */
+static void test_overlapping_polls_on_two_threads(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e);
+    event_on(&e, WAIT_POLL_START, 2, 0, 7);    /* thread 7 reports its poll ends (a return probe) */
+    event_on(&e, WAIT_TERMINATE, 2, 0, 7);
+    event_on(&e, WAIT_POLL_END, 2, 0, 7);
+    event_on(&e, WAIT_POLL_START, 1, 0, 7);
+    stack_at(&e, 1, 2, 12);
+    event_on(&e, WAIT_WAKE, 1, 4, 8);
+    event_on(&e, WAIT_POLL_START, 1, 5, 8);    /* stolen: thread 7's poll has not returned yet */
+    event_on(&e, WAIT_POLL_END, 1, 9, 8);
+    event_on(&e, WAIT_POLL_END, 1, 12, 7);     /* thread 7's end, due: the wait begins here */
+    event_on(&e, WAIT_WAKE, 1, 20, 9);
+    event_on(&e, WAIT_POLL_START, 1, 30, 7);
+    event_on(&e, WAIT_POLL_END, 1, 31, 7);
+    expect_folded(&e, 31, SLEEP_STACK(12) "[runnable] 10\n" SLEEP_STACK(12) "[suspended] 8\n");
+    env_free(&e);
+    /* the due end comes during the second poll: it ends nothing */
+    env_init(&e);
+    event_on(&e, WAIT_POLL_START, 2, 0, 7);
+    event_on(&e, WAIT_TERMINATE, 2, 0, 7);
+    event_on(&e, WAIT_POLL_END, 2, 1, 7);
+    event_on(&e, WAIT_POLL_START, 1, 10, 7);
+    stack_at(&e, 1, 12, 12);
+    event_on(&e, WAIT_WAKE, 1, 14, 8);
+    event_on(&e, WAIT_POLL_START, 1, 15, 8);
+    event_on(&e, WAIT_POLL_END, 1, 16, 7);
+    stack_at(&e, 1, 18, 13);
+    event_on(&e, WAIT_POLL_END, 1, 19, 8);
+    event_on(&e, WAIT_WAKE, 1, 25, 9);
+    event_on(&e, WAIT_POLL_START, 1, 29, 8);
+    event_on(&e, WAIT_POLL_END, 1, 30, 8);
+    expect_folded(&e, 30, SLEEP_STACK(13) "[runnable] 4\n" SLEEP_STACK(13) "[suspended] 6\n");
+    env_free(&e);
+}
+
 struct interval_check {
     uint64_t last_end[4];
     size_t n;
@@ -448,7 +490,7 @@ static void check_interval(void *ctx, const struct wait_interval *iv)
 }
 
 /* Random streams: whatever the order, no task's waits exceed the recording (start..stop) nor overlap, with
- * poll ends reported (thread 0: unknown) or not (threads 1 and 2 with no end events). */
+ * poll ends reported (on thread 0, unknown, or threads 1 and 2) or not (threads 1 and 2 with no end events). */
 static void test_duration_bound(void **state)
 {
     (void)state;
@@ -469,7 +511,7 @@ static void test_duration_bound(void **state)
             else if (!ends && kind == WAIT_POLL_END)
                 continue;
             else
-                event_on(&e, (enum wait_event_kind)kind, task, t, ends ? 0 : 1 + (uint32_t)(rand() % 2));
+                event_on(&e, (enum wait_event_kind)kind, task, t, ends && round % 4 == 0 ? 0 : 1 + (uint32_t)(rand() % 2));
             if (rand() % 50 == 0)
                 assert_int_equal(wait_profile_round(e.w, t * US), 0);
         }
@@ -499,6 +541,7 @@ int main(void)
         cmocka_unit_test(test_unreported_end_at_registration),
         cmocka_unit_test(test_unreported_end_wakes_and_no_registration),
         cmocka_unit_test(test_unreported_end_then_reported),
+        cmocka_unit_test(test_overlapping_polls_on_two_threads),
         cmocka_unit_test(test_duration_bound),
         cmocka_unit_test(test_short_lived_tasks_bounded),
         cmocka_unit_test(test_cut_at_wait_stacks_own_marker_frame),   /* tokio's waker stacks in marker programs */
