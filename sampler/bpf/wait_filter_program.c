@@ -33,8 +33,10 @@ static void emit_read_caller(struct emitter *e)
  * map lookup or the return address read (a hit is taken only when both allow, so the order changes no
  * outcome). A task with no stack yet takes one over the window's cap, from the first stacks' own allowance:
  * under thousands of registrations a second, the tasks that register often would otherwise take the window's
- * stacks within its first milliseconds, window after window, and a task that registers every 20 ms went up
- * to 0.38 s of a 3 s recording without a stack (tokio fixture, ~290 tasks), its waits under its root alone. */
+ * stacks within its first moments, window after window, and a task that registers every 20 ms went up to
+ * 0.38 s of a 3 s recording without a stack (tokio fixture, ~290 tasks), its waits under its root alone. At
+ * the start, when no task has a stack, such a task still waits its turn behind those that register often
+ * (up to 0.42 s of 3 s with the allowance). */
 static void emit_budget(struct emitter *e, const struct wait_filter_spec *spec)
 {
     /* r8 = the counters */

@@ -66,9 +66,14 @@ done
 total=$(samples "$WORK/tokio_current-ids.folded")
 check "current exports: pprof -top total = folded total ($total)" test "$(pprof_total "$WORK/ids.pb.gz" samples)" = "$total"
 go tool pprof -tags "$WORK/ids.pb.gz" 2> /dev/null | sed -n '/task_id:/,/^ *$/p' | grep -o '[0-9]\+$' | sort -u > "$WORK/pprof_ids"
+grep -o '^task [0-9]*:' "$WORK/tokio_current-ids.folded" | grep -o '[0-9]*' | sort -u > "$WORK/folded_ids"
+# (the task functions' ids are tokio's: id_check above. An id the program never printed, 1 (the program's tasks
+# start at 3: tokio numbers something of its own first), was seen on one sample taken in tokio's
+# TaskIdGuard::enter, here on 2026-11-28 and in a CI run before: shown, not failed)
 unprinted=$(awk '$1 == "task" { print $2 }' "$WORK/tokio_current.stdout" | sort -u | comm -13 - "$WORK/pprof_ids" | head -3)
-check "current exports: pprof's task_id labels are ids the program printed ($(wc -l < "$WORK/pprof_ids"))" \
-    sh -c "test -s '$WORK/pprof_ids' && test -z '$(echo $unprinted)'" ||
+check "current exports: pprof's task_id labels are the folded roots' ids ($(wc -l < "$WORK/pprof_ids"))" \
+    sh -c "test -s '$WORK/pprof_ids' && cmp -s '$WORK/pprof_ids' '$WORK/folded_ids'"
+[ -z "$unprinted" ] ||
     for id in $unprinted; do       # what the samples of an id the program never printed were doing
         echo "id $id: $(grep -c "^task $id:" "$WORK/tokio_current-ids.folded") folded roots; its samples' stacks:"
         go tool pprof -traces -tagfocus "task_id=^$id\$" "$WORK/ids.pb.gz" 2> /dev/null | sed -n 9,60p
