@@ -331,14 +331,21 @@ static void begin_poll(struct task_wait *t, uint32_t thread, uint64_t time_ns)
 }
 
 /* The poll of t ended at end_ns (Pending): it waits from there, suspended where it registered last. */
-static void end_poll(struct task_wait *t, uint64_t end_ns)
+/* The current poll's registration, if any, is where t is suspended from now on (else still where it last
+ * registered). */
+static void keep_poll_stack(struct task_wait *t)
 {
     if (t->poll_has_stack) {
-        t->stack = t->poll_stack;        /* else still suspended where it last registered */
+        t->stack = t->poll_stack;
         t->key = t->poll_key;
     }
-    t->registered = t->registered_in_poll;
     t->ever_registered |= t->registered_in_poll;
+}
+
+static void end_poll(struct task_wait *t, uint64_t end_ns)
+{
+    keep_poll_stack(t);
+    t->registered = t->registered_in_poll;
     t->phase = PHASE_WAITING;
     t->wait_since = end_ns;
     t->woken_at = t->woken_in_poll ? end_ns : 0;
@@ -410,6 +417,14 @@ static bool overlapping_poll(struct wait_profile *w, const struct task_wait *t, 
     return u64_map_get(&w->thread_index, t->poll_thread, &index) && w->threads.v[index].reports_ends;
 }
 
+/* A later end of the poll t waits after (one taken early, or another's it overlapped): t waits from end_ns. */
+static void wait_from_later_end(struct task_wait *t, uint64_t end_ns)
+{
+    t->wait_since = end_ns;
+    if (t->woken_at && t->woken_at < end_ns)
+        t->woken_at = end_ns;
+}
+
 static void apply(struct wait_profile *w, const struct buffered_event *e)
 {
     struct task_wait *t = task_of(w, e->task_id);
@@ -424,24 +439,16 @@ static void apply(struct wait_profile *w, const struct buffered_event *e)
              * task notified while running to a run queue before its poll returns, and another worker may
              * steal it): never waiting in between; the earlier poll's end, still due, ends nothing */
             t->end_due_thread = t->poll_thread;
-            if (t->poll_has_stack) {     /* where it registered in the earlier poll, unless the new one does */
-                t->stack = t->poll_stack;
-                t->key = t->poll_key;
+            keep_poll_stack(t);
+        } else {
+            if (t->phase == PHASE_POLLING || (t->phase == PHASE_DONE && !t->finished))
+                end_unreported_poll(w, t);   /* its end never came: the poll is over by now */
+            if (t->phase == PHASE_WAITING)
+                settle(w, t, e->time_ns);
+            if (t->finished) {               /* its id reused by a new task */
+                t->finished = false;
+                w->n_finished--;
             }
-            t->ever_registered |= t->registered_in_poll;
-            begin_poll(t, e->thread, e->time_ns);
-            if (th)
-                *th = (struct thread_poll){ .thread = e->thread, .task_id = t->id, .start_ns = e->time_ns,
-                                            .open = true, .reports_ends = th->reports_ends };
-            break;
-        }
-        if (t->phase == PHASE_POLLING || (t->phase == PHASE_DONE && !t->finished))
-            end_unreported_poll(w, t);   /* its end never came: the poll is over by now */
-        if (t->phase == PHASE_WAITING)
-            settle(w, t, e->time_ns);
-        if (t->finished) {               /* its id reused by a new task */
-            t->finished = false;
-            w->n_finished--;
         }
         begin_poll(t, e->thread, e->time_ns);
         if (th)
@@ -457,11 +464,8 @@ static void apply(struct wait_profile *w, const struct buffered_event *e)
             t->end_due_thread = 0;
             if (e->thread != t->poll_thread) {
                 /* the end of a poll another overlapped: the task waits from the later of the two ends */
-                if (t->phase == PHASE_WAITING && e->time_ns >= t->wait_since) {
-                    t->wait_since = e->time_ns;
-                    if (t->woken_at && t->woken_at < e->time_ns)
-                        t->woken_at = e->time_ns;
-                }
+                if (t->phase == PHASE_WAITING && e->time_ns >= t->wait_since)
+                    wait_from_later_end(t, e->time_ns);
                 break;
             }
         }
@@ -473,9 +477,7 @@ static void apply(struct wait_profile *w, const struct buffered_event *e)
         }
         if (t->phase == PHASE_WAITING && t->ended_unreported && e->time_ns >= t->wait_since) {
             /* its end came after all (another poll began on its thread first, as a nested poll does) */
-            t->wait_since = e->time_ns;
-            if (t->woken_at && t->woken_at < e->time_ns)
-                t->woken_at = e->time_ns;
+            wait_from_later_end(t, e->time_ns);
             t->ended_unreported = false;
             break;
         }
