@@ -33,7 +33,8 @@ int wait_collect_event(struct wait_collect *c, const struct sampler_task_event *
     if ((size_t)e->kind >= sizeof(kinds) / sizeof(kinds[0]))
         return 0;
     c->events++;
-    struct wait_event we = { .kind = kinds[e->kind], .task_id = e->task_id, .time_ns = e->time_ns, .thread = e->tid };
+    struct wait_event we = { .kind = kinds[e->kind], .task_id = e->task_id, .time_ns = e->time_ns, .thread = e->tid,
+                             .call_site = e->call_site };
     return wait_profile_event(c->profile, &we);
 }
 
@@ -41,7 +42,7 @@ int wait_collect_stack(struct wait_collect *c, const struct sampler_wait_stack *
                        const struct stack_frame *const *frames, size_t n, uint32_t key)
 {
     c->stacks++;
-    return wait_profile_stack(c->profile, w->task_id, w->time_ns, thread_root, frames, n, key);
+    return wait_profile_stack(c->profile, w->task_id, w->time_ns, thread_root, frames, n, key, w->call_site);
 }
 
 int wait_collect_round(struct wait_collect *c, uint64_t until_ns)

@@ -17,6 +17,15 @@
 
 enum task_phase { PHASE_UNKNOWN, PHASE_POLLING, PHASE_WAITING, PHASE_DONE };
 
+/* How many call sites' stacks a task remembers (wait_profile_stack's call_site). */
+#define SITE_STACKS 4
+
+/* The last stack a task registered from one call site. */
+struct site_stack {
+    uint64_t call_site;                  /* 0: unused */
+    uint32_t stack, key;
+};
+
 struct wait_times {
     uint64_t suspended_ns, runnable_ns, longest_runnable_ns;
     uint64_t waits;
@@ -33,6 +42,8 @@ struct task_wait {
     bool poll_has_stack;
     uint32_t stack;                      /* where the task is suspended (ROOT_ONLY: its root) */
     uint32_t poll_key, key;              /* the caller's keys of poll_stack and stack */
+    struct site_stack site_stacks[SITE_STACKS];   /* by call site, the oldest replaced first */
+    uint8_t next_site_stack;
     bool finished;                       /* terminated, and its last poll is over: nothing more to count */
     uint64_t wait_since;                 /* end of the poll it waits after */
     uint32_t poll_thread;                /* the thread of the current poll (0: unknown) */
@@ -57,6 +68,7 @@ struct buffered_event {
     uint32_t stack;                      /* WAIT_STACK: the stack's node */
     uint32_t key;                        /* WAIT_STACK: the caller's key of it */
     uint32_t thread;                     /* as wait_event's (0: unknown) */
+    uint64_t call_site;                  /* WAIT_REGISTERED, WAIT_STACK: as wait_event's (0: unknown) */
     uint8_t kind;
 };
 
@@ -181,19 +193,20 @@ static struct task_wait *task_of(struct wait_profile *w, uint64_t id)
 }
 
 static int buffer(struct wait_profile *w, uint8_t kind, uint64_t task_id, uint64_t time_ns, uint32_t stack,
-                  uint32_t key, uint32_t thread)
+                  uint32_t key, uint32_t thread, uint64_t call_site)
 {
     struct buffered_event *e = vec_push(&w->pending);
     if (!e)
         return -1;
     *e = (struct buffered_event){ .time_ns = time_ns, .task_id = task_id, .seq = w->seq++, .stack = stack,
-                                  .key = key, .thread = thread, .kind = kind };
+                                  .key = key, .thread = thread, .call_site = call_site, .kind = kind };
     return 0;
 }
 
 int wait_profile_event(struct wait_profile *w, const struct wait_event *e)
 {
-    return buffer(w, (uint8_t)e->kind, e->task_id, e->time_ns, 0, WAIT_NO_KEY, e->thread);
+    return buffer(w, (uint8_t)e->kind, e->task_id, e->time_ns, 0, WAIT_NO_KEY, e->thread,
+                  e->kind == WAIT_REGISTERED ? e->call_site : 0);
 }
 
 /* The tree's id of a frame of names. */
@@ -235,7 +248,7 @@ static uint32_t site_of(struct wait_profile *w, uint32_t key, uint32_t node)
 }
 
 int wait_profile_stack(struct wait_profile *w, uint64_t task_id, uint64_t time_ns, uint32_t thread_root,
-                       const struct stack_frame *const *frames, size_t n, uint32_t key)
+                       const struct stack_frame *const *frames, size_t n, uint32_t key, uint64_t call_site)
 {
     const uint32_t *ids;
     size_t n_ids;
@@ -258,7 +271,7 @@ int wait_profile_stack(struct wait_profile *w, uint64_t task_id, uint64_t time_n
     }
     if (node != ROOT_ONLY && site_of(w, key, node) == UINT32_MAX)
         return -1;
-    return buffer(w, WAIT_STACK, task_id, time_ns, node, key, 0);
+    return buffer(w, WAIT_STACK, task_id, time_ns, node, key, 0, call_site);
 }
 
 static void add_time(struct wait_times *to, uint64_t suspended_ns, uint64_t runnable_ns)
@@ -406,6 +419,43 @@ static void note_registration(struct task_wait *t, uint64_t time_ns)
     t->woken_since_registered = 0;
 }
 
+/* t's stack from call_site (not 0) is stack now. */
+static void remember_site_stack(struct task_wait *t, uint64_t call_site, uint32_t stack, uint32_t key)
+{
+    struct site_stack *at = NULL;
+    for (size_t i = 0; i < SITE_STACKS && !at; i++)
+        if (t->site_stacks[i].call_site == call_site)
+            at = &t->site_stacks[i];
+    if (!at) {
+        at = &t->site_stacks[t->next_site_stack];
+        t->next_site_stack = (uint8_t)((t->next_site_stack + 1) % SITE_STACKS);
+    }
+    *at = (struct site_stack){ call_site, stack, key };
+}
+
+/* t registered from call_site (not 0) in its poll without a stack of its own: the current poll is suspended
+ * where t last registered from that site; at a site t has no stack of, while it has some of others, at its
+ * root alone (its last stack is another site's); with none of any site, where it was (wait_profile.h). */
+static void registered_without_stack(struct task_wait *t, uint64_t call_site)
+{
+    bool any = false;
+    for (size_t i = 0; i < SITE_STACKS; i++) {
+        const struct site_stack *s = &t->site_stacks[i];
+        if (s->call_site == call_site) {
+            t->poll_stack = s->stack;
+            t->poll_key = s->key;
+            t->poll_has_stack = true;
+            return;
+        }
+        any |= s->call_site != 0;
+    }
+    if (any) {
+        t->poll_stack = ROOT_ONLY;
+        t->poll_key = WAIT_NO_KEY;
+        t->poll_has_stack = true;
+    }
+}
+
 /* A poll of t starts on thread while its poll on another thread, one that reports its poll ends, is still
  * open and was woken during it: the two overlap. */
 static bool overlapping_poll(struct wait_profile *w, const struct task_wait *t, uint32_t thread)
@@ -494,8 +544,11 @@ static void apply(struct wait_profile *w, const struct buffered_event *e)
         }
         break;
     case WAIT_REGISTERED:
-        if (t->phase != PHASE_WAITING && t->phase != PHASE_DONE)
+        if (t->phase != PHASE_WAITING && t->phase != PHASE_DONE) {
             note_registration(t, e->time_ns);
+            if (e->call_site)
+                registered_without_stack(t, e->call_site);
+        }
         break;
     case WAIT_TERMINATE:
         if (t->phase == PHASE_WAITING)
@@ -515,6 +568,8 @@ static void apply(struct wait_profile *w, const struct buffered_event *e)
         t->poll_stack = e->stack;
         t->poll_key = e->key;
         t->poll_has_stack = true;
+        if (e->call_site)
+            remember_site_stack(t, e->call_site, e->stack, e->key);
         w->summary.stacks++;
         break;
     }

@@ -42,6 +42,9 @@ struct wait_event {
     uint64_t task_id;
     uint64_t time_ns;
     uint32_t thread;         /* the thread it happened on (any number naming it, e.g. its tid); 0: unknown */
+    uint64_t call_site;      /* WAIT_REGISTERED: where the registering function was called from, as its probe
+                                saw it (the word at the stack pointer: the return address at a function's
+                                entry), as wait_profile_stack's call_site of a stack taken there; 0: unknown */
 };
 
 /* One wait as it is settled, for a timeline: from start_ns (the end of the poll it follows, or the recording's
@@ -103,10 +106,15 @@ int wait_profile_event(struct wait_profile *w, const struct wait_event *e);
  * registering function's own frame (the waker symbol); waker machinery frames at the leaf are cut here.
  * thread_root: the thread's root frame, for a stack that turns out not to be a task's. key: the caller's id
  * of this stack in another form (the pprof export's addresses), WAIT_NO_KEY for none: the waits filed under
- * this stack are also reported by key (wait_profile_each_site). Returns 0 or -1. */
+ * this stack are also reported by key (wait_profile_each_site). call_site: where the registering function was called
+ * from (as wait_event's; 0: unknown). Stacks are taken at a budget, and a registration without one (a
+ * WAIT_REGISTERED event alone) is filed under the task's last stack from the same call site (a task that
+ * alternates between two await points, say a socket read and a timer, registers from two sites); from a
+ * site it has no stack of while it has some of others, under its root alone (where it is is not known); with
+ * no call site known, under its last stack. Returns 0 or -1. */
 #define WAIT_NO_KEY UINT32_MAX
 int wait_profile_stack(struct wait_profile *w, uint64_t task_id, uint64_t time_ns, uint32_t thread_root,
-                       const struct stack_frame *const *frames, size_t n, uint32_t key);
+                       const struct stack_frame *const *frames, size_t n, uint32_t key, uint64_t call_site);
 /* How many of a registration stack's frames (outermost first) wait_profile_stack keeps: those above the waker
  * machinery at its leaf. */
 size_t wait_profile_kept_frames(const struct stack_frame *const *frames, size_t n);

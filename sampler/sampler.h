@@ -104,15 +104,18 @@ struct sampler_task_event {
     uint32_t thread;                 /* its number as on_thread_name gave it, or SAMPLER_NO_THREAD */
     uint64_t task_id;
     uint64_t time_ns;                /* on the samples' clock (CLOCK_MONOTONIC) */
+    uint64_t call_site;              /* SAMPLER_TASK_WAKER_REGISTERED: where the registering function was called
+                                        from, the word at the stack pointer its probe read (the return address
+                                        at its entry), as sampler_wait_stack's; 0: unknown */
 };
 
 /* The stack at which a task registered its waker (a SAMPLER_TASK_WAKER_REGISTERED event of the same task and
  * thread, stamped by its own probe a moment apart, is delivered too). Not every registration has one: stacks
  * are taken at a budget (per task: when the registering caller changed or its last stack is 50 ms old; 300
  * per second in all, and besides those up to 600 a second of tasks' first stacks); a registration without
- * one leaves the task where its last stack put it. Addresses as in sampler_sample: innermost first,
- * user_ips[0] in the registering function (the waker machinery: its entry, or its first instruction the
- * kernel emulates). */
+ * one is filed by its event's call_site (flamegraph/wait_profile.h). Addresses as in sampler_sample:
+ * innermost first, user_ips[0] in the registering function (the waker machinery: its entry, or its first
+ * instruction the kernel emulates). */
 struct sampler_wait_stack {
     pid_t tid;
     uint32_t thread;
@@ -121,6 +124,8 @@ struct sampler_wait_stack {
                                         in a marker program): the poll-start probe's address, as in
                                         sampler_sample; else 0 */
     uint64_t time_ns;
+    uint64_t call_site;              /* the word at the stack pointer in the stack's copy (dwarf), as
+                                        sampler_task_event's; 0: none */
     const uint64_t *user_ips;
     size_t n_user;
     bool truncated;

@@ -155,7 +155,8 @@ int sampler_wait_open(struct sampler *s);
 bool sampler_wait_site(void *ctx, const char *path, uint64_t offset, bool runtime_ids,
                        const struct bpf_marker_program_spec *slots);
 bool sampler_wait_copy(struct sampler *s, const struct perf_event_header *rec);
-void sampler_wait_queue_event(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns);
+void sampler_wait_queue_event(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns,
+                              uint64_t ret_addr);
 void sampler_wait_round_end(struct sampler *s, uint64_t until_ns);
 bool sampler_wait_process(struct sampler *s, const struct queued_entry *e, const void *data);
 void sampler_wait_finish(struct sampler *s);

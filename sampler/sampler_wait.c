@@ -366,7 +366,8 @@ static bool join_runtime_event(struct sampler *s, uint32_t tid, enum marker_kind
     return joined > 0;
 }
 
-void sampler_wait_queue_event(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns)
+void sampler_wait_queue_event(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns,
+                              uint64_t ret_addr)
 {
     struct sampler *s = ctx;
     enum sampler_task_event_kind k;
@@ -382,7 +383,8 @@ void sampler_wait_queue_event(void *ctx, uint32_t tid, enum marker_kind kind, ui
     default: return;
     }
     struct queued_entry e = { .kind = QUEUED_TASK_EVENT, .task_state = (uint32_t)k, .unused = tid,
-                              .task_id = task_id, .time_ns = time_ns };
+                              .task_id = task_id, .time_ns = time_ns,
+                              .ret_addr = k == SAMPLER_TASK_WAKER_REGISTERED ? ret_addr : 0 };
     if (record_batch_add(&s->batch, &e, NULL) != 0)
         s->copy_failures++;
 }
@@ -438,6 +440,8 @@ static void deliver_stack(struct sampler *s, const struct queued_entry *e, const
         .poll_probe_addr = in_marker_poll ? e->probe_addr : 0,
         .time_ns = d.time, .user_ips = out.user_ips, .n_user = out.n_user, .truncated = out.truncated,
     };
+    if (d.stack && d.stack_size >= 8)
+        memcpy(&ws.call_site, d.stack, 8);     /* the word at %rsp, as the registration's slot read it */
     s->stats.wait_stacks++;
     if (s->sink && s->sink->on_wait_stack)
         s->sink->on_wait_stack(s->sink->ctx, &ws);
@@ -450,6 +454,7 @@ bool sampler_wait_process(struct sampler *s, const struct queued_entry *e, const
         struct sampler_task_event ev = {
             .kind = (enum sampler_task_event_kind)e->task_state, .tid = e->unused,
             .thread = thread_number(s, (pid_t)e->unused), .task_id = e->task_id, .time_ns = e->time_ns,
+            .call_site = e->ret_addr,
         };
         s->stats.task_events++;
         if (ev.kind == SAMPLER_TASK_WAKER_REGISTERED)

@@ -263,7 +263,7 @@ int offer_registration(struct markers *m, const char *path, const struct probe_l
     if (!p)
         return -1;
     struct bpf_marker_program_spec slots;
-    marker_bpf_program_spec(m->bpf, (uint32_t)m->probes.n, arg0, false, &slots);
+    marker_bpf_program_spec(m->bpf, (uint32_t)m->probes.n, arg0, n->read_return_address, &slots);
     if (!m->on_waker_site(m->warning_ctx, path, n->offset, runtime_ids, &slots))
         return -1;
     return probe_attached(m, p, true);

@@ -90,22 +90,22 @@ static void poll_state_after(struct thread_poll_state *st, uint64_t time_ns, enu
 }
 
 static void tell_event(struct task_tracker *t, const struct thread_poll_state *th, enum marker_kind kind,
-                       uint64_t task_id, uint64_t time_ns)
+                       uint64_t task_id, uint64_t time_ns, uint64_t ret_addr)
 {
     if (t->on_task_event)
-        t->on_task_event(t->poll_ctx, th->tid, kind, task_id, time_ns);
+        t->on_task_event(t->poll_ctx, th->tid, kind, task_id, time_ns, ret_addr);
 }
 
-/* Apply one hit of the thread at threads[idx]. */
+/* Apply one hit of the thread at threads[idx] (ret_addr: the hit's, told with its task event). */
 static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enum marker_kind kind, uint64_t arg0,
-                     uint64_t probe_addr)
+                     uint64_t probe_addr, uint64_t ret_addr)
 {
     struct thread_poll_state *th = &t->threads.v[idx];
     struct sampler_task_stat *task;
     if (kind == MARKER_POLL_START || kind == MARKER_POLL_END || kind == MARKER_WAKE ||
         kind == MARKER_WAKER_REGISTERED || kind == MARKER_RUNTIME_WAKE || kind == MARKER_RUNTIME_WAKER_REGISTERED ||
         kind == MARKER_TERMINATE)
-        tell_event(t, th, kind, arg0, time_ns);
+        tell_event(t, th, kind, arg0, time_ns, ret_addr);
     switch (kind) {
     case MARKER_WAKE:
     case MARKER_WAKER_REGISTERED:
@@ -147,7 +147,7 @@ static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enu
         return task_stat(t, arg0) ? 0 : -1;
     case MARKER_POLL_RETURN:
         if (th->state == SAMPLER_IN_TASK)
-            return apply_hit(t, idx, time_ns, MARKER_POLL_END, th->task_id, probe_addr);
+            return apply_hit(t, idx, time_ns, MARKER_POLL_END, th->task_id, probe_addr, 0);
         return 0;
     case MARKER_TERMINATE:
         t->terminates++;
@@ -170,7 +170,7 @@ int task_tracker_marker(struct task_tracker *t, uint32_t tid, uint64_t time_ns, 
     uint32_t idx;
     if (!thread_slot(t, tid, &idx))
         return -1;
-    return apply_hit(t, idx, time_ns, kind, arg0, probe_addr);
+    return apply_hit(t, idx, time_ns, kind, arg0, probe_addr, 0);
 }
 
 /* Which threads a loss concerns: a marker buffer is per CPU (perf) or per CPU region (BPF), but which threads
@@ -448,7 +448,7 @@ void task_tracker_round_end(struct task_tracker *t, uint64_t time_ns)
         size_t k = 0;
         for (; k < h->n && h->v[k].time_ns <= time_ns; k++) {
             const struct marker_hit *hit = &h->v[k];
-            apply_hit(t, idx, hit->time_ns, hit->kind, hit->arg0, hit->probe_addr);
+            apply_hit(t, idx, hit->time_ns, hit->kind, hit->arg0, hit->probe_addr, hit->ret_addr);
             struct thread_poll_state *th = &t->threads.v[idx];
             th->last_hit_addr = hit->probe_addr;
             th->last_hit_ns = hit->time_ns;

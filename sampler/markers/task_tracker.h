@@ -94,8 +94,10 @@ struct task_tracker {
      * MARKER_POLL_END (also a runtime poll function's return, with the task it ends), MARKER_WAKE,
      * MARKER_WAKER_REGISTERED, MARKER_RUNTIME_WAKE, MARKER_RUNTIME_WAKER_REGISTERED or MARKER_TERMINATE, told
      * before the hit changes its thread's state (task_tracker_current then gives the poll it happened in);
-     * NULL: not told. ctx: poll_ctx. */
-    void (*on_task_event)(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns);
+     * NULL: not told. ctx: poll_ctx. ret_addr: the word at the stack pointer the hit's probe read (a
+     * function's return address at its entry; a waker registration's call site), else 0. */
+    void (*on_task_event)(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns,
+                          uint64_t ret_addr);
 };
 
 int task_tracker_init(struct task_tracker *t);

@@ -22,8 +22,10 @@ static void attach_waker(struct markers *m, const char *full, const char *provid
                          uint64_t offset, enum marker_kind kind)
 {
     struct usdt_arg id = { .kind = USDT_ARG_REG, .size = 8, .reg = PERF_REG_X86_DI, .reg_bytes = 8 };
-    struct probe_location at = { provider, name, offset, 0, false, false };
     bool registration = kind == MARKER_WAKER_REGISTERED || kind == MARKER_RUNTIME_WAKER_REGISTERED;
+    /* a registration's slot also holds the word at %rsp, its call site (the wait profile files a registration
+       without a stack under the task's last stack from the same site) */
+    struct probe_location at = { provider, name, offset, 0, false, registration };
     bool runtime_ids = kind == MARKER_RUNTIME_WAKER_REGISTERED;
     /* a registration's slot write and stack filter in one program on one probe consumer, where the sampler
        can; else the location as any, and its stack event beside it */

@@ -92,7 +92,7 @@ static void stack_at(struct env *e, uint64_t task, uint64_t time_us, unsigned li
         assert_int_equal(task_stacks_prepare(e->t, names[i].name, names[i].file, names[i].line, false, &f[i]), 0);
         ptrs[i] = &f[i];
     }
-    assert_int_equal(wait_profile_stack(e->w, task, time_us * US, e->thread_root, ptrs, 7, WAIT_NO_KEY), 0);
+    assert_int_equal(wait_profile_stack(e->w, task, time_us * US, e->thread_root, ptrs, 7, WAIT_NO_KEY, 0), 0);
     event(e, WAIT_REGISTERED, task, time_us);
 }
 
@@ -193,6 +193,71 @@ static void test_no_new_waker_keeps_last_stack(void **state)
     env_free(&e);
 }
 
+/* A stack of task at line taken at call site site, with its registration event (the site's too). */
+static void registered_from(struct env *e, uint64_t task, uint64_t time_us, uint64_t site);
+
+static void stack_from(struct env *e, uint64_t task, uint64_t time_us, unsigned line, uint64_t site)
+{
+    struct stack_frame f[4];
+    const struct { const char *name; const char *file; unsigned line; } names[4] = {
+        { "start_thread", NULL, 0 },
+        { "executor::poll_task", "executor.c", 40 },
+        { "app::handler::{{closure}}", "main.rs", line },
+        { "tokio::time::sleep::Sleep::poll", "sleep.rs", 400 },
+    };
+    const struct stack_frame *ptrs[4];
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(task_stacks_prepare(e->t, names[i].name, names[i].file, names[i].line, false, &f[i]), 0);
+        ptrs[i] = &f[i];
+    }
+    assert_int_equal(wait_profile_stack(e->w, task, time_us * US, e->thread_root, ptrs, 4, WAIT_NO_KEY, site), 0);
+    registered_from(e, task, time_us, site);
+}
+
+static void registered_from(struct env *e, uint64_t task, uint64_t time_us, uint64_t site)
+{
+    struct wait_event ev = { .kind = WAIT_REGISTERED, .task_id = task, .time_ns = time_us * US, .call_site = site };
+    assert_int_equal(wait_profile_event(e->w, &ev), 0);
+}
+
+/* A task that alternates between two await points (a socket read and a timer, registering from two call
+ * sites): a registration without a stack is filed under the task's last stack from the same site, not under
+ * its last stack; from a site it has no stack of, under its root alone; a site's stack is replaced by a newer
+ * one from it. */
+static void test_registration_by_call_site(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e);
+    const uint64_t timer = 0x401000, socket = 0x402000, other = 0x403000;
+    event(&e, WAIT_POLL_START, 1, 0);
+    stack_from(&e, 1, 5, 12, timer);            /* line 12 from the timer site */
+    event(&e, WAIT_POLL_END, 1, 10);
+    poll_once(&e, 1, 20, 20);                   /* waited 10 at line 12 (no wake: suspended) */
+    event(&e, WAIT_POLL_START, 1, 30);
+    stack_from(&e, 1, 35, 30, socket);          /* line 30 from the socket site */
+    event(&e, WAIT_POLL_END, 1, 40);
+    event(&e, WAIT_POLL_START, 1, 60);          /* waited 20 at line 30 */
+    registered_from(&e, 1, 62, timer);          /* no stack: the timer site's, line 12 */
+    event(&e, WAIT_POLL_END, 1, 70);
+    event(&e, WAIT_POLL_START, 1, 100);         /* waited 30 at line 12 */
+    registered_from(&e, 1, 102, socket);        /* no stack: line 30 */
+    event(&e, WAIT_POLL_END, 1, 110);
+    event(&e, WAIT_POLL_START, 1, 150);         /* waited 40 at line 30 */
+    registered_from(&e, 1, 152, other);         /* a site with no stack: its root alone */
+    event(&e, WAIT_POLL_END, 1, 160);
+    event(&e, WAIT_POLL_START, 1, 210);         /* waited 50 at its root */
+    stack_from(&e, 1, 212, 44, timer);          /* the timer site's stack is line 44 now */
+    event(&e, WAIT_POLL_END, 1, 220);
+    event(&e, WAIT_POLL_START, 1, 280);         /* waited 60 at line 44 */
+    registered_from(&e, 1, 282, timer);         /* line 44, not 12 */
+    event(&e, WAIT_POLL_END, 1, 290);
+    expect_folded(&e, 360, "task: app::handler;[suspended] 50\n"
+                           SLEEP_STACK(12) "[suspended] 50\n" SLEEP_STACK(30) "[suspended] 60\n"
+                           SLEEP_STACK(44) "[suspended] 130\n");
+    env_free(&e);
+}
+
 static void test_out_of_order_across_threads(void **state)
 {
     (void)state;
@@ -270,7 +335,7 @@ static void test_cut_at_marker_frame(void **state)
     uint32_t marker = profile_intern(e.p, names[1], strlen(names[1]));
     assert_int_equal(task_stacks_add(e.t, e.thread_root, STACK_IN_TASK, 3, marker, ptrs, 4, 1), 0);
     event(&e, WAIT_POLL_START, 3, 0);
-    assert_int_equal(wait_profile_stack(e.w, 3, 1 * US, e.thread_root, ptrs, 4, WAIT_NO_KEY), 0);
+    assert_int_equal(wait_profile_stack(e.w, 3, 1 * US, e.thread_root, ptrs, 4, WAIT_NO_KEY, 0), 0);
     event(&e, WAIT_POLL_END, 3, 10);
     expect_folded(&e, 20, "task: app::serve;app::serve @ lib.rs:7;app::read;[suspended] 10\n");
     env_free(&e);
@@ -293,7 +358,7 @@ static void test_cut_at_wait_stacks_own_marker_frame(void **state)
     task_stacks_saw_marker(e.t, PROFILE_NO_FRAME);     /* nothing known: changes nothing */
     task_stacks_saw_marker(e.t, profile_intern(e.p, names[1], strlen(names[1])));
     event(&e, WAIT_POLL_START, 3, 0);
-    assert_int_equal(wait_profile_stack(e.w, 3, 1 * US, e.thread_root, ptrs, 4, WAIT_NO_KEY), 0);
+    assert_int_equal(wait_profile_stack(e.w, 3, 1 * US, e.thread_root, ptrs, 4, WAIT_NO_KEY, 0), 0);
     event(&e, WAIT_POLL_END, 3, 10);
     expect_folded(&e, 20, "task: app::serve;app::serve @ lib.rs:7;app::read;[suspended] 10\n");
     env_free(&e);
@@ -534,6 +599,7 @@ int main(void)
         cmocka_unit_test(test_wake_during_poll),
         cmocka_unit_test(test_open_at_stop),
         cmocka_unit_test(test_no_new_waker_keeps_last_stack),
+        cmocka_unit_test(test_registration_by_call_site),
         cmocka_unit_test(test_out_of_order_across_threads),
         cmocka_unit_test(test_terminated_and_ready),
         cmocka_unit_test(test_marker_runtime_root_only),

@@ -5,7 +5,7 @@
  * its bounds, refuses times an immediate cannot hold, leaves the CPU check out for a program shared by every
  * CPU's event (tracefs), and (where this process may load BPF) the kernel's verifier accepts both kinds with
  * real maps; the filter after a marker slot write (one program per registration) only for a tracefs event
- * and a task in %rdi, and the verifier accepts it too. */
+ * and a task in %rdi, and the verifier accepts it too, also with the slot's call site (the word at %rsp). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -148,6 +148,14 @@ static void test_slot_filter(void **state)
     if (fd < 0)
         fail_msg("refused: %s\n%s", strerror(errno), log);
     close(fd);
+    /* the registration's slot with its call site (the word at %rsp), as the markers write it: room, accepted */
+    marker.read_return_address = true;
+    int with_site = wait_filter_slot_program(&spec, &marker, p, WAIT_FILTER_PROGRAM_MAX);
+    assert_true(with_site > n && with_site <= (int)WAIT_FILTER_PROGRAM_MAX);
+    if ((fd = bpf_sys_prog_load_probe(p, (size_t)with_site, false, log, sizeof(log))) < 0)
+        fail_msg("refused with the call site: %s\n%s", strerror(errno), log);
+    close(fd);
+    marker.read_return_address = false;
     assert_int_equal(wait_filter_slot_program(&spec, &marker, p, 20), -1);        /* no room */
     spec.cpu = 0;                                                                 /* per-CPU events: no */
     assert_int_equal(wait_filter_slot_program(&spec, &marker, p, WAIT_FILTER_PROGRAM_MAX), -1);

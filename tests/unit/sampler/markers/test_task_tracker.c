@@ -622,15 +622,16 @@ static void test_sort_busiest_first(void **state)
 }
 
 /* The wait profile's task events: told as hits are applied, in time order per thread (queued out of order),
- * a runtime poll function's return as POLL_END of the task it ends, wakes and registrations unchanged; a
- * hit after the round's end waits for the next round. */
-struct told { uint32_t tid; enum marker_kind kind; uint64_t task, time; };
+ * a runtime poll function's return as POLL_END of the task it ends, wakes and registrations unchanged (a
+ * registration with its hit's return address, its call site); a hit after the round's end waits for the next
+ * round. */
+struct told { uint32_t tid; enum marker_kind kind; uint64_t task, time, ret_addr; };
 struct told_list { struct told v[16]; size_t n; };
-static void tell(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns)
+static void tell(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns, uint64_t ret_addr)
 {
     struct told_list *l = ctx;
     if (l->n < 16)
-        l->v[l->n++] = (struct told){ tid, kind, task_id, time_ns };
+        l->v[l->n++] = (struct told){ tid, kind, task_id, time_ns, ret_addr };
 }
 
 static void test_task_events(void **state)
@@ -642,7 +643,7 @@ static void test_task_events(void **state)
     t.on_task_event = tell;
     t.poll_ctx = &l;
     const struct marker_hit hits[] = {
-        { .tid = 1, .kind = MARKER_WAKER_REGISTERED, .time_ns = 150, .arg0 = 0xa },
+        { .tid = 1, .kind = MARKER_WAKER_REGISTERED, .time_ns = 150, .arg0 = 0xa, .ret_addr = 0x401234 },
         { .tid = 1, .kind = MARKER_POLL_START, .time_ns = 100, .arg0 = 0xa },
         { .tid = 2, .kind = MARKER_WAKE, .time_ns = 170, .arg0 = 0xa },
         { .tid = 1, .kind = MARKER_POLL_RETURN, .time_ns = 200 },
@@ -664,6 +665,7 @@ static void test_task_events(void **state)
         }
         assert_int_equal(l.v[i].kind, want1[on1]);
         assert_int_equal(l.v[i].time, time1[on1]);
+        assert_int_equal(l.v[i].ret_addr, want1[on1] == MARKER_WAKER_REGISTERED ? 0x401234 : 0);
         on1++;
     }
     assert_int_equal(on1, 3);
@@ -678,10 +680,12 @@ static void test_task_events(void **state)
  * registrations, before the hit changes anything, so task_tracker_current in the callback gives the marker
  * task the thread polled at the hit (what the sampler joins the header to); they change no thread's state. */
 struct polled_list { struct task_tracker *t; enum marker_kind kind[8]; uint64_t arg[8], polled[8]; bool in[8]; size_t n; };
-static void tell_polled(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns)
+static void tell_polled(void *ctx, uint32_t tid, enum marker_kind kind, uint64_t task_id, uint64_t time_ns,
+                        uint64_t ret_addr)
 {
     struct polled_list *l = ctx;
     (void)time_ns;
+    (void)ret_addr;
     if (l->n >= 8)
         return;
     enum sampler_task_state st;
