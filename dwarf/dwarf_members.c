@@ -280,6 +280,21 @@ bool dwarf_variant_of(Dwarf_Die *type, const uint8_t *bytes, size_t size, struct
     return have_default && variant_member(&fallback, out);
 }
 
+bool dwarf_variant_at(Dwarf_Die *type, size_t i, struct dwarf_member *out)
+{
+    Dwarf_Die part, variant;
+    if (!variant_part(type, &part) || dwarf_child(&part, &variant) != 0)
+        return false;
+    do {
+        struct dwarf_member m;
+        if (dwarf_tag(&variant) == DW_TAG_variant && variant_member(&variant, &m) && i-- == 0) {
+            *out = m;
+            return true;
+        }
+    } while (dwarf_siblingof(&variant, &variant) == 0);
+    return false;
+}
+
 bool dwarf_variant_named(Dwarf_Die *type, const char *name, struct dwarf_member *out)
 {
     Dwarf_Die part, variant;

@@ -61,6 +61,9 @@ bool dwarf_variant_of(Dwarf_Die *type, const uint8_t *bytes, size_t size, struct
  * whose variant does not depend on the value). With it a caller that decodes many values of one type reads
  * only the discriminant and asks dwarf_variant_of once per value it meets. False: no variant part. */
 bool dwarf_variant_discr_at(Dwarf_Die *type, uint64_t *offset, size_t *size);
+/* The i-th variant member (0-based, in declaration order; variants without one not counted) of an enum type,
+ * whatever its discriminant. */
+bool dwarf_variant_at(Dwarf_Die *type, size_t i, struct dwarf_member *out);
 /* The variant member named name of an enum type (whatever its discriminant), e.g. "Some". */
 bool dwarf_variant_named(Dwarf_Die *type, const char *name, struct dwarf_member *out);
 /* The discriminant member of an enum type's variant part (its offset and type), and the value that selects

@@ -21,6 +21,8 @@
 #define MAX_VALUE (64 * 1024)        /* bytes of one value read at once */
 #define MAX_NAME 2048
 #define MAX_VISITED 4096
+#define VISITED_SLOTS 8192           /* the visited set's table: a power of two above MAX_VISITED */
+#define MAX_LEAD_DEPTH 64            /* deeper types are taken as leading to a future */
 /* tokio's taskdump feature (tokio_unstable) wraps every task's future in trace::Root<T> { future: T } */
 #define TRACE_ROOT "tokio::runtime::task::trace::Root<"
 
@@ -35,8 +37,12 @@ struct decoder {
     bool no_details;
     struct decoded_future *out;
     const char *weak_leaf, *weak_detail;   /* an I/O object met on the way, if nothing better is found */
-    uint64_t visited[MAX_VISITED];
     size_t n_visited;
+    /* the (address, type) pairs visited in this task: an open-addressing table whose slots count as empty
+       unless stamped with this task's generation (never cleared between tasks) */
+    uint64_t visited_key[VISITED_SLOTS];
+    uint32_t visited_generation[VISITED_SLOTS];
+    uint32_t generation;
 };
 
 enum found { FOUND_NONE, FOUND_FRAME };
@@ -105,9 +111,35 @@ static enum type_kind kind_of(const char *name, const struct leaf_plan *leaf)
     return TYPE_OTHER;
 }
 
+/* where a Box (alloc::boxed::Box) keeps its pointer: a trait object's data and vtable, or a sized type's
+   pointer and what it points to */
+static void find_box(Dwarf_Die *box, struct type_facts *f)
+{
+    struct dwarf_member ptr, vtable;
+    const char *failed;
+    if (dwarf_member(box, "pointer", &ptr) && dwarf_member(box, "vtable", &vtable)) {
+        f->box_dyn = true;
+        f->pointer_offset = ptr.offset;
+        f->vtable_offset = vtable.offset;
+        return;
+    }
+    if ((dwarf_member_path(box, "__0.pointer.pointer", &ptr, &failed) ||
+         dwarf_member_path(box, "__0.pointer", &ptr, &failed)) &&
+        dwarf_tag(&ptr.type) == DW_TAG_pointer_type && dwarf_type_of(&ptr.type, &f->target)) {
+        f->has_target = true;
+        f->pointer_offset = ptr.offset;
+    }
+}
+
 static struct type_facts find_facts(struct decoder *dc, Dwarf_Die *type)
 {
     struct type_facts f = { .tag = dwarf_tag(type) };
+    struct dwarf_member value;     /* MaybeUninit<T> { uninit, value: ManuallyDrop<T> } */
+    if (f.tag == DW_TAG_union_type && dwarf_member(type, "value", &value)) {
+        f.has_target = true;
+        f.pointer_offset = value.offset;
+        f.target = value.type;
+    }
     if (f.tag != DW_TAG_structure_type)
         return f;
     const char *own = dwarf_diename(type);
@@ -122,24 +154,33 @@ static struct type_facts find_facts(struct decoder *dc, Dwarf_Die *type)
         f.name = string_pool_intern(dc->pool, name);
     future_leaf_plan(f.name, type, &f.leaf);
     f.kind = kind_of(f.name, &f.leaf);
+    if (f.kind == TYPE_BOX)
+        find_box(type, &f);
     if (f.async_env)
         f.function = find_function_name(dc, type);
     return f;
 }
 
 /* a structure type's facts, found on its first sight */
-static struct type_facts facts_of(struct decoder *dc, Dwarf_Die *type)
+/* a type's facts' index in the cache, found on its first sight; UINT32_MAX when the cache cannot hold them */
+static uint32_t facts_index(struct decoder *dc, Dwarf_Die *type)
 {
     uint32_t index;
     struct type_cache *c = dc->types;
     if (!c->by_die.keys && u64_map_init(&c->by_die, 1024) != 0)
-        return find_facts(dc, type);
+        return UINT32_MAX;
     int rc = u64_map_index(&c->by_die, dwarf_dieoffset(type), &c->facts, &index);
     if (rc < 0)
-        return find_facts(dc, type);
+        return UINT32_MAX;
     if (rc == 1)
         c->facts.v[index] = find_facts(dc, type);
-    return c->facts.v[index];
+    return index;
+}
+
+static struct type_facts facts_of(struct decoder *dc, Dwarf_Die *type)
+{
+    uint32_t index = facts_index(dc, type);
+    return index == UINT32_MAX ? find_facts(dc, type) : dc->types->facts.v[index];
 }
 
 /* ---- reading ---------------------------------------------------------------------------------------------- */
@@ -201,17 +242,23 @@ static bool variant_at(struct decoder *dc, Dwarf_Die *type, const struct type_fa
     return out->ok;
 }
 
-/* visit (addr, type) once: cycles through &mut references and repeated members end here */
+/* visit (addr, type) once: cycles through &mut references and repeated members end here (a linear search of
+   the visited pairs was a sixth of a snapshot's CPU on the hyper fixture's connections) */
 static bool first_visit(struct decoder *dc, uint64_t addr, Dwarf_Die *type)
 {
     uint64_t key = addr * 31 + dwarf_dieoffset(type);
-    for (size_t i = 0; i < dc->n_visited; i++)
-        if (dc->visited[i] == key)
+    for (size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 51) & (VISITED_SLOTS - 1);; i = (i + 1) & (VISITED_SLOTS - 1)) {
+        if (dc->visited_generation[i] != dc->generation) {
+            if (dc->n_visited == MAX_VISITED)
+                return false;
+            dc->visited_generation[i] = dc->generation;
+            dc->visited_key[i] = key;
+            dc->n_visited++;
+            return true;
+        }
+        if (dc->visited_key[i] == key)
             return false;
-    if (dc->n_visited == MAX_VISITED)
-        return false;
-    dc->visited[dc->n_visited++] = key;
-    return true;
+    }
 }
 
 static bool push_frame(struct decoder *dc, const char *function, const char *file, uint32_t line)
@@ -227,27 +274,29 @@ static enum found decode(struct decoder *dc, Dwarf_Die *type, uint64_t addr, uns
 
 /* ---- pointers: which are followed ----------------------------------------------------------------------- */
 
-/* a Box<T> (alloc::boxed::Box): owned, followed; a trait object's box by its vtable's concrete type */
-static enum found follow_box(struct decoder *dc, Dwarf_Die *box, uint64_t addr, unsigned depth)
+/* decode what a followed pointer points to, once per (address, type) in a task: cycles through &mut references
+   and futures reached by two pointers end here (a struct's members, at fixed offsets, cannot revisit one) */
+static enum found decode_target(struct decoder *dc, Dwarf_Die *type, uint64_t addr, unsigned depth)
 {
-    struct dwarf_member ptr, vtable;
-    const char *failed;
+    return first_visit(dc, addr, type) ? decode(dc, type, addr, depth) : FOUND_NONE;
+}
+
+/* a Box<T> (alloc::boxed::Box): owned, followed; a trait object's box by its vtable's concrete type */
+static enum found follow_box(struct decoder *dc, const struct type_facts *f, uint64_t addr, unsigned depth)
+{
     uint64_t data, vt;
     Dwarf_Die target;
-    if (dwarf_member(box, "pointer", &ptr) && dwarf_member(box, "vtable", &vtable)) {
+    if (f->box_dyn) {
         /* Box<dyn Trait>: data pointer and vtable; the vtable names the concrete type */
-        if (!take_bytes(dc, addr + ptr.offset, &data, 8) || !take_bytes(dc, addr + vtable.offset, &vt, 8) || !data ||
-            !dwarf_vtable_type(dc->l->dwarf, vt - dc->l->bias, &target))
+        if (!take_bytes(dc, addr + f->pointer_offset, &data, 8) || !take_bytes(dc, addr + f->vtable_offset, &vt, 8) ||
+            !data || !dwarf_vtable_type(dc->l->dwarf, vt - dc->l->bias, &target))
             return FOUND_NONE;
-        return decode(dc, &target, data, depth + 1);
+        return decode_target(dc, &target, data, depth + 1);
     }
-    if (!dwarf_member_path(box, "__0.pointer.pointer", &ptr, &failed) &&
-        !dwarf_member_path(box, "__0.pointer", &ptr, &failed))
+    target = f->target;
+    if (!f->has_target || !take_bytes(dc, addr + f->pointer_offset, &data, 8) || !data)
         return FOUND_NONE;
-    if (dwarf_tag(&ptr.type) != DW_TAG_pointer_type || !dwarf_type_of(&ptr.type, &target) ||
-        !take_bytes(dc, addr + ptr.offset, &data, 8) || !data)
-        return FOUND_NONE;
-    return decode(dc, &target, data, depth + 1);
+    return decode_target(dc, &target, data, depth + 1);
 }
 
 /* a pointer type met as a member: &mut T (select! and join! hold their futures so) and Box<T> (owned) are
@@ -261,7 +310,7 @@ static enum found follow_pointer(struct decoder *dc, Dwarf_Die *ptr_type, uint64
     bool owned = n && (strncmp(n, "&mut ", 5) == 0 || strncmp(n, "alloc::boxed::Box<", 18) == 0);
     if (!owned || !dwarf_type_of(ptr_type, &target) || !take_bytes(dc, addr, &data, 8) || !data)
         return FOUND_NONE;
-    return decode(dc, &target, data, depth + 1);
+    return decode_target(dc, &target, data, depth + 1);
 }
 
 /* ---- an async fn's state machine ----------------------------------------------------------------------- */
@@ -291,6 +340,73 @@ static enum found decode_async(struct decoder *dc, Dwarf_Die *env, uint64_t addr
     return FOUND_FRAME;
 }
 
+/* ---- which types can lead to a future ------------------------------------------------------------------- */
+
+static bool may_lead(struct decoder *dc, Dwarf_Die *type, unsigned depth);
+
+static bool members_may_lead(struct decoder *dc, Dwarf_Die *type, unsigned depth)
+{
+    struct dwarf_member m;
+    struct dwarf_member_cursor cursor = { 0 };
+    while (dwarf_member_next(type, &cursor, &m))
+        if (may_lead(dc, &m.type, depth + 1))
+            return true;
+    return false;
+}
+
+/* whether decode, for some value of the structure type, would find a frame or a leaf: its order of cases */
+static bool structure_may_lead(struct decoder *dc, Dwarf_Die *type, const struct type_facts *f, unsigned depth)
+{
+    if (f->async_env || f->kind == TYPE_LEAF)
+        return true;
+    if (f->kind == TYPE_TRACE_ROOT)
+        return members_may_lead(dc, type, depth);
+    if (f->kind == TYPE_SHARED)
+        return false;
+    if (f->kind == TYPE_BOX) {
+        Dwarf_Die target = f->target;  /* (a trait object: what it holds is known from its vtable only) */
+        return f->box_dyn || (f->has_target && may_lead(dc, &target, depth + 1));
+    }
+    if (f->has_variants) {
+        struct dwarf_member v;
+        for (size_t i = 0; dwarf_variant_at(type, i, &v); i++)
+            if (members_may_lead(dc, &v.type, depth))
+                return true;
+        return false;
+    }
+    return members_may_lead(dc, type, depth);
+}
+
+/* Whether a value of type can lead decode to a frame or a leaf, whatever the value: found from the DWARF once
+   per type. A connection's buffers, headers, counters and the runtime's handles cannot, and not searching
+   them was most of a snapshot's CPU on the hyper fixture. In doubt (a type within itself, a trait object,
+   deeper than MAX_LEAD_DEPTH, no room in the cache), it can. */
+static bool may_lead(struct decoder *dc, Dwarf_Die *type, unsigned depth)
+{
+    uint32_t index = depth > MAX_LEAD_DEPTH ? UINT32_MAX : facts_index(dc, type);
+    if (index == UINT32_MAX)
+        return true;
+    struct type_facts f = dc->types->facts.v[index];
+    if (f.lead != LEAD_UNKNOWN)
+        return f.lead != LEAD_NONE;     /* (LEAD_SEARCHING: met within itself) */
+    dc->types->facts.v[index].lead = LEAD_SEARCHING;
+    bool maybe = false;
+    Dwarf_Die target;
+    if (f.tag == DW_TAG_pointer_type) {
+        /* followed as follow_pointer does: &mut T and Box<T> only */
+        const char *n = dwarf_diename(type);
+        bool owned = n && (strncmp(n, "&mut ", 5) == 0 || strncmp(n, "alloc::boxed::Box<", 18) == 0);
+        maybe = owned && dwarf_type_of(type, &target) && may_lead(dc, &target, depth + 1);
+    } else if (f.tag == DW_TAG_union_type) {
+        target = f.target;
+        maybe = f.has_target && may_lead(dc, &target, depth + 1);
+    } else if (f.tag == DW_TAG_structure_type) {
+        maybe = structure_may_lead(dc, type, &f, depth);
+    }
+    dc->types->facts.v[index].lead = maybe ? LEAD_MAYBE : LEAD_NONE;
+    return maybe;
+}
+
 /* ---- any other future ----------------------------------------------------------------------------------- */
 
 /* type's members, listed in the cache on the first sight of the type: false when they cannot be (no memory) */
@@ -311,7 +427,7 @@ static bool members_of(struct decoder *dc, Dwarf_Die *type, uint32_t *at, uint32
                 return false;
             }
             const char *name = dwarf_diename(&m.die);
-            *mf = (struct member_facts){ m.type, m.offset, name && strncmp(name, "_marker", 7) == 0 };
+            *mf = (struct member_facts){ m.type, m.offset, name && strncmp(name, "_marker", 7) == 0, LEAD_UNKNOWN };
         }
         c->facts.v[index].members_at = (uint32_t)first;
         c->facts.v[index].n_members = (uint32_t)(c->members.n - first);
@@ -333,7 +449,9 @@ static enum found decode_members(struct decoder *dc, Dwarf_Die *type, uint64_t a
         return FOUND_NONE;
     for (uint32_t i = at; i < at + n; i++) {
         struct member_facts m = dc->types->members.v[i];   /* (a copy: the list grows while decoding) */
-        if (m.marker)
+        if (m.lead == LEAD_UNKNOWN)
+            dc->types->members.v[i].lead = m.lead = may_lead(dc, &m.type, 0) ? LEAD_MAYBE : LEAD_NONE;
+        if (m.marker || m.lead == LEAD_NONE)
             continue;
         const char *weak_before = dc->weak_leaf;
         if (decode(dc, &m.type, addr + m.offset, depth + 1) == FOUND_FRAME)
@@ -358,16 +476,13 @@ static enum found decode_enum(struct decoder *dc, Dwarf_Die *type, const struct 
 
 static enum found decode(struct decoder *dc, Dwarf_Die *type, uint64_t addr, unsigned depth)
 {
-    if (depth > dc->max_depth || dc->bytes_left == 0 || addr == 0 || !first_visit(dc, addr, type))
+    if (depth > dc->max_depth || dc->bytes_left == 0 || addr == 0)
         return FOUND_NONE;
     struct type_facts facts = facts_of(dc, type);
     if (facts.tag == DW_TAG_pointer_type)
         return follow_pointer(dc, type, addr, depth);
-    if (facts.tag == DW_TAG_union_type) {
-        struct dwarf_member value;     /* MaybeUninit<T> { uninit, value: ManuallyDrop<T> } */
-        return dwarf_member(type, "value", &value) ? decode(dc, &value.type, addr + value.offset, depth + 1)
-                                                   : FOUND_NONE;
-    }
+    if (facts.tag == DW_TAG_union_type)
+        return facts.has_target ? decode(dc, &facts.target, addr + facts.pointer_offset, depth + 1) : FOUND_NONE;
     if (facts.tag != DW_TAG_structure_type)
         return FOUND_NONE;
     if (facts.async_env)
@@ -395,7 +510,7 @@ static enum found decode(struct decoder *dc, Dwarf_Die *type, uint64_t addr, uns
     if (facts.kind == TYPE_SHARED)
         return FOUND_NONE;         /* shared or runtime state: never another task's future */
     if (facts.kind == TYPE_BOX)
-        return follow_box(dc, type, addr, depth);
+        return follow_box(dc, &facts, addr, depth);
     if (facts.has_variants)
         return decode_enum(dc, type, &facts, addr, depth);
     return decode_members(dc, type, addr, depth);
@@ -457,13 +572,17 @@ bool future_decode(const struct tokio_layout *l, struct string_pool *pool, struc
                    elf_memory_reader read, void *rctx, uint64_t header, const struct task_plan *plan,
                    struct decoded_future *out)
 {
-    /* (not zeroed whole: the visited keys are written before they are read, and zeroing 32 KB per task was a
-       tenth of a dump's CPU) */
-    struct decoder *dc = types->spare ? types->spare : malloc(sizeof(*dc));
+    /* (not zeroed whole: the visited set's slots are stamped with a generation per task, and zeroing 32 KB per
+       task was a tenth of a dump's CPU) */
+    struct decoder *dc = types->spare ? types->spare : calloc(1, sizeof(*dc));
     if (!dc)
         return false;
     types->spare = NULL;
-    memset(dc, 0, offsetof(struct decoder, visited));
+    memset(dc, 0, offsetof(struct decoder, visited_key));
+    if (++dc->generation == 0) {   /* (wrapped: slots of 2^32 tasks ago would count as this task's) */
+        memset(dc->visited_generation, 0, sizeof(dc->visited_generation));
+        dc->generation = 1;
+    }
     dc->l = l;
     dc->pool = pool;
     dc->types = types;

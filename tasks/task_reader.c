@@ -41,6 +41,11 @@ struct worker_vec {
     size_t n, cap;
 };
 
+struct thread_name {
+    pid_t tid;
+    char name[16];
+};
+
 struct task_reader {
     pid_t pid;                        /* 0 until attached */
     dev_t exe_dev;                    /* the executable the layout was read from */
@@ -57,6 +62,13 @@ struct task_reader {
     struct worker_vec workers;
     struct u64_map visited;
     struct memory_cache cache;        /* one task's pages at a time */
+    struct memory_cache threads_cache;   /* a snapshot's reads of its threads and runtimes (glibc's thread list,
+                                            CONTEXT, the runtimes' queues and lists), by page: reset at each
+                                            snapshot (a read each was a third of a snapshot's system calls) */
+    struct {
+        struct thread_name *v;
+        size_t n, cap;
+    } names;                          /* the workers' names, read once per thread */
     struct type_cache types;          /* what the decoder found of the types it met */
     struct {
         uint64_t *v;
@@ -171,7 +183,8 @@ int task_reader_attach(struct task_reader *r, pid_t pid, char *err, size_t errle
         if (!placed)
             snprintf(err, errlen, "cannot place %s in process %d's memory", target_path, (int)pid);
         else if (u64_map_init(&r->plan_by_vtable, 64) != 0 || u64_map_init(&r->visited, 1024) != 0 ||
-                 memory_cache_init(&r->cache, pid, &r->maps) != 0)
+                 memory_cache_init(&r->cache, pid, &r->maps) != 0 ||
+                 memory_cache_init(&r->threads_cache, pid, &r->maps) != 0)
             snprintf(err, errlen, "out of memory");
         else
             rc = thread_lister_open(&r->threads, pid, r->root, &r->maps, err, errlen);
@@ -180,6 +193,7 @@ int task_reader_attach(struct task_reader *r, pid_t pid, char *err, size_t errle
         u64_map_free(&r->plan_by_vtable);
         u64_map_free(&r->visited);
         memory_cache_free(&r->cache);
+        memory_cache_free(&r->threads_cache);
         target_maps_free(&r->maps);
         memset(&r->maps, 0, sizeof(r->maps));
     }
@@ -229,6 +243,8 @@ void task_reader_close(struct task_reader *r)
     type_cache_free(&r->types);
     thread_lister_close(r->threads);
     memory_cache_free(&r->cache);
+    memory_cache_free(&r->threads_cache);
+    vec_free(&r->names);
     target_maps_free(&r->maps);
     tokio_layout_free(&r->layout);
     free(r);
@@ -245,17 +261,30 @@ static const struct task_plan *plan_for(struct task_reader *r, const struct task
     return &r->plans.v[index];
 }
 
-static void thread_name(pid_t pid, pid_t tid, char name[16])
+/* a thread's name, read from /proc once per thread (tokio names its workers before they run it) */
+static void thread_name(struct task_reader *r, pid_t tid, char name[16])
 {
+    for (size_t i = 0; i < r->names.n; i++)
+        if (r->names.v[i].tid == tid) {
+            memcpy(name, r->names.v[i].name, 16);
+            return;
+        }
     char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)r->pid, (int)tid);
     FILE *f = fopen(path, "re");
     name[0] = '\0';
     if (!f)
         return;
-    if (fgets(name, 16, f))
-        name[strcspn(name, "\n")] = '\0';
+    bool read = fgets(name, 16, f) != NULL;
     fclose(f);
+    if (!read)
+        return;
+    name[strcspn(name, "\n")] = '\0';
+    struct thread_name *kept = vec_push(&r->names);
+    if (kept) {
+        kept->tid = tid;
+        memcpy(kept->name, name, 16);
+    }
 }
 
 /* an elf_memory_reader for the second read of a state word: straight from the target, with the page of the
@@ -412,7 +441,8 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
     snap->taken_ns = now_ns();
     snap->runtime = r->layout.version;
     struct thread_pointer_list threads;
-    if (thread_lister_list(r->threads, &threads, err, errlen) != 0) {
+    memory_cache_reset(&r->threads_cache);
+    if (thread_lister_list(r->threads, memory_cache_read, &r->threads_cache, &threads, err, errlen) != 0) {
         if (kill(r->pid, 0) != 0)
             snprintf(err, errlen, "process %d exited", (int)r->pid);
         return -1;
@@ -422,7 +452,8 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
     size_t n_runtimes = 0;
     for (size_t i = 0; i < threads.n; i++) {
         struct thread_context c;
-        if (!tokio_thread_context(&r->layout, target_memory_read, &r->pid, threads.v[i].fsbase, &c) || !c.handle)
+        if (!tokio_thread_context(&r->layout, memory_cache_read, &r->threads_cache, threads.v[i].fsbase, &c) ||
+            !c.handle)
             continue;
         size_t k = 0;
         while (k < n_runtimes && runtimes[k] != c.handle)
@@ -435,11 +466,12 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
         if (!w)
             break;
         w->tid = threads.v[i].tid;
-        thread_name(r->pid, w->tid, w->name);
+        thread_name(r, w->tid, w->name);
         w->index = c.worker_index;
         w->current_task = c.current_task;
         w->local_queue = c.worker_index >= 0
-                             ? tokio_local_queue(&r->layout, target_memory_read, &r->pid, c.handle, c.worker_index)
+                             ? tokio_local_queue(&r->layout, memory_cache_read, &r->threads_cache, c.handle,
+                                                 c.worker_index)
                              : -1;
     }
     vec_free(&threads);
@@ -454,7 +486,8 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
     bool ok = true;
     for (size_t k = 0; k < n_runtimes && ok; k++) {
         uint64_t heads[MAX_HEADS];
-        size_t n = tokio_owned_heads(&r->layout, target_memory_read, &r->pid, runtimes[k], multi[k], heads, MAX_HEADS);
+        size_t n = tokio_owned_heads(&r->layout, memory_cache_read, &r->threads_cache, runtimes[k], multi[k], heads,
+                                     MAX_HEADS);
         for (size_t i = 0; i < n && ok; i++)
             ok = walk_list(r, heads[i], snap);
     }

@@ -88,7 +88,9 @@ struct thread_pointer_list {
 struct thread_lister;
 int thread_lister_open(struct thread_lister **out, pid_t pid, const char *root, const struct target_maps *maps,
                        char *err, size_t errlen);
-int thread_lister_list(struct thread_lister *t, struct thread_pointer_list *out, char *err, size_t errlen);
+/* read (with read_ctx): how this listing reads the target's memory (NULL: process_vm_readv of each read) */
+int thread_lister_list(struct thread_lister *t, elf_memory_reader read, void *read_ctx, struct thread_pointer_list *out,
+                       char *err, size_t errlen);
 void thread_lister_close(struct thread_lister *t);
 
 /* ---- tokio_layout.c: tokio's structures, found by name ------------------------------------------------ */
@@ -204,6 +206,13 @@ struct type_facts {
     int64_t size;              /* DW_AT_byte_size, -1: none */
     enum type_kind kind;
     struct leaf_plan leaf;     /* TYPE_LEAF: how it is read */
+    uint8_t lead;              /* enum type_lead */
+    /* TYPE_BOX: a trait object's (data and vtable pointers at pointer_offset, vtable_offset), or a sized
+       type's (its pointer at pointer_offset, to target); a union's value member (at pointer_offset, of type
+       target: MaybeUninit's) */
+    bool box_dyn, has_target;
+    uint64_t pointer_offset, vtable_offset;
+    Dwarf_Die target;
 };
 /* The variant a value of one enum type holds, per discriminant value met, with what an async state machine's
  * variant says (the await's position, the awaited future). */
@@ -220,11 +229,15 @@ struct variant_facts {
     bool has_field0;           /* a tuple variant's first field (Stage's Running(T)) */
     struct dwarf_member field0;
 };
+/* Whether a value of a type can lead to a future decode would show (future_decode.c's may_lead): found once
+ * per type from the DWARF alone, whatever the value. */
+enum type_lead { LEAD_UNKNOWN, LEAD_SEARCHING, LEAD_NONE, LEAD_MAYBE };
 /* A structure's member as the decoder walks it. */
 struct member_facts {
     Dwarf_Die type;
     uint64_t offset;
     bool marker;               /* PhantomData's _marker: nothing to search */
+    uint8_t lead;              /* enum type_lead of its type, found on the member's first search */
 };
 struct type_cache {
     struct u64_map by_die;
@@ -241,7 +254,7 @@ struct type_cache {
         struct variant_facts *v;
         size_t n, cap;
     } variants;
-    struct decoder *spare;           /* future_decode's working state (33 KB), kept for the next task */
+    struct decoder *spare;           /* future_decode's working state (~100 KB), kept for the next task */
 };
 void type_cache_free(struct type_cache *c);
 

@@ -29,6 +29,8 @@ struct ps_prochandle {
     const struct target_maps *maps;
     struct cached_symbol symbols[MAX_CACHED_SYMBOLS];
     size_t n_symbols;
+    elf_memory_reader read;    /* how a listing reads the target (NULL: process_vm_readv itself) */
+    void *read_ctx;
 };
 
 struct thread_lister {
@@ -38,7 +40,9 @@ struct thread_lister {
 
 ps_err_e ps_pdread(struct ps_prochandle *ph, psaddr_t addr, void *buf, size_t len)
 {
-    return target_memory_read(&ph->pid, (uint64_t)(uintptr_t)addr, buf, len) ? PS_OK : PS_ERR;
+    uint64_t at = (uint64_t)(uintptr_t)addr;
+    bool ok = ph->read ? ph->read(ph->read_ctx, at, buf, len) : target_memory_read(&ph->pid, at, buf, len);
+    return ok ? PS_OK : PS_ERR;
 }
 
 ps_err_e ps_pdwrite(struct ps_prochandle *ph, psaddr_t addr, const void *buf, size_t len)
@@ -196,12 +200,16 @@ int thread_lister_open(struct thread_lister **out, pid_t pid, const char *root, 
     return 0;
 }
 
-int thread_lister_list(struct thread_lister *t, struct thread_pointer_list *out, char *err, size_t errlen)
+int thread_lister_list(struct thread_lister *t, elf_memory_reader read, void *read_ctx, struct thread_pointer_list *out,
+                       char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
     struct iter_ctx c = { out, false };
+    t->ph.read = read;
+    t->ph.read_ctx = read_ctx;
     td_err_e rc = td_ta_thr_iter(t->agent, each_thread, &c, TD_THR_ANY_STATE, TD_THR_LOWEST_PRIORITY, TD_SIGNO_MASK,
                                  TD_THR_ANY_USER_FLAGS);
+    t->ph.read = NULL;
     if (rc != TD_OK || c.failed) {
         snprintf(err, errlen, "cannot list the threads of %d through glibc's libthread_db (%s)", (int)t->ph.pid,
                  c.failed ? "out of memory" : "its thread list changed or could not be read");

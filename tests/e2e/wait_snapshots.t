@@ -204,6 +204,9 @@ hs=$(samples "$WORK/hs-wait.folded" "@ main\\.rs:$HYPER_LINE;")
 he=$(samples "$WORK/he-wait.folded" "@ main\\.rs:$HYPER_LINE;")
 hs_secs=$(recorded_secs "$WORK/hs.err")
 he_secs=$(recorded_secs "$WORK/he.err")
+for f in hs he; do
+    [ "$(sed -n 's/^taskspy: waits: .*//p' "$WORK/$f.err" | wc -l)" -gt 0 ] || sed -n '1,3p' "$WORK/$f.err" | diag
+done
 agree "$hs" "$hs_secs" "$he" "$he_secs"
 check "hyper attached: snapshots and events (exit $hs_rc, $RC) agree at the handler's line within 20% ($hs us in $hs_secs s, $he us in $he_secs s)" \
     test $? = 0 -a "$hs_rc" = 0 -a "$RC" = 0
