@@ -74,8 +74,15 @@ static void event(struct env *e, enum wait_event_kind kind, uint64_t task, uint6
     event_on(e, kind, task, time_us, 0);
 }
 
-/* A registration stack of task in app::handler at line (a sleep), down through the waker machinery. */
-static void stack_at(struct env *e, uint64_t task, uint64_t time_us, unsigned line)
+static void registered_from(struct env *e, uint64_t task, uint64_t time_us, uint64_t site)
+{
+    struct wait_event ev = { .kind = WAIT_REGISTERED, .task_id = task, .time_ns = time_us * US, .call_site = site };
+    assert_int_equal(wait_profile_event(e->w, &ev), 0);
+}
+
+/* A registration stack of task in app::handler at line (a sleep), down through the waker machinery, taken at
+ * call site site (0: unknown), with its registration event. */
+static void stack_from(struct env *e, uint64_t task, uint64_t time_us, unsigned line, uint64_t site)
 {
     struct stack_frame f[7];
     const struct { const char *name; const char *file; unsigned line; } names[7] = {
@@ -92,8 +99,13 @@ static void stack_at(struct env *e, uint64_t task, uint64_t time_us, unsigned li
         assert_int_equal(task_stacks_prepare(e->t, names[i].name, names[i].file, names[i].line, false, &f[i]), 0);
         ptrs[i] = &f[i];
     }
-    assert_int_equal(wait_profile_stack(e->w, task, time_us * US, e->thread_root, ptrs, 7, WAIT_NO_KEY, 0), 0);
-    event(e, WAIT_REGISTERED, task, time_us);
+    assert_int_equal(wait_profile_stack(e->w, task, time_us * US, e->thread_root, ptrs, 7, WAIT_NO_KEY, site), 0);
+    registered_from(e, task, time_us, site);
+}
+
+static void stack_at(struct env *e, uint64_t task, uint64_t time_us, unsigned line)
+{
+    stack_from(e, task, time_us, line, 0);
 }
 
 static void poll_once(struct env *e, uint64_t task, uint64_t start_us, uint64_t end_us)
@@ -191,33 +203,6 @@ static void test_no_new_waker_keeps_last_stack(void **state)
     expect_folded(&e, 125, SLEEP_STACK(12) "[runnable] 30\n" SLEEP_STACK(12) "[suspended] 40\n"
                            SLEEP_STACK(30) "[runnable] 5\n" SLEEP_STACK(30) "[suspended] 5\n");
     env_free(&e);
-}
-
-/* A stack of task at line taken at call site site, with its registration event (the site's too). */
-static void registered_from(struct env *e, uint64_t task, uint64_t time_us, uint64_t site);
-
-static void stack_from(struct env *e, uint64_t task, uint64_t time_us, unsigned line, uint64_t site)
-{
-    struct stack_frame f[4];
-    const struct { const char *name; const char *file; unsigned line; } names[4] = {
-        { "start_thread", NULL, 0 },
-        { "executor::poll_task", "executor.c", 40 },
-        { "app::handler::{{closure}}", "main.rs", line },
-        { "tokio::time::sleep::Sleep::poll", "sleep.rs", 400 },
-    };
-    const struct stack_frame *ptrs[4];
-    for (size_t i = 0; i < 4; i++) {
-        assert_int_equal(task_stacks_prepare(e->t, names[i].name, names[i].file, names[i].line, false, &f[i]), 0);
-        ptrs[i] = &f[i];
-    }
-    assert_int_equal(wait_profile_stack(e->w, task, time_us * US, e->thread_root, ptrs, 4, WAIT_NO_KEY, site), 0);
-    registered_from(e, task, time_us, site);
-}
-
-static void registered_from(struct env *e, uint64_t task, uint64_t time_us, uint64_t site)
-{
-    struct wait_event ev = { .kind = WAIT_REGISTERED, .task_id = task, .time_ns = time_us * US, .call_site = site };
-    assert_int_equal(wait_profile_event(e->w, &ev), 0);
 }
 
 /* A task that alternates between two await points (a socket read and a timer, registering from two call
