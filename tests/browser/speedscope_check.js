@@ -129,8 +129,11 @@ async function checkApp(args, doc, fileText) {
     const page = await browser.context.newPage();
     const alerts = [];
     const errors = [];
-    page.on('dialog', (dialog) => { alerts.push(dialog.message()); dialog.dismiss().catch(() => {}); });
-    page.on('pageerror', (e) => errors.push(e.message));
+    // an alert or a page error already fails the file: the wait below ends there, not at its bound
+    let reportProblem;
+    const problem = new Promise((resolve) => { reportProblem = resolve; });
+    page.on('dialog', (dialog) => { alerts.push(dialog.message()); dialog.dismiss().catch(() => {}); reportProblem(); });
+    page.on('pageerror', (e) => { errors.push(e.message); reportProblem(); });
     page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
     const view = args.view ? `&view=${encodeURIComponent(args.view)}` : '';
     await page.goto(`${base}/index.html#profileURL=${encodeURIComponent(base + route)}${view}`);
@@ -141,12 +144,10 @@ async function checkApp(args, doc, fileText) {
     const fileName = args.trace ? TRACE_ROUTE.slice(1) : doc && typeof doc.name === 'string' ? doc.name : null;
     // loaded: the title names the file (speedscope sets it once the import succeeded), or an error shows
     let loaded = false;
-    try {
-      await page.waitForFunction((name) => (name !== null && document.title.startsWith(`${name} - speedscope`)) ||
-        document.body.innerText.includes('Something went wrong'), fileName, { timeout: 180000 });
-    } catch (e) {
-      // neither within a generous bound (a large trace on a loaded machine): reported below
-    }
+    const settled = page.waitForFunction((name) => (name !== null && document.title.startsWith(`${name} - speedscope`)) ||
+      document.body.innerText.includes('Something went wrong'), fileName, { timeout: 180000 })
+      .catch(() => {});   // neither within a generous bound (a large trace on a loaded machine): reported below
+    await Promise.race([settled, problem]);
     await page.waitForTimeout(500);   // let a late alert or page error arrive
     loaded = fileName !== null && (await page.title()).startsWith(`${fileName} - speedscope`);
     const body = await page.evaluate(() => document.body.innerText);
