@@ -124,6 +124,15 @@ static bool print_markers(FILE *out, const struct record_options *o, const struc
         fprintf(out, "taskspy: lost marker records: %" PRIu64 " from full perf buffers, %" PRIu64 " overwritten "
                      "BPF slots; %" PRIu64 " samples counted as [unknown task] (until their thread's next poll)\n",
                 st->lost_markers_perf, st->lost_markers_bpf, st->unknown_task_samples);
+    if (st->lost_markers_bpf)
+        fprintf(out, "taskspy: BPF slots lost: %" PRIu64 " lapped (the reading thread a whole region of %" PRIu64
+                     " slots behind), %" PRIu64 " whose writer had not finished; at most %" PRIu64 " hits waiting in a "
+                     "region; the reading thread's longest wait between reads %.1f ms (%.2f s in), longest read %.1f ms; the "
+                     "largest loss (%" PRIu64 ") %.2f s into the recording, %.1f ms after the read before it\n",
+                st->lost_markers_lapped, st->bpf_region_slots, st->lost_markers_unfinished, st->bpf_backlog,
+                st->reader_longest_gap_ns / 1e6, st->reader_longest_gap_at_ns / 1e9, st->reader_longest_round_ns / 1e6,
+                st->worst_loss,
+                st->worst_loss_at_ns / 1e9, st->worst_loss_gap_ns / 1e6);
     if (st->lost_markers_bpf && !st->reader_realtime)
         fprintf(out, "taskspy: the reading thread could not run as a real-time thread (SCHED_FIFO needs root or "
                      "CAP_SYS_NICE): on a loaded machine it may wait for a CPU while the BPF slots fill\n");

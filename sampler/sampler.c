@@ -334,6 +334,7 @@ static void finish_recording(struct sampler *s)
     if (s->markers) {
         markers_stats(s->markers, &s->stats.probes, &s->stats.n_probes);
         markers_routes(s->markers, &s->stats.marker_locations_bpf, &s->stats.marker_locations_perf);
+        s->stats.bpf_region_slots = markers_bpf_region_slots(s->markers);
         s->stats.task_completion_unknown = markers_completion_unknown(s->markers);
     }
 }

@@ -179,6 +179,15 @@ struct sampler_stats {
     uint64_t lost_markers;           /* marker records lost (their buffers are apart): both kinds below */
     uint64_t lost_markers_perf;      /* of lost_markers: a full perf marker buffer (PERF_RECORD_LOST) */
     uint64_t lost_markers_bpf;       /* of lost_markers: BPF slots overwritten before they were read */
+    uint64_t lost_markers_lapped;    /* of lost_markers_bpf: a region lapped (the reader a region behind) */
+    uint64_t lost_markers_unfinished;/* of lost_markers_bpf: hits whose writer had not finished when passed */
+    uint64_t bpf_region_slots;       /* slots in one BPF region (0: no BPF route) */
+    uint64_t bpf_backlog;            /* the most hits waiting in one region when it was read */
+    /* how the reading thread kept up: the longest time between the starts of two rounds while recording,
+       the longest round, and the round that found the most hits lost: its start (from the recording's) and
+       the time since the round before it */
+    uint64_t reader_longest_gap_ns, reader_longest_gap_at_ns, reader_longest_round_ns;
+    uint64_t worst_loss, worst_loss_at_ns, worst_loss_gap_ns;
     uint64_t dropped_samples;        /* copied out but left unprocessed: the processing queue was full */
     uint64_t late_markers;           /* marker records read after samples later than them were attributed */
     uint64_t unknown_task_samples;   /* samples delivered as SAMPLER_UNKNOWN_TASK (after a lost marker) */

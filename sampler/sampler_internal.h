@@ -71,6 +71,7 @@ struct sampler {
     uint64_t start_ns;
     uint64_t last_maps_reload_ns;
     uint64_t round_end_ns;               /* records after this time wait for the next round */
+    uint64_t last_round_ns;              /* when the last round began (0: none yet) */
     uint64_t next_progress_ns;           /* when the sink hears how the recording goes next */
     /* per-sample scratch */
     uint64_t regs[PERF_REG_X86_64_MAX];

@@ -237,8 +237,14 @@ void sampler_hand_over(struct sampler *s, bool wait)
  * not missed. */
 void sampler_read_round(struct sampler *s, bool final)
 {
-    uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    s->round_end_ns = final ? UINT64_MAX : now_ns() - 2000000ull;
+    uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), began = now_ns();
+    uint64_t gap = s->last_round_ns && began > s->last_round_ns ? began - s->last_round_ns : 0;
+    if (gap > s->stats.reader_longest_gap_ns) {
+        s->stats.reader_longest_gap_ns = gap;
+        s->stats.reader_longest_gap_at_ns = began > s->start_ns ? began - s->start_ns : 0;
+    }
+    s->last_round_ns = began;
+    s->round_end_ns = final ? UINT64_MAX : began - 2000000ull;
     cpu_buffers_peek(&s->cpus, peek_record, s);
     uint64_t cpu1 = clock_ns(CLOCK_THREAD_CPUTIME_ID), cpu2 = cpu1;
     if (s->markers) {
@@ -248,6 +254,15 @@ void sampler_read_round(struct sampler *s, bool final)
         s->stats.lost_markers += got.lost;
         s->stats.lost_markers_bpf += got.lost_bpf;
         s->stats.lost_markers_perf += got.lost - got.lost_bpf;
+        s->stats.lost_markers_lapped += got.lost_bpf_lapped;
+        s->stats.lost_markers_unfinished += got.lost_bpf_unfinished;
+        if (got.bpf_backlog > s->stats.bpf_backlog)
+            s->stats.bpf_backlog = got.bpf_backlog;
+        if (got.lost > s->stats.worst_loss) {
+            s->stats.worst_loss = got.lost;
+            s->stats.worst_loss_at_ns = began > s->start_ns ? began - s->start_ns : 0;
+            s->stats.worst_loss_gap_ns = gap;
+        }
         s->stats.throttled_markers += got.throttled;
         /* every loss that read found happened before now: a poll-start after it makes a task known again */
         task_tracker_loss_seen_by(&s->tasks, now_ns());
@@ -264,4 +279,7 @@ void sampler_read_round(struct sampler *s, bool final)
     sampler_hand_over(s, final);
     s->stats.marker_cpu_ns += (cpu2 - cpu1) + (cpu4 - cpu3);
     s->stats.processing_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+    uint64_t took = now_ns() - began;
+    if (took > s->stats.reader_longest_round_ns)
+        s->stats.reader_longest_round_ns = took;
 }

@@ -69,17 +69,20 @@ static void copy_slot(const struct bpf_slot *from, struct bpf_slot *to)
     to->ret_slot = __atomic_load_n(&from->ret_slot, __ATOMIC_RELAXED);
 }
 
-size_t bpf_slots_read(struct bpf_slots *s, bpf_slots_fn fn, void *ctx, uint64_t *lost)
+size_t bpf_slots_read(struct bpf_slots *s, bpf_slots_fn fn, void *ctx, struct bpf_slots_loss *loss)
 {
     size_t n = 0;
-    uint64_t dropped = 0, slots = (uint64_t)1 << s->bits, mask = slots - 1;
+    uint64_t slots = (uint64_t)1 << s->bits, mask = slots - 1;
+    *loss = (struct bpf_slots_loss){ 0 };
     for (size_t r = 0; r < s->n_regions; r++) {
         const uint8_t *region = s->base + r * s->region_bytes;
         const struct bpf_slots_header *h = (const struct bpf_slots_header *)region;
         const struct bpf_slot *slot0 = (const struct bpf_slot *)(region + sizeof(*h));
         uint64_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE), t = s->tail[r];
+        if (head - t > loss->max_backlog)
+            loss->max_backlog = head - t;
         if (head - t > slots) {                 /* a whole region behind: those are overwritten */
-            dropped += head - t - slots;
+            loss->lapped += head - t - slots;
             t = head - slots;
         }
         while (t < head) {
@@ -89,7 +92,10 @@ size_t bpf_slots_read(struct bpf_slots *s, bpf_slots_fn fn, void *ctx, uint64_t 
             if (seq != want) {
                 bool overwritten = seq != 0 && (int32_t)(seq - want) > 0;
                 if (overwritten || head - t > slots / 2) {
-                    dropped++;                  /* a later claim's, or a writer that never finished */
+                    if (overwritten)            /* a later claim's */
+                        loss->lapped++;
+                    else                        /* a writer that never finished */
+                        loss->unfinished++;
                     t++;
                     continue;
                 }
@@ -99,7 +105,7 @@ size_t bpf_slots_read(struct bpf_slots *s, bpf_slots_fn fn, void *ctx, uint64_t 
             copy_slot(slot, &copy);
             __atomic_thread_fence(__ATOMIC_ACQUIRE);
             if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) != want) {
-                dropped++;                      /* overwritten while copied */
+                loss->torn++;                   /* overwritten while copied */
                 t++;
                 continue;
             }
@@ -110,7 +116,6 @@ size_t bpf_slots_read(struct bpf_slots *s, bpf_slots_fn fn, void *ctx, uint64_t 
         }
         s->tail[r] = t;
     }
-    *lost = dropped;
     return n;
 }
 

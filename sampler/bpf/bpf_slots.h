@@ -51,9 +51,16 @@ int bpf_slots_create(struct bpf_slots *s, size_t n_regions, unsigned bits);
  * element per region. */
 void bpf_slots_wrap(struct bpf_slots *s, const uint8_t *base, size_t n_regions, unsigned bits, uint64_t *tail);
 typedef void (*bpf_slots_fn)(void *ctx, const struct bpf_slot *slot);
-/* Hand every finished slot not read yet to fn, region by region, each region in claim order. *lost gets the
- * slots lost since the last read. Returns the number handed. */
-size_t bpf_slots_read(struct bpf_slots *s, bpf_slots_fn fn, void *ctx, uint64_t *lost);
+/* What one read lost, by cause, and how far behind it found the regions. */
+struct bpf_slots_loss {
+    uint64_t lapped;                   /* overwritten by a later claim: the reader fell a whole region behind */
+    uint64_t unfinished;               /* a writer that had not finished when the region moved half past it */
+    uint64_t torn;                     /* overwritten while copied */
+    uint64_t max_backlog;              /* the most claims not yet read in one region when the read began */
+};
+/* Hand every finished slot not read yet to fn, region by region, each region in claim order. *loss gets what
+ * was lost since the last read (zeroed first). Returns the number handed. */
+size_t bpf_slots_read(struct bpf_slots *s, bpf_slots_fn fn, void *ctx, struct bpf_slots_loss *loss);
 /* Leave unread the slots of a region that later claims have overwritten (the reader was not reading yet),
  * without counting them lost: the next read starts at the oldest slot still there. */
 void bpf_slots_skip_overrun(struct bpf_slots *s);

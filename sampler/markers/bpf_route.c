@@ -128,6 +128,11 @@ int marker_bpf_wake_fd(const struct marker_bpf *b)
     return b->doorbell.map_fd;
 }
 
+uint64_t marker_bpf_region_slots(const struct marker_bpf *b)
+{
+    return (uint64_t)1 << b->slots.bits;
+}
+
 static void ignore_record(void *ctx, const void *data, uint32_t len)
 {
     (void)ctx;
@@ -135,11 +140,11 @@ static void ignore_record(void *ctx, const void *data, uint32_t len)
     (void)len;
 }
 
-size_t marker_bpf_read(struct marker_bpf *b, bpf_slots_fn fn, void *ctx, uint64_t *lost)
+size_t marker_bpf_read(struct marker_bpf *b, bpf_slots_fn fn, void *ctx, struct bpf_slots_loss *loss)
 {
     /* The doorbell first: one that rings while the regions are read then wakes the next read. */
     bpf_ring_consume(&b->doorbell, ignore_record, NULL);
-    return bpf_slots_read(&b->slots, fn, ctx, lost);
+    return bpf_slots_read(&b->slots, fn, ctx, loss);
 }
 
 void marker_bpf_skip_overrun(struct marker_bpf *b)

@@ -40,9 +40,11 @@ int marker_bpf_attach_event(struct marker_bpf *b, int event_fd, uint32_t locatio
                             bool ret_addr, char *err, size_t errlen);
 /* An fd that polls readable when a region has filled by an eighth since (each read drains it). */
 int marker_bpf_wake_fd(const struct marker_bpf *b);
-/* Hand every slot written so far to fn; *lost gets the number of hits lost since the last read (a region
- * overrun). Returns the number of slots. */
-size_t marker_bpf_read(struct marker_bpf *b, bpf_slots_fn fn, void *ctx, uint64_t *lost);
+/* Slots in one region (hits a CPU can hold before the reader must have read them). */
+uint64_t marker_bpf_region_slots(const struct marker_bpf *b);
+/* Hand every slot written so far to fn; *loss gets the hits lost since the last read, by cause (bpf_slots.h).
+ * Returns the number of slots. */
+size_t marker_bpf_read(struct marker_bpf *b, bpf_slots_fn fn, void *ctx, struct bpf_slots_loss *loss);
 /* The recording starts: hits that overran a region before it (while the probes were attached one by one, each
  * attach waiting for the kernel) are not lost records of the recording. */
 void marker_bpf_skip_overrun(struct marker_bpf *b);

@@ -100,8 +100,13 @@ void markers_read(struct markers *m, uint64_t until_ns, struct task_tracker *tas
     if (m && m->bpf) {
         /* Every record at hand, also those after until_ns: the tracker keeps a thread's later hits queued
          * for the next round. */
-        uint64_t lost = 0;
-        marker_bpf_read(m->bpf, queue_bpf_record, &r, &lost);
+        struct bpf_slots_loss loss;
+        marker_bpf_read(m->bpf, queue_bpf_record, &r, &loss);
+        uint64_t lost = loss.lapped + loss.unfinished + loss.torn;
+        counts->lost_bpf_lapped += loss.lapped;
+        counts->lost_bpf_unfinished += loss.unfinished;
+        if (loss.max_backlog > counts->bpf_backlog)
+            counts->bpf_backlog = loss.max_backlog;
         if (lost) {
             counts->lost += lost;
             counts->lost_bpf += lost;

@@ -99,6 +99,11 @@ size_t markers_poll_starts(const struct markers *m)
     return n;
 }
 
+uint64_t markers_bpf_region_slots(const struct markers *m)
+{
+    return m && m->bpf ? marker_bpf_region_slots(m->bpf) : 0;
+}
+
 void markers_routes(const struct markers *m, size_t *via_bpf, size_t *via_perf)
 {
     *via_bpf = *via_perf = 0;

@@ -65,6 +65,9 @@ struct markers_read_counts {
     uint64_t records;                  /* marker hits in the target, queued */
     uint64_t lost;                     /* marker hits lost (a full perf buffer, BPF slots overwritten) */
     uint64_t lost_bpf;                 /* of lost: BPF slots overwritten */
+    uint64_t lost_bpf_lapped;          /* of lost_bpf: a region lapped (the reader a whole region behind) */
+    uint64_t lost_bpf_unfinished;      /* of lost_bpf: a writer that had not finished when passed */
+    uint64_t bpf_backlog;              /* the most hits waiting in one slot region when read */
     uint64_t throttled;                /* times the kernel throttled a marker event */
 };
 /* Queue into tasks every marker hit up to until_ns (BPF slots: every hit written so far; the tracker keeps
@@ -79,6 +82,8 @@ size_t markers_buffer_fds(const struct markers *m, int *fds, size_t max);
 size_t markers_poll_starts(const struct markers *m);
 /* Probe locations whose hits come through BPF, and through perf samples. */
 void markers_routes(const struct markers *m, size_t *via_bpf, size_t *via_perf);
+/* Slots in one CPU's BPF region, 0 without the BPF route. */
+uint64_t markers_bpf_region_slots(const struct markers *m);
 /* Number of probe locations attached. */
 size_t markers_count(const struct markers *m);
 /* Locations of the wait profile's probes attached: waker functions, task-wake markers, the waker symbol. */

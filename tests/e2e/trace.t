@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib/tap.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BROWSER_DIR=$ROOT/tests/browser
 FACTS=$ROOT/tests/tools/trace_facts.py
-plan 56
+plan 57
 
 if [ ! -f "$BROWSER_DIR/node_modules/speedscope/package.json" ]; then
     (cd "$BROWSER_DIR" && npm ci --no-audit --no-fund --loglevel=error > "$WORK/npm.log" 2>&1) || diag < "$WORK/npm.log"
@@ -112,6 +112,11 @@ start_fixture tokio_plain 40 --wait-tasks
 "$TASKSPY" record -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/waits.folded" -o "$WORK/waits.trace.json" \
     --wait-mode events --wait-output "$WORK/waits-wait.folded" 2> "$WORK/waits.err"
 check "record tokio_plain --wait-output to a trace: exit 0" test $? -eq 0
+# a second, 1-s recording of the same for speedscope's import below: the 4-s trace's ~300,000 wait spans took
+# speedscope 60-110 s to import under SwiftShader, a third of this file's time
+"$TASKSPY" record -p "$FIXTURE_PID" -d 1 -F 199 -o "$WORK/waits-1s.trace.json" --wait-mode events \
+    --wait-output "$WORK/waits-1s-wait.folded" 2> "$WORK/waits-1s.err"
+check "record tokio_plain --wait-output for 1 s to a trace: exit 0" test $? -eq 0
 stop_fixture
 python3 "$FACTS" "$WORK/waits.trace.json" --folded "$WORK/waits.folded" > "$WORK/waits.facts" 2> "$WORK/waits.facts.err"
 check "waits: [suspended] and [runnable] spans as complete events ($(fact "$WORK/waits.facts" waits))" \
@@ -156,9 +161,12 @@ check "... one line saying why" sh -c "test \$(wc -l < '$WORK/conv.err') -eq 1 &
 check "... and no file" test ! -e "$WORK/conv.trace.json"
 
 # ---- speedscope imports the traces ------------------------------------------------------------------------------
-check "speedscope imports the executor's trace (#profileURL=)" speedscope_ok x "$WORK/x.trace.json"
+# (the executor's 2-s trace of the perf-sample route: ~35,000 polls; its 4-s one above has ~85,000, which
+# speedscope took 20-36 s to import under SwiftShader: the same writer, only longer)
+check "speedscope imports the executor's trace (#profileURL=, $(fact "$WORK/perf.facts" polls) polls)" speedscope_ok perf "$WORK/perf.json"
 check "speedscope imports the idle trace" speedscope_ok idle "$WORK/idle.trace.json"
-check "speedscope imports the trace with wait spans" speedscope_ok waits "$WORK/waits.trace.json"
+check "speedscope imports a trace with wait spans (1 s: $(grep -o '[0-9]* wait spans' "$WORK/waits-1s.err"))" \
+    speedscope_ok waits "$WORK/waits-1s.trace.json"
 head -c 300 "$WORK/x.trace.json" > "$WORK/truncated.trace.json"
 check "the check fails on a truncated trace" sh -c "! node '$BROWSER_DIR/speedscope_check.js' --trace '$WORK/truncated.trace.json' > /dev/null 2>&1"
 finish

@@ -57,14 +57,22 @@ probes_in() { case "$(probe_sites "$1" "$2")" in *cc*) return 0 ;; esac; return 
 # lines_at_least FILE PATTERN N: FILE has at least N lines matching PATTERN (grep -E)
 lines_at_least() { [ "$(grep -cE "$2" "$1" 2>/dev/null)" -ge "$3" ]; }
 
-# start_fixture NAME ARGS...: run a fixture in the background and wait (up to 20 s) until it runs; sets
-# FIXTURE_PID
+# serving PID EXE STDOUT: PID runs EXE and has printed its listening line ("NAME pid N port P ..."): an HTTP
+# fixture is ready once it listens, and an idle server may not use 50 ms of CPU for a long while
+serving() {
+    [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(readlink -f "$2")" ] && grep -q ' pid [0-9]* port [0-9]*' "$3" 2>/dev/null
+}
+# start_fixture NAME ARGS...: run a fixture in the background and wait (up to 20 s) until it runs (a server:
+# until it listens); sets FIXTURE_PID
 start_fixture() {
     local name=$1; shift
     "$FIXTURES/$name" "$@" > "$WORK/$name.stdout" 2> "$WORK/$name.stderr" &
     FIXTURE_PID=$!
     BACKGROUND_PIDS+=("$FIXTURE_PID")
-    wait_for 20 running "$FIXTURE_PID" "$FIXTURES/$name"
+    case $name in
+    *_server) wait_for 20 serving "$FIXTURE_PID" "$FIXTURES/$name" "$WORK/$name.stdout" ;;
+    *) wait_for 20 running "$FIXTURE_PID" "$FIXTURES/$name" ;;
+    esac
 }
 # recorded_secs ERRFILE: the seconds recorded, as record's summary line in ERRFILE gives them
 recorded_secs() { sed -n 's/^taskspy: [0-9]* samples, .* pid [0-9]*, \([0-9.]*\) s at .*/\1/p' "$1"; }

@@ -376,6 +376,11 @@ static void set_head(struct region_fixture *f, size_t region, uint64_t head)
     memcpy(f->mem + region * REGION_BYTES, &head, 8);
 }
 
+static uint64_t lost_total(const struct bpf_slots_loss *l)
+{
+    return l->lapped + l->unfinished + l->torn;
+}
+
 /* A finished write of claim n. */
 static void write_claim(struct region_fixture *f, size_t region, uint64_t n, uint32_t tid)
 {
@@ -414,9 +419,10 @@ static void test_slots_in_claim_order(void **state)
     set_head(f, 0, 7);
     set_head(f, 1, 1);
     struct got_slots g = { 0 };
-    uint64_t lost = 99;
+    struct bpf_slots_loss lost = { 99, 99, 99, 0 };
     assert_int_equal(bpf_slots_read(&f->s, collect_slot, &g, &lost), 6);
-    assert_int_equal(lost, 0);
+    assert_int_equal(lost_total(&lost), 0);
+    assert_int_equal(lost.max_backlog, 7);
     for (size_t i = 0; i < 5; i++)
         assert_int_equal(g.times[i], 100 + i);
     assert_int_equal(g.tids[5], 20);
@@ -426,7 +432,7 @@ static void test_slots_in_claim_order(void **state)
     assert_int_equal(bpf_slots_read(&f->s, collect_slot, &g, &lost), 2);
     assert_int_equal(g.times[0], 105);
     assert_int_equal(g.times[1], 106);
-    assert_int_equal(lost, 0);
+    assert_int_equal(lost_total(&lost), 0);
     free(f);
 }
 
@@ -448,9 +454,9 @@ static void test_slots_skip_overrun(void **state)
     assert_int_equal(f->tail[0], 10);
     assert_int_equal(f->tail[1], 0);
     struct got_slots g = { 0 };
-    uint64_t lost = 99;
+    struct bpf_slots_loss lost = { 99, 99, 99, 0 };
     assert_int_equal(bpf_slots_read(&f->s, collect_slot, &g, &lost), slots + 3);
-    assert_int_equal(lost, 0);
+    assert_int_equal(lost_total(&lost), 0);
     assert_int_equal(g.times[0], 110);
     free(f);
 }
@@ -467,9 +473,11 @@ static void test_slots_overrun_and_stuck_writer(void **state)
         write_claim(f, 0, n, 7);
     set_head(f, 0, slots + 10);
     struct got_slots g = { 0 };
-    uint64_t lost = 0;
+    struct bpf_slots_loss lost;
     assert_int_equal(bpf_slots_read(&f->s, collect_slot, &g, &lost), slots);
-    assert_int_equal(lost, 10);
+    assert_int_equal(lost.lapped, 10);                 /* lost by the lap, none otherwise */
+    assert_int_equal(lost_total(&lost), 10);
+    assert_int_equal(lost.max_backlog, slots + 10);
     assert_int_equal(g.times[0], 110);
     /* a slot read while a later lap overwrites it (its sequence is ahead) is lost, not handed over */
     f->tail[0] = 2 * slots;
@@ -478,7 +486,8 @@ static void test_slots_overrun_and_stuck_writer(void **state)
     set_head(f, 0, 2 * slots + 2);
     memset(&g, 0, sizeof(g));
     assert_int_equal(bpf_slots_read(&f->s, collect_slot, &g, &lost), 1);
-    assert_int_equal(lost, 1);
+    assert_int_equal(lost.lapped, 1);
+    assert_int_equal(lost_total(&lost), 1);
     /* a writer that never finishes is given up once the region has moved half a region past it */
     uint64_t t = 2 * slots + 2;
     slot_at(f, 0, t)->seq = 0;
@@ -491,7 +500,8 @@ static void test_slots_overrun_and_stuck_writer(void **state)
         write_claim(f, 0, n, 7);
     set_head(f, 0, t + slots / 2 + 2);
     assert_int_equal(bpf_slots_read(&f->s, collect_slot, &g, &lost), slots / 2 + 1);
-    assert_int_equal(lost, 1);
+    assert_int_equal(lost.unfinished, 1);             /* the writer given up, nothing lapped */
+    assert_int_equal(lost_total(&lost), 1);
     free(f);
 }
 

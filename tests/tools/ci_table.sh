@@ -1,0 +1,27 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
+# ci_table.sh STEPS LOG [TOTAL_SECONDS]: the table .ci/run prints at its end: each step of STEPS (ci_step.sh's
+# "NAME<TAB>SECONDS<TAB>STATUS" lines) with its share of the run, then the end-to-end files' wall times as
+# prove --timer logged them in LOG ("[hh:mm:ss] tests/e2e/NAME.t .... ok  12345 ms"), the slowest first.
+steps=$1 log=$2 total=${3:-}
+[ -f "$steps" ] || { echo "ci_table.sh: no steps recorded in $steps" >&2; exit 1; }
+echo "== where the run's time went =="
+awk -F '\t' -v total="$total" '
+    { name[NR] = $1; secs[NR] = $2; status[NR] = $3; sum += $2 }
+    END {
+        if (total == "") total = sum
+        printf "%-36s %9s %7s %s\n", "step", "seconds", "share", "status"
+        for (i = 1; i <= NR; i++)
+            printf "%-36s %9.1f %6.1f%% %s\n", name[i], secs[i], total > 0 ? 100 * secs[i] / total : 0, status[i] == 0 ? "ok" : "FAILED (" status[i] ")"
+        printf "%-36s %9.1f\n", "steps together", sum
+        if (total != sum) printf "%-36s %9.1f\n", "the whole run", total
+    }' "$steps"
+[ -f "$log" ] || exit 0
+echo "== end-to-end files, slowest first (pass: plain or asan) =="
+awk '
+    /^# pass: / { pass = $3 }
+    match($0, /tests\/e2e\/[a-z_0-9]+\.t \.+ /) {
+        file = substr($0, RSTART, RLENGTH); sub(/ \.+ $/, "", file); sub(/^tests\/e2e\//, "", file)
+        ms = ""; if (match($0, /[0-9]+ ms/)) { ms = substr($0, RSTART, RLENGTH); sub(/ ms/, "", ms) }
+        if (ms != "") printf "%-28s %-6s %8.1f\n", file, pass == "" ? "-" : pass, ms / 1000
+    }' "$log" | sort -k3 -n -r
