@@ -2,7 +2,11 @@
 /* u64_map.h: the one hash map of taskspy: open addressing from any u64 key to a u32 value (an index into
  * the caller's array), used by the sampler's per-thread and per-task tables and symbolize's address cache
  * (lookups on the per-sample path, no allocation once sized), and u64_map_index, the find-or-append of such
- * an index and its array. Interning by content is base/intern_table. */
+ * an index and its array. Interning by content is base/intern_table.
+ *
+ * It grows at half load into a table twice the size, but moves its keys there a few at each later insert, not
+ * all at once: the sampler's reading thread (a real-time one, whose pause overruns the BPF slot regions after
+ * ~25 ms at saturation) inserts every task it sees, and moving 262,144 tasks' keys at once took it 30-75 ms. */
 #ifndef TASKSPY_U64_MAP_H
 #define TASKSPY_U64_MAP_H
 
@@ -14,7 +18,12 @@ struct u64_map {
     uint64_t *keys;
     uint32_t *values;         /* value + 1; 0 = empty slot */
     size_t mask;
-    size_t count;
+    size_t count;             /* keys in the map (in either table while it grows) */
+    /* while it grows: the table before, read-only, whose slots below `moved` are in keys/values already */
+    uint64_t *old_keys;
+    uint32_t *old_values;
+    size_t old_mask;
+    size_t moved;
 };
 
 int u64_map_init(struct u64_map *m, size_t initial_capacity);

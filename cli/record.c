@@ -527,7 +527,8 @@ static int run_sampler(struct recording *r)
     /* snapshot mode: the snapshot thread from now on (launch mode: attached once the command runs) */
     if (r->k->from_snapshots &&
         wait_snapshots_start(&r->k->snapshots, r->o.wait_frequency, r->start_ns, r->o.argv ? sampler_target_pid(r->s) : 0,
-                             r->k->want_trace) != 0) {
+                             r->k->want_trace,
+                             r->o.duration > 0 ? r->start_ns + (uint64_t)(r->o.duration * 1e9) : 0, &stop_requested) != 0) {
         sink_journal_free(&journal);
         fprintf(stderr, "taskspy: cannot start the snapshot thread (out of memory)\n");
         return EXIT_RUNTIME;

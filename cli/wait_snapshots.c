@@ -78,7 +78,8 @@ static void *snapshot_main(void *arg)
             pthread_cond_timedwait(&s->wake, &s->lock, &until);
             continue;
         }
-        bool in_time = !s->until_ns || now <= s->until_ns;
+        bool in_time = (!s->until_ns || now <= s->until_ns) && (!s->deadline_ns || now <= s->deadline_ns) &&
+                       !(s->stop_requested && *s->stop_requested);
         pthread_mutex_unlock(&s->lock);
         if (!s->target_gone && !s->failed && in_time)
             take_one(s);
@@ -97,9 +98,12 @@ static void *snapshot_main(void *arg)
     return NULL;
 }
 
-int wait_snapshots_start(struct wait_snapshots *s, unsigned hz, uint64_t start_ns, pid_t launch_pid, bool keep_spans)
+int wait_snapshots_start(struct wait_snapshots *s, unsigned hz, uint64_t start_ns, pid_t launch_pid, bool keep_spans,
+                         uint64_t deadline_ns, volatile sig_atomic_t *stop_requested)
 {
     s->period_ns = 1000000000u / (hz ? hz : 1);
+    s->deadline_ns = deadline_ns;
+    s->stop_requested = stop_requested;
     s->attach_pid = launch_pid;
     if (launch_pid)
         s->pid = launch_pid;

@@ -10,6 +10,7 @@
 #define TASKSPY_WAIT_SNAPSHOTS_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,6 +25,8 @@ struct wait_snapshots {
     pid_t attach_pid;              /* launch mode: the process to attach the reader to (0: attached) */
     uint64_t period_ns;
     uint64_t until_ns;             /* no snapshot after it (0: none yet), under lock */
+    uint64_t deadline_ns;          /* the recording's end when it has a duration (0: none): no snapshot after it */
+    volatile sig_atomic_t *stop_requested;   /* the recording stops when it is set (SIGINT): no snapshot after */
     struct snapshot_waits waits;   /* read it once wait_snapshots_stop has returned */
     /* the thread */
     pthread_t thread;
@@ -47,8 +50,13 @@ struct wait_snapshots {
  * (the reader cannot read this program's tasks: no tokio, no DWARF types). */
 int wait_snapshots_open(struct wait_snapshots *s, pid_t pid, const char *path, char *err, size_t errlen);
 /* Start the thread: snapshots from start_ns (CLOCK_MONOTONIC) every 1/hz s; launch_pid: the launched process
- * (0 in attach mode). keep_spans: keep each task's runs for a trace. Returns 0, or -1 (no memory, no thread). */
-int wait_snapshots_start(struct wait_snapshots *s, unsigned hz, uint64_t start_ns, pid_t launch_pid, bool keep_spans);
+ * (0 in attach mode). keep_spans: keep each task's runs for a trace. The recording ends at deadline_ns (0: no
+ * duration), when *stop_requested is set (may be NULL) or when the target exits, whichever is first: no snapshot
+ * is taken after that, even before wait_snapshots_stop (the recording's last round and its processing may take
+ * seconds on a loaded machine, and snapshots then counted time the recording did not have). Returns 0, or -1
+ * (no memory, no thread). */
+int wait_snapshots_start(struct wait_snapshots *s, unsigned hz, uint64_t start_ns, pid_t launch_pid, bool keep_spans,
+                         uint64_t deadline_ns, volatile sig_atomic_t *stop_requested);
 /* The recording stopped at stop_ns: no snapshot after it (one under way finishes); stop the thread and wait
  * for it. Its wait profile is then complete (snapshot_waits_finish done). */
 void wait_snapshots_stop(struct wait_snapshots *s, uint64_t stop_ns);

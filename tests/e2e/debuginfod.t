@@ -94,14 +94,25 @@ grep '^taskspy: \(markers\|debuginfod\|no symbols\)' "$WORK/probes.err" | diag
 check "attached, --markers probes: Harness::poll copies found through the fetched file, task roots" \
     sh -c "grep -q 'tokio:poll (function entry) x' '$WORK/probes.err' && grep -q '^task: tokio_fixture::' '$WORK/probes.folded'"
 
-# unanswered NAME URL WHY: a 1 s recording with DEBUGINFOD_URLS=URL, DEBUGINFOD_TIMEOUT=2 and a fresh cache; exit 0
-# within a bound, and one line on debuginfod giving WHY for the executable
+# unanswered NAME URL WHY [COUNT_FILE]: a 1 s recording with DEBUGINFOD_URLS=URL, DEBUGINFOD_TIMEOUT=2 and a fresh
+# cache; exit 0 (a 120-s timeout would end it otherwise), and one line on debuginfod giving WHY for the
+# executable. COUNT_FILE: the server's count of the connections it was asked on (the bound: each object asked at
+# most 3 times, libdebuginfod's first try and its 2 retries, each ended by DEBUGINFOD_TIMEOUT; never a wait per
+# address, nor a retry without end)
 unanswered() {
     DEBUGINFOD_URLS=$2 DEBUGINFOD_CACHE_PATH="$WORK/cache-$1" DEBUGINFOD_TIMEOUT=2 \
         timeout 120 "$TASKSPY" record -d 1 -F 199 -o "$WORK/$1.folded" -- "$APP" 4 > /dev/null 2> "$WORK/$1.err"
     local rc=$?
     grep '^taskspy: \(debuginfod\|no symbols\)' "$WORK/$1.err" | diag
-    check "$1: exit 0, within the bound" test "$rc" -eq 0
+    if [ -n "${4:-}" ]; then
+        local asked objects
+        asked=$(cat "$4" 2> /dev/null)
+        objects=$(sed -n 's/^taskspy: debuginfod: asked for .* \([1-9][0-9]*\) without an answer .*/\1/p' "$WORK/$1.err")
+        check "$1: exit 0; the server asked ${asked:-?} times for ${objects:-?} objects (1 to 3 times each)" \
+            sh -c "test $rc -eq 0 && test -n '$asked' && test -n '$objects' && test '$asked' -ge 1 && test '$asked' -le \$((3 * $objects))"
+    else
+        check "$1: exit 0 (no 120-s timeout)" test "$rc" -eq 0
+    fi
     check "$1: one line on debuginfod, its failure ($3)" \
         sh -c "[ \$(grep -c '^taskspy: debuginfod' '$WORK/$1.err') -eq 1 ] &&
                grep -Eq '^taskspy: debuginfod: asked for .* [1-9][0-9]* without an answer \($3 for $APP; ' '$WORK/$1.err'"
@@ -115,12 +126,17 @@ check "stopped: the program's frames are [tokio_plain_stripped]" grep -q '\[toki
 
 # ---- a server that takes the connection and never answers: given up after DEBUGINFOD_TIMEOUT (libdebuginfod alone
 # would wait as long as curl and retry twice), the same one line
-python3 -c 'import socket, time
-s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64); print(s.getsockname()[1], flush=True); time.sleep(600)' \
-    > "$WORK/silent.port" &
+# (it accepts and counts each connection into silent.asked, and never answers)
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64); print(s.getsockname()[1], flush=True)
+held, n, end = [], 0, time.time() + 600
+while time.time() < end:
+    c, _ = s.accept(); held.append(c); n += 1
+    open(sys.argv[1] + ".tmp", "w").write(str(n)); __import__("os").replace(sys.argv[1] + ".tmp", sys.argv[1])' \
+    "$WORK/silent.asked" > "$WORK/silent.port" &
 BACKGROUND_PIDS+=("$!")
 wait_for 10 test -s "$WORK/silent.port"
-unanswered silent "http://127.0.0.1:$(cat "$WORK/silent.port")" "timed out"
+unanswered silent "http://127.0.0.1:$(cat "$WORK/silent.port")" "timed out" "$WORK/silent.asked"
 
 # ---- without DEBUGINFOD_URLS: the object named, with what was tried
 env -u DEBUGINFOD_URLS "$TASKSPY" record -d 1 -F 199 -o "$WORK/unset.folded" -- "$APP" 4 > /dev/null 2> "$WORK/unset.err"

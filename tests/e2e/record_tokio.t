@@ -22,14 +22,8 @@ check_tokio() { # LABEL FOLDED
     for kind in parse render compress; do
         check "$label: a task root for ${kind}_task" grep -q "^task: tokio_fixture::${kind}_task;" "$f"
     done
-    local p r c
-    p=$(share "$f" '^task: tokio_fixture::parse_task;' '^task: tokio_fixture::(parse|render|compress)_task;')
-    r=$(share "$f" '^task: tokio_fixture::render_task;' '^task: tokio_fixture::(parse|render|compress)_task;')
-    c=$(share "$f" '^task: tokio_fixture::compress_task;' '^task: tokio_fixture::(parse|render|compress)_task;')
-    # 8 points and the order: on a loaded host the fixture's own split drifts toward equal shares (perf record
-    # on the same executor, 2026-11-26: parse 18.6-20.3%, render 31.3-34.5%, compress 46.5-50.0%)
-    check "$label: shares parse $p% render $r% compress $c% ~ 1:2:3" \
-        sh -c "$(declare -f within); within $p 16.7 8 && within $r 33.3 8 && within $c 50 8 && [ ${p%.*} -lt ${r%.*} ] && [ ${r%.*} -lt ${c%.*} ]"
+    shares_123 "$label" "$f" '^task: tokio_fixture::parse_task;' '^task: tokio_fixture::render_task;' \
+        '^task: tokio_fixture::compress_task;' "$PROBE_BIAS"
     # Rarely (about one sample in a thousand) a sample just after a poll still counts as the task's: see
     # README's known issues. Allow at most 1% of task samples, and show them.
     local bad total

@@ -20,7 +20,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BROWSER_DIR=$ROOT/tests/browser
 MAIN_RS=$ROOT/tests/fixtures/tokio/src/main.rs
 AXUM_RS=$ROOT/tests/fixtures/axum/src/main.rs
-plan 53
+plan 54
 
 if [ ! -f "$BROWSER_DIR/node_modules/speedscope/package.json" ] || [ ! -f "$BROWSER_DIR/node_modules/ajv/package.json" ]; then
     (cd "$BROWSER_DIR" && npm ci --no-audit --no-fund --loglevel=error > "$WORK/npm.log" 2>&1) || diag < "$WORK/npm.log"
@@ -32,9 +32,6 @@ KINDS='^task: tokio_fixture::(parse|render|compress)_task'
 TASK_FIRST='^task: [^;]*(;tokio_fixture::|$)'
 # lines_of MARK: the main.rs lines whose comment ends with MARK (e.g. AWAIT:render_page), as an awk regex
 lines_of() { grep -n "// $1:[0-9]*\$\|// $1\$" "$2" | cut -d: -f1 | paste -sd'|'; }
-shares_of() { # FOLDED -> "parse render compress" percentages
-    echo "$(share "$1" '^task: tokio_fixture::parse_task' "$KINDS") $(share "$1" '^task: tokio_fixture::render_task' "$KINDS") $(share "$1" '^task: tokio_fixture::compress_task' "$KINDS")"
-}
 # id_check LABEL FOLDED STDOUT: the task ids of FOLDED's "task ID: tokio_fixture::KIND" roots against the
 # program's "task ID KIND" lines; passes when every id is one the program printed for that KIND, and at least
 # 20 ids were seen
@@ -56,11 +53,23 @@ for fixture in tokio_plain_ids tokio_current; do
     outputs=(-o "$WORK/$fixture-ids.folded")
     [ "$fixture" = tokio_current ] && outputs+=(-o "$WORK/ids.pb.gz" -o "$WORK/ids.speedscope.json" \
         -o "$WORK/ids.trace.json" -o "$WORK/ids.svg")
-    "$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 199 --group-by task "${outputs[@]}" 2> "$WORK/$fixture-ids.err"
+    "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task "${outputs[@]}" 2> "$WORK/$fixture-ids.err" &
+    rec=$!
+    wait_for 10 attached "$rec"
+    probed=$(probed_entries "$FIXTURE_PID" "$FIXTURES/$fixture")
+    wait "$rec"
     check "$fixture ids: exit 0" test $? -eq 0
     stop_fixture
-    check "$fixture ids: tasks from tokio's CONTEXT, no probe" \
-        grep -q "^taskspy: tasks: from the TLS marker tokio CONTEXT.current_task_id" "$WORK/$fixture-ids.err"
+    # (the tokio_current run writes a Chrome trace too, whose poll events come from raw::poll probes: there the
+    # probes must be there, and the summary must say they serve the poll events only)
+    if [ "$fixture" = tokio_current ]; then
+        check "$fixture ids: tasks from tokio's CONTEXT; raw::poll probed for the trace's poll events only (${probed:-?} entries hold an int3)" \
+            sh -c "grep -q '^taskspy: tasks: from the TLS marker tokio CONTEXT.current_task_id' '$WORK/$fixture-ids.err' &&
+                   grep -q '(poll events; tasks from the TLS marker)' '$WORK/$fixture-ids.err' && test '${probed:-0}' -gt 0"
+    else
+        check "$fixture ids: tasks from tokio's CONTEXT, no probe in the target (${probed:-?} raw::poll entries hold an int3)" \
+            sh -c "grep -q '^taskspy: tasks: from the TLS marker tokio CONTEXT.current_task_id' '$WORK/$fixture-ids.err' && test '$probed' = 0"
+    fi
     id_check "$fixture" "$WORK/$fixture-ids.folded" "$WORK/$fixture.stdout"
 done
 total=$(samples "$WORK/tokio_current-ids.folded")
@@ -86,7 +95,7 @@ check "current exports: the SVG is valid XML" xmllint --noout "$WORK/ids.svg"
 
 # ---- the current tokio: task roots, await points, the probe route, the wait profile ---------------------------
 start_fixture tokio_current 60 --wait-tasks
-"$TASKSPY" record -p "$FIXTURE_PID" -d 6 -F 199 -o "$WORK/zero.folded" 2> "$WORK/zero.err"
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 999 -o "$WORK/zero.folded" 2> "$WORK/zero.err"
 check "current zero-probe: exit 0" test $? -eq 0
 for kind in parse render compress; do
     check "current zero-probe: a task root for ${kind}_task" grep -q "^task: tokio_fixture::${kind}_task" "$WORK/zero.folded"
@@ -101,14 +110,15 @@ check "current: render_page's frames that call on at its await lines ($rp_lines)
     sh -c "grep -Eq 'tokio_fixture::render_page @ main\\.rs:($rp_lines);' '$WORK/zero.folded' &&
            ! grep -Eo 'tokio_fixture::render_page @ main\\.rs:[0-9]+;' '$WORK/zero.folded' | grep -Evq ':($rp_lines);\$' &&
            grep -Eq 'tokio_fixture::compress_response @ main\\.rs:($cr_lines);' '$WORK/zero.folded'"
-"$TASKSPY" record -p "$FIXTURE_PID" -d 6 -F 199 --markers probes -o "$WORK/probes.folded" 2> "$WORK/probes.err"
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 999 --markers probes -o "$WORK/probes.folded" 2> "$WORK/probes.err"
 check "current probe route: exit 0" test $? -eq 0
 check "current probe route: tokio's raw::poll copies probed" grep -Eq "tokio:poll \(function entry\) x [1-9]" "$WORK/probes.err"
 check "current probe route: polls counted" grep -Eq "^taskspy: [0-9]{4,} polls" "$WORK/probes.err"
-read -r zp zr zc <<< "$(shares_of "$WORK/zero.folded")"
-read -r pp pr pc <<< "$(shares_of "$WORK/probes.folded")"
-check "current: probe-route shares $pp/$pr/$pc agree with zero-probe's $zp/$zr/$zc within 6 points" \
-    sh -c "$(declare -f within); within $pp $zp 6 && within $pr $zr 6 && within $pc $zc 6"
+# each route held to the fixture's 1:2:3 burn (a CI run under load and ASan once compared them with each
+# other: 19.4/36.6/44.0 against 15.7/32.6/51.7 failed a 6-point match, each being within its noise of 1:2:3)
+CUR_KINDS=("^task: tokio_fixture::parse_task" "^task: tokio_fixture::render_task" "^task: tokio_fixture::compress_task")
+shares_123 "current zero-probe" "$WORK/zero.folded" "${CUR_KINDS[@]}"
+shares_123 "current probe route" "$WORK/probes.folded" "${CUR_KINDS[@]}" "$PROBE_BIAS"
 check "current probe route: runtime frames cut (a task stack starts at the task's own function)" \
     every_stack "$WORK/probes.folded" '^task: tokio_fixture' "$TASK_FIRST"
 "$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 99 -o "$WORK/w-cpu.folded" --wait-mode events --wait-output "$WORK/wait.folded" 2> "$WORK/wait.err"
@@ -127,7 +137,8 @@ check "current wait profile: the sleeper's waits with a stack are at its sleep l
     test "$stacked" -gt 0 -a "$((at_line * 100))" -ge "$((stacked * 98))" ||
     grep "$SLEEPER" "$WORK/wait.folded" | cut -c1-300 | diag
 check "current wait profile: the sleeper's waits $sleeper_all us of ${secs} s, $at_line us at its sleep line ($root_alone us under its root alone)" \
-    sh -c "$(declare -f between); between $sleeper_all $(awk -v s="${secs:-0}" 'BEGIN { print s * 0.9e6, s * 1.01e6 }') &&
+    sh -c "$(declare -f between); test -n '$secs' && between $secs 1 10 &&
+           between $sleeper_all $(awk -v s="${secs:-0}" 'BEGIN { print s * 0.9e6, s * 1.01e6 }') &&
            between $at_line $(awk -v s="${secs:-0}" 'BEGIN { print s * 0.5e6, s * 1.01e6 }')" ||
     { grep "$SLEEPER" "$WORK/wait.folded" | cut -c1-300; grep 'waits:' "$WORK/wait.err"; } | diag
 check "current wait profile: the yielding task is runnable at its yield line" \
@@ -172,8 +183,14 @@ setting() {
     if [ "$tasks_rc" = 0 ]; then
         check "$label: a wait profile, the sleeper suspended in it" \
             grep -Eq '^task: tokio_fixture::sleep_waiter;.*\[suspended\] [0-9]+$' "$WORK/$label-wait.folded"
-    else   # the sleeper's async fn is inlined and unnamed: its waits are there, under another root
-        check "$label: a wait profile, tasks suspended in it" grep -Eq '\[suspended\] [0-9]+$' "$WORK/$label-wait.folded"
+    else   # the sleeper's async fn is inlined and unnamed: its waits are there, under another root (the
+           # worker thread's: its task entry is not known), and it waits the whole recording
+        local secs waiters
+        secs=$(recorded_secs "$WORK/$label.err")
+        waiters=$(awk '!/^task: tokio_fixture::(parse|render|compress)_task;/ && /;\[suspended\] [0-9]+$/ { n += $NF }
+            END { print n + 0 }' "$WORK/$label-wait.folded")
+        check "$label: a wait profile: outside the three busy kinds, at least the sleeper's whole recording suspended ($waiters us in ${secs:-?} s)" \
+            sh -c "test -n '$secs' && awk -v w=$waiters -v s=$secs 'BEGIN { exit !(s > 1 && w >= 0.9e6 * s) }'"
     fi
     "$@" sh -c '"$0" --parked 20 > /dev/null & pid=$!; sleep 1.5; "$1" tasks -p $pid; rc=$?; kill $pid; exit $rc' \
         "$fixture" "$TASKSPY" > "$WORK/$label-tasks.out" 2> "$WORK/$label-tasks.err"

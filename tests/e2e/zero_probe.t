@@ -2,19 +2,22 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # zero_probe.t: issue 18's end-to-end checks of zero-probe attribution (the default where the program's task
 # is a thread-local: here tokio's CONTEXT.current_task_id) against the probe route (--markers probes: uprobes
-# on raw::poll, the task vtable's poll entry), on the plain tokio fixture and on the hyper HTTP server fixture saturated by wrk: the
-# same task roots with the same shares (within 5 points), no uprobe in the target while recording and the
+# on raw::poll, the task vtable's poll entry), on the plain tokio fixture and on the hyper HTTP server fixture
+# saturated by wrk: on the fixture, each route's task roots share the samples as the fixture burns (1:2:3,
+# shares_123); on the server, whose split has no design, the same roots with the same shares within what the
+# two recordings' sample counts allow (share_tol of both, and PROBE_BIAS); no uprobe in the target while recording and the
 # summary naming the route, tokio's own small task ids, and at 999 Hz on the saturated server no sample of
 # the request handler's code under a thread root. Recordings of each pair run back to back on one process.
 source "$(dirname "$0")/lib/tap.sh"
-plan 20
+plan 21
 
 # roots FOLDED: "share root" per root (its first frame), largest first, shares in percent of all samples
 roots() {
     awk '{ n = $NF; line = $0; sub(/ [0-9]+$/, "", line); split(line, f, ";"); r[f[1]] += n; t += n }
          END { for (k in r) printf "%.1f %s\n", 100 * r[k] / t, k }' "$1" | sort -rn
 }
-# compare_roots LABEL ZERO PROBES: the roots holding at least 3% in either are in both, within 5 points
+# compare_roots LABEL ZERO PROBES TOLERANCE: the roots holding at least 3% in either are in both, within TOLERANCE
+# points
 compare_roots() {
     roots "$2" > "$WORK/$1.zero.roots"
     roots "$3" > "$WORK/$1.probes.roots"
@@ -23,25 +26,14 @@ compare_roots() {
     awk 'FNR == NR { z[substr($0, index($0, " ") + 1)] = $1; next }
          { p[substr($0, index($0, " ") + 1)] = $1 }
          END { for (k in z) if (z[k] >= 3 || p[k] >= 3) { d = z[k] - p[k]; if (d < 0) d = -d;
-                   if (d > 5) { printf "# %s: %.1f vs %.1f\n", substr(k, 1, 120), z[k], p[k]; bad++ } }
+                   if (d > tol) { printf "# %s: %.1f vs %.1f\n", substr(k, 1, 120), z[k], p[k]; bad++ } }
                for (k in p) if (p[k] >= 3 && !(k in z)) { printf "# only with probes: %s\n", substr(k, 1, 120); bad++ }
-               exit bad > 0 }' "$WORK/$1.zero.roots" "$WORK/$1.probes.roots"
+               exit bad > 0 }' tol="$4" "$WORK/$1.zero.roots" "$WORK/$1.probes.roots"
 }
-# probed_entries PID EXE: how many of EXE's raw::poll<T,S> copies hold an int3 at their entry in PID (the
-# probe route's uprobes; PIE: runtime address = start of the offset-0 mapping + symbol value)
-probed_entries() {
-    local base
-    base=$(awk -v exe="$2" '$6 == exe && $3 == "00000000" { split($1, a, "-"); print a[1]; exit }' "/proc/$1/maps")
-    [ -n "$base" ] || { echo "no-mapping"; return; }
-    nm --defined-only "$2" | awk '$3 ~ /3raw4poll/ { print $1 }' | while read -r at; do
-        dd if="/proc/$1/mem" bs=1 count=1 skip=$(( 0x$base + 0x$at )) status=none 2>/dev/null | od -An -tx1 | tr -d ' \n'
-        echo
-    done | grep -c cc
-}
-# record_zero LABEL EXE: 8 s of the default route on the fixture, its probed raw::poll entries counted
+# record_zero LABEL EXE: 2 s at 999 Hz of the default route on the fixture, its probed raw::poll entries counted
 # meanwhile; checks the exit status, that count and the summary's route
 record_zero() {
-    "$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 -o "$WORK/$1-zero.folded" 2> "$WORK/$1-zero.err" &
+    "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 999 -o "$WORK/$1-zero.folded" 2> "$WORK/$1-zero.err" &
     local rec=$! during
     wait_for 10 attached "$rec"
     during=$(probed_entries "$FIXTURE_PID" "$2")
@@ -58,16 +50,17 @@ record_zero() {
 # ---- the plain tokio fixture ---------------------------------------------------------------------------------
 start_fixture tokio_plain 60
 record_zero tokio "$FIXTURES/tokio_plain"
-"$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 --markers probes -o "$WORK/tokio-probes.folded" 2> "$WORK/tokio-probes.err" &
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 999 --markers probes -o "$WORK/tokio-probes.folded" 2> "$WORK/tokio-probes.err" &
 rec=$!
 wait_for 10 attached "$rec"
-sleep 1
+sleep 0.5
 probed=$(probed_entries "$FIXTURE_PID" "$FIXTURES/tokio_plain")
 wait $rec
 check "tokio, probe route: raw::poll probed" grep -q "tokio:poll (function entry) x" "$WORK/tokio-probes.err"
 check "tokio, probe route: the uprobe check sees them ($probed entries probed)" test "${probed:-0}" -gt 0
-check "tokio: the same task roots with the same shares (within 5 points)" \
-    compare_roots tokio "$WORK/tokio-zero.folded" "$WORK/tokio-probes.folded"
+TOKIO_KINDS=("^task: tokio_fixture::parse_task" "^task: tokio_fixture::render_task" "^task: tokio_fixture::compress_task")
+shares_123 "tokio, zero-probe" "$WORK/tokio-zero.folded" "${TOKIO_KINDS[@]}"
+shares_123 "tokio, probe route" "$WORK/tokio-probes.folded" "${TOKIO_KINDS[@]}" "$PROBE_BIAS"
 "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task -o "$WORK/tokio-ids.folded" 2> /dev/null
 stop_fixture
 check "tokio: ids are tokio's own (small integers, no address)" \
@@ -86,11 +79,13 @@ sleep 1
 record_zero http "$FIXTURES/hyper_server"
 missing=$(sed -n 's/.* samples, \([0-9]*\) without a record and \([0-9]*\) unreadable.*/\1 \2/p' "$WORK/http-zero.err")
 check "http, zero-probe: every sample found its record ($missing)" test "$missing" = "0 0"
-"$TASKSPY" record -p "$FIXTURE_PID" -d 8 -F 199 --markers probes -o "$WORK/http-probes.folded" 2> "$WORK/http-probes.err"
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 999 --markers probes -o "$WORK/http-probes.folded" 2> "$WORK/http-probes.err"
 check "http, probe route: raw::poll probed" grep -q "tokio:poll (function entry) x" "$WORK/http-probes.err"
 check "http: task roots" grep -q '^task: ' "$WORK/http-zero.folded"
-check "http: the same task roots with the same shares (within 5 points)" \
-    compare_roots http "$WORK/http-zero.folded" "$WORK/http-probes.folded"
+tol=$(awk -v t="$(share_tol "$(samples "$WORK/http-zero.folded")" "$(samples "$WORK/http-probes.folded")")" \
+    -v b="$PROBE_BIAS" 'BEGIN { print t + b }')
+check "http: the same task roots with the same shares (within $tol points: the two sample counts, the probes' bias)" \
+    compare_roots http "$WORK/http-zero.folded" "$WORK/http-probes.folded" "$tol"
 "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 --group-by task -o "$WORK/http-ids.folded" 2> /dev/null
 check "http: ids are tokio's own (small integers, no address)" \
     sh -c "grep -Eq '^task [0-9]{1,7}: ' '$WORK/http-ids.folded' && ! grep -q '^task 0x' '$WORK/http-ids.folded'"

@@ -54,6 +54,17 @@ probe_sites() {
 }
 # probes_in PID EXE: some probe site of EXE in PID holds an int3 (a uprobe is attached)
 probes_in() { case "$(probe_sites "$1" "$2")" in *cc*) return 0 ;; esac; return 1; }
+# probed_entries PID EXE: how many of EXE's raw::poll<T,S> copies hold an int3 at their entry in PID (the
+# probe route's uprobes; PIE: runtime address = start of the offset-0 mapping + symbol value)
+probed_entries() {
+    local base
+    base=$(awk -v exe="$2" '$6 == exe && $3 == "00000000" { split($1, a, "-"); print a[1]; exit }' "/proc/$1/maps")
+    [ -n "$base" ] || { echo "no-mapping"; return; }
+    nm --defined-only "$2" | awk '$3 ~ /3raw4poll/ { print $1 }' | while read -r at; do
+        dd if="/proc/$1/mem" bs=1 count=1 skip=$(( 0x$base + 0x$at )) status=none 2>/dev/null | od -An -tx1 | tr -d ' \n'
+        echo
+    done | grep -c cc
+}
 # lines_at_least FILE PATTERN N: FILE has at least N lines matching PATTERN (grep -E)
 lines_at_least() { [ "$(grep -cE "$2" "$1" 2>/dev/null)" -ge "$3" ]; }
 
@@ -109,6 +120,34 @@ share() {
         n = $NF; sub(/ [0-9]+$/, "");
         if ($0 ~ tot) { t += n; if ($0 ~ pat) m += n }
     } END { if (t == 0) print "nan"; else printf "%.1f\n", 100 * m / t }' "$1"
+}
+# share_tol N [N2]: how far a share (%) taken from N samples may be from its truth by sampling noise alone,
+# or (with N2) two shares taken from N and N2 samples from each other: 4 standard deviations of a binomial at
+# its widest (p = 0.5), plus 2 points for a loaded machine's drift of the workload itself. A check against the
+# workload's own design uses it, so that a recording with fewer samples (ASan, a busy machine) is held to
+# what its sample count can show, and one with more to less.
+share_tol() {
+    awk -v a="$1" -v b="${2:-}" 'BEGIN { v = 0.25 / (a > 0 ? a : 1); if (b != "") v += 0.25 / (b > 0 ? b : 1)
+        printf "%.1f\n", 400 * sqrt(v) + 2 }'
+}
+# PROBE_BIAS: the points a probe route's shares of a 1:2:3 fixture may lean toward equal beyond sampling noise:
+# every poll pays for its probes (a trap at its start, and at its end) the same whatever its kind, and a
+# sample taken in a trap counts in its poll; the fixtures' shortest polls burn a few tens of microseconds
+PROBE_BIAS=3
+# shares_123 LABEL FOLDED PARSE RENDER COMPRESS [EXTRA]: the check that the samples under the three task-kind
+# patterns (awk regexes) of a 1:2:3 fixture (the executor's and the tokio fixture's task kinds burn 1, 2 and 3
+# units a poll) split 16.7/33.3/50.0, each within share_tol of their sample count plus EXTRA points (a route's
+# known bias, said where it is given), and in that order. The fixture's design is the truth each recording is
+# held to, never another recording.
+shares_123() {
+    local label=$1 f=$2 pp=$3 rp=$4 cp=$5 extra=${6:-0} all n p r c tol
+    all="($pp|$rp|$cp)"
+    n=$(samples "$f" "$all")
+    p=$(share "$f" "$pp" "$all"); r=$(share "$f" "$rp" "$all"); c=$(share "$f" "$cp" "$all")
+    tol=$(awk -v t="$(share_tol "$n")" -v e="$extra" 'BEGIN { print t + e }')
+    check "$label: shares parse $p% render $r% compress $c% ~ 1:2:3 (+-$tol points for $n samples)" \
+        sh -c "$(declare -f within); within $p 16.7 $tol && within $r 33.3 $tol && within $c 50 $tol &&
+               awk -v p=$p -v r=$r -v c=$c 'BEGIN { exit !(p < r && r < c) }'"
 }
 # within VALUE EXPECTED TOLERANCE
 within() { awk -v v="$1" -v e="$2" -v t="$3" 'BEGIN { exit !(v != "nan" && v - e <= t && e - v <= t) }'; }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_u64_map.c: the u64 -> u32 map and its find-or-append into an array (u64_map_index): keys found again
- * across growth, new elements zeroed, and every failure (array, map, index range) leaving both as they were. */
+ * across growth (moved a few at a time), new elements zeroed, and every failure (array, map, index range) leaving both as they were. */
 #include "base/u64_map.h"
 #include "base/vec.h"
 
@@ -45,6 +45,49 @@ static void test_put_get_across_growth(void **state)
     }
     uint32_t v;
     assert_false(u64_map_get(&m, 5001 * 0x9e3779b97f4a7c15ULL, &v));
+    u64_map_free(&m);
+}
+
+/* Growing moves the keys a few at each later insert: right after the growth most keys are still in the old
+ * table, every key is found all along, a key overwritten before it moved keeps its newer value, and the old
+ * table is gone before the new one is half full. */
+static void test_growth_moves_keys_a_few_at_a_time(void **state)
+{
+    (void)state;
+    struct u64_map m;
+    assert_int_equal(u64_map_init(&m, 4), 0);
+    uint64_t key = 0;
+    while ((m.count + 1) * 2 <= m.mask + 1) {
+        key++;
+        assert_int_equal(u64_map_put(&m, key * 0x9e3779b97f4a7c15ULL, (uint32_t)key), 0);
+    }
+    size_t mask = m.mask, before = m.count;
+    assert_null(m.old_values);
+    key++;
+    assert_int_equal(u64_map_put(&m, key * 0x9e3779b97f4a7c15ULL, (uint32_t)key), 0);   /* grows */
+    assert_int_equal(m.mask, 2 * mask + 1);
+    assert_non_null(m.old_values);
+    assert_true(m.moved <= 4);
+    assert_int_equal(m.count, before + 1);
+    assert_int_equal(u64_map_put(&m, 1 * 0x9e3779b97f4a7c15ULL, 777), 0);   /* an old key, overwritten */
+    assert_int_equal(m.count, before + 1);
+    for (uint64_t k = 1; k <= key; k++) {
+        uint32_t v;
+        assert_true(u64_map_get(&m, k * 0x9e3779b97f4a7c15ULL, &v));
+        assert_int_equal(v, k == 1 ? 777 : k);
+    }
+    while (m.old_values) {
+        assert_true((m.count + 1) * 2 <= m.mask + 1);                  /* done before the next growth */
+        key++;
+        assert_int_equal(u64_map_put(&m, key * 0x9e3779b97f4a7c15ULL, (uint32_t)key), 0);
+    }
+    assert_int_equal(m.mask, 2 * mask + 1);
+    for (uint64_t k = 1; k <= key; k++) {
+        uint32_t v;
+        assert_true(u64_map_get(&m, k * 0x9e3779b97f4a7c15ULL, &v));
+        assert_int_equal(v, k == 1 ? 777 : k);
+    }
+    assert_int_equal(m.count, key);
     u64_map_free(&m);
 }
 
@@ -154,6 +197,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_put_get_across_growth),
+        cmocka_unit_test(test_growth_moves_keys_a_few_at_a_time),
         cmocka_unit_test(test_index_appends_once),
         cmocka_unit_test(test_index_array_failure_leaves_map),
         cmocka_unit_test(test_map_failure_leaves_both),
