@@ -65,19 +65,21 @@ static void hex(const uint8_t *id, size_t len, char out[65])
         snprintf(out + 2 * i, 3, "%02x", id[i]);
 }
 
-/* the file a mapping at addr reads from, as the offset in it; NULL when none may be read there */
+/* The file mapped at addr (its mapping in *mapping, the offset in it), or NULL when none is. */
 static const struct core_object *file_at(const struct core_target *ct, uint64_t addr, uint64_t *offset,
                                          const struct target_mapping **mapping)
 {
     const struct target_mapping *m = target_maps_find(&ct->base.maps, addr);
     *mapping = m;
-    if (!m || !m->path)
-        return NULL;
-    const struct core_object *o = &ct->objects.v[ct->object_of_map[m - ct->base.maps.v]];
-    if (o->state != OBJECT_CHECKED && o->state != OBJECT_UNCHECKED)
+    if (!m)
         return NULL;
     *offset = m->offset + (addr - m->start);
-    return o;
+    return &ct->objects.v[ct->object_of_map[m - ct->base.maps.v]];
+}
+
+static bool usable(const struct core_object *o)
+{
+    return o->state == OBJECT_CHECKED || o->state == OBJECT_UNCHECKED;
 }
 
 /* whether the file's bytes for addr (in mapping m of it) are what the process had there: not in a segment it
@@ -101,7 +103,7 @@ static bool file_bytes_unchanged(const struct core_object *o, const struct targe
     return true;
 }
 
-static void count_gap(struct core_target *ct, uint64_t addr, const struct target_mapping *m)
+static void count_gap(struct core_target *ct, uint64_t addr, const struct core_object *o)
 {
     uint64_t page = addr & ~(uint64_t)(MEMORY_PAGE - 1);
     uint32_t seen;
@@ -109,7 +111,7 @@ static void count_gap(struct core_target *ct, uint64_t addr, const struct target
         return;
     if (ct->base.gaps.pages++ == 0) {
         ct->base.gaps.first = page;
-        ct->base.gaps.first_path = m ? m->path : NULL;
+        ct->base.gaps.first_path = o ? o->path : NULL;
     }
 }
 
@@ -130,9 +132,12 @@ static bool core_read(struct target_view *t, uint64_t addr, void *buf, size_t le
         uint64_t offset = 0;
         const struct target_mapping *m;
         const struct core_object *o = file_at(ct, addr, &offset, &m);
-        if (!o || !file_bytes_unchanged(o, m, addr)) {
-            if (what == ELF_CORE_LEFT_OUT || (m && m->path))
-                count_gap(ct, addr, m);
+        /* a file's page the process may have written, a file not here or of another build, a mapping past the
+           file's end: what the core left out cannot be told */
+        if (!o || !usable(o) || !file_bytes_unchanged(o, m, addr) ||
+            (offset >= o->elf.size && offset - o->elf.size >= MEMORY_PAGE)) {
+            if (what == ELF_CORE_LEFT_OUT || o)
+                count_gap(ct, addr, o);
             return false;
         }
         /* to the end of the page (the next may be saved) or of the mapping; past the file's end, zeros (the
@@ -142,9 +147,8 @@ static bool core_read(struct target_view *t, uint64_t addr, void *buf, size_t le
         size_t from_file = offset < o->elf.size ? o->elf.size - (size_t)offset : 0;
         if (from_file > n)
             from_file = n;
-        if (offset >= o->elf.size && offset - o->elf.size >= MEMORY_PAGE)
-            return false;
-        memcpy(out, o->elf.data + offset, from_file);
+        if (from_file)
+            memcpy(out, o->elf.data + offset, from_file);
         memset(out + from_file, 0, n - from_file);
         out += n, addr += n, len -= n;
     }
