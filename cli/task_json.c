@@ -82,15 +82,12 @@ static void put_worker(FILE *out, const struct task_worker *w)
     fputc('}', out);
 }
 
-static void put_task(FILE *out, const struct task_info *t)
+/* [{"function", "file", "line"}, ...] */
+static void put_frames(FILE *out, const struct task_frame *frames, size_t n)
 {
-    fprintf(out, "{\"id\": %" PRIu64 ", \"state\": ", t->id);
-    put_string(out, task_state_name(t->state));
-    fprintf(out, ", \"unwakeable\": %s, \"root\": ", t->unwakeable ? "true" : "false");
-    put_string(out, t->root);
-    fputs(", \"frames\": [", out);
-    for (size_t i = 0; i < t->n_frames; i++) {
-        const struct task_frame *f = &t->frames[i];
+    fputc('[', out);
+    for (size_t i = 0; i < n; i++) {
+        const struct task_frame *f = &frames[i];
         fputs(i ? ", {\"function\": " : "{\"function\": ", out);
         put_string(out, f->function);
         fputs(", \"file\": ", out);
@@ -99,10 +96,25 @@ static void put_task(FILE *out, const struct task_info *t)
         put_unsigned(out, f->line, 0);
         fputc('}', out);
     }
-    fputs("], \"leaf\": ", out);
+    fputc(']', out);
+}
+
+static void put_task(FILE *out, const struct task_info *t)
+{
+    fprintf(out, "{\"id\": %" PRIu64 ", \"state\": ", t->id);
+    put_string(out, task_state_name(t->state));
+    fprintf(out, ", \"unwakeable\": %s, \"root\": ", t->unwakeable ? "true" : "false");
+    put_string(out, t->root);
+    fputs(", \"frames\": ", out);
+    put_frames(out, t->frames, t->n_frames);
+    fputs(", \"leaf\": ", out);
     put_string(out, t->leaf);
     fputs(", \"detail\": ", out);
     put_string(out, t->detail);
+    if (t->n_stack) {              /* a running task's native stack (a core's), innermost first */
+        fputs(", \"stack\": ", out);
+        put_frames(out, t->stack, t->n_stack);
+    }
     fputc('}', out);
 }
 

@@ -110,6 +110,15 @@ static void print_group(FILE *out, const struct task_snapshot *snap, const struc
         }
         fputc('\n', out);
     }
+    for (size_t i = 0; i < g->n; i++) {            /* a running task's native stack (a core's) */
+        const struct task_info *task = g->tasks[i];
+        if (!task->n_stack)
+            continue;
+        const struct task_worker *w = polled_by(snap, task->id);
+        fprintf(out, "  task %" PRIu64 " on tid %d, its native stack:\n", task->id, w ? (int)w->tid : 0);
+        for (size_t k = 0; k < task->n_stack; k++)
+            print_frame(out, &task->stack[k]);
+    }
     for (size_t i = 0; verbose && i < g->n; i++) {
         const struct task_info *task = g->tasks[i];
         fprintf(out, "  task %" PRIu64, task->id);

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* tasks_cmd.c: `taskspy tasks -p PID [--json] [-v] [-o FILE]` (SPEC section 3b): one snapshot of every
- * task's async backtrace, read from the target's memory (tasks/), nothing stopped; printed on stdout as text
- * grouped by backtrace (cli/task_dump.h) or as JSON; -o also writes "where all the tasks are" as folded
- * stacks or an SVG flame graph, one count per task (cli/task_stack_names.h), whole or not at all
- * (cli/output_file). Exit status: 0 done (also when the target exited mid-dump: what was read, and a line on
- * stderr), 1 runtime error, 2 usage error; every error is one "taskspy: ..." line on stderr. */
+/* tasks_cmd.c: `taskspy tasks -p PID [--json] [-v] [-o FILE]` and `taskspy tasks --core CORE [--exe PROGRAM]
+ * ...` (SPEC section 3b): one snapshot of every task's async backtrace, read from the target's memory (tasks/),
+ * nothing stopped, or from a core dump (its running tasks with their worker's native stack, cli/native_stacks.h);
+ * printed on stdout as text grouped by backtrace (cli/task_dump.h) or as JSON; -o also writes "where all the
+ * tasks are" as folded stacks or an SVG flame graph, one count per task (cli/task_stack_names.h), whole or not
+ * at all (cli/output_file). Exit status: 0 done (also when the target exited mid-dump, or a core left out some
+ * of what was read: what was read, and a line on stderr), 1 runtime error, 2 usage error; every error is one
+ * "taskspy: ..." line on stderr. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli/commands.h"
+#include "cli/native_stacks.h"
 #include "cli/option_table.h"
 #include "cli/output_file.h"
 #include "cli/output_formats.h"
@@ -29,6 +33,8 @@ _Static_assert(sizeof(pid_t) == sizeof(int), "pid_t stored as int");
 
 struct tasks_args {
     pid_t pid;
+    const char *core;                /* --core FILE, or NULL */
+    const char *exe;                 /* --exe PROGRAM, or NULL */
     bool json;
     bool verbose;
     const char *output;              /* -o FILE, or NULL */
@@ -40,6 +46,11 @@ struct tasks_args {
 static const struct option_spec tasks_specs[] = {
     { .name = "pid", .short_name = 'p', .arg = "PID", .kind = OPTION_INT, .offset = AT(pid), .min = 1,
       .max = 4194304, .bad_value = "invalid PID '%s'", .help = "the process whose tasks to read" },
+    { .name = "core", .arg = "CORE", .kind = OPTION_STRING, .offset = AT(core), .non_empty = true,
+      .help = "read the tasks from a core dump instead (gcore, a crash's core)" },
+    { .name = "exe", .arg = "PROGRAM", .kind = OPTION_STRING, .offset = AT(exe), .non_empty = true,
+      .help = "the core's program, when the file the core names is not\n"
+              "there (it must be the same build)" },
     { .name = "json", .kind = OPTION_FLAG, .offset = AT(json), .help = "print one JSON object instead of text" },
     { .name = "verbose", .short_name = 'v', .kind = OPTION_FLAG, .offset = AT(verbose),
       .help = "list every task with its id under its backtrace" },
@@ -56,8 +67,10 @@ static const struct option_table tasks_table = {
 static void usage(FILE *out)
 {
     fputs("usage: taskspy tasks -p PID [--json] [-v] [-o FILE]\n"
+          "       taskspy tasks --core CORE [--exe PROGRAM] [--json] [-v] [-o FILE]\n"
           "Print every task's async backtrace in a running tokio program, read from its memory without stopping\n"
-          "it: the worker threads, then the tasks grouped by identical backtrace, largest group first.\n"
+          "it, or in a core dump of one: the worker threads, then the tasks grouped by identical backtrace,\n"
+          "largest group first.\n"
           "\n",
           out);
     option_table_help(&tasks_table, out);
@@ -83,11 +96,16 @@ static int parse_args(int argc, char **argv, struct tasks_args *a)
     if (rc != OPTIONS_OK)
         return usage_error(err);
     if (operands < argc) {
-        snprintf(err, sizeof(err), "unexpected argument '%s': give the process as -p PID", argv[operands]);
+        snprintf(err, sizeof(err), "unexpected argument '%s': give the process as -p PID or the core as --core CORE",
+                 argv[operands]);
         return usage_error(err);
     }
-    if (!a->pid)
-        return usage_error("no process: give -p PID");
+    if (a->pid && a->core)
+        return usage_error("give either -p PID or --core CORE, not both");
+    if (!a->pid && !a->core)
+        return usage_error("no process: give -p PID (or --core CORE)");
+    if (a->exe && !a->core)
+        return usage_error("--exe names a core's program: give it with --core CORE");
     if (a->output && (output_format_of_path(a->output, &a->format) != 0 ||
                       (a->format != FORMAT_FOLDED && a->format != FORMAT_FLAMEGRAPH))) {
         snprintf(err, sizeof(err), "cannot write the tasks as '%s': name a .folded, .txt or .svg file", a->output);
@@ -96,9 +114,23 @@ static int parse_args(int argc, char **argv, struct tasks_args *a)
     return 0;
 }
 
-/* The stderr line when the snapshot is not whole: the output still shows what was read. */
+/* The stderr lines when the snapshot is not whole: the output still shows what was read. */
 static void report_partial(pid_t pid, const struct task_snapshot *snap)
 {
+    if (snap->unsaved_pages)
+        fprintf(stderr, "taskspy: the core did not save %zu page%s the dump read (the first at 0x%" PRIx64 ", %s%s): "
+                        "what lay there is not shown\n", snap->unsaved_pages, snap->unsaved_pages == 1 ? "" : "s",
+                snap->first_unsaved, snap->first_unsaved_in ? "in " : "", snap->first_unsaved_in ? snap->first_unsaved_in
+                                                                      : "anonymous memory: a heap or a stack");
+    if (snap->unusable_files)
+        fprintf(stderr, "taskspy: %zu file%s the core names %s not on this machine or of another build (the first: "
+                        "%s): what the core left out of them is not read\n", snap->unusable_files,
+                snap->unusable_files == 1 ? "" : "s", snap->unusable_files == 1 ? "is" : "are", snap->first_unusable);
+    if (snap->program_unchecked)
+        fprintf(stderr, "taskspy: the core holds no build id of %s: its file is taken as it is\n", snap->program);
+    if (snap->time_unknown)
+        fprintf(stderr, "taskspy: when the core was dumped is not known (its file dates from before this boot): "
+                        "no deadline is shown\n");
     if (snap->target_gone)
         fprintf(stderr, "taskspy: process %d exited during the dump: showing the %zu tasks read\n", (int)pid,
                 snap->listed);
@@ -111,14 +143,14 @@ static int print_dump(const struct tasks_args *a, const struct task_snapshot *sn
 {
     int rc;
     if (a->json) {
-        rc = task_dump_json(stdout, a->pid, snap);
+        rc = task_dump_json(stdout, snap->pid, snap);
     } else {
         struct task_groups groups;
         if (task_groups_build(&groups, snap->tasks, snap->n_tasks) != 0) {
             fprintf(stderr, "taskspy: out of memory\n");
             return -1;
         }
-        rc = task_dump_text(stdout, a->pid, snap, &groups, a->verbose);
+        rc = task_dump_text(stdout, snap->pid, snap, &groups, a->verbose);
         task_groups_free(&groups);
     }
     if (rc == 0 && fflush(stdout) != 0)
@@ -139,9 +171,12 @@ static int write_file(const struct tasks_args *a, const struct task_snapshot *sn
     }
     profile_trim(p);
     char cmdline[1024], title[1100], header[1400], err[512];
-    target_command_line(a->pid, cmdline, sizeof(cmdline));
-    snprintf(title, sizeof(title), "taskspy tasks: %d %s", (int)a->pid, cmdline);
-    snprintf(header, sizeof(header), "%s (pid %d), %s, %zu tasks read%s%s", cmdline, (int)a->pid,
+    if (a->core)
+        snprintf(cmdline, sizeof(cmdline), "%s (core %s)", snap->program ? snap->program : "", a->core);
+    else
+        target_command_line(snap->pid, cmdline, sizeof(cmdline));
+    snprintf(title, sizeof(title), "taskspy tasks: %d %s", (int)snap->pid, cmdline);
+    snprintf(header, sizeof(header), "%s (pid %d), %s, %zu tasks read%s%s", cmdline, (int)snap->pid,
              snap->runtime ? snap->runtime : "runtime", snap->listed,
              snap->list_truncated ? ", walk stopped early" : "", snap->target_gone ? ", target exited" : "");
     struct svg_options so;
@@ -172,10 +207,10 @@ int tasks_command(int argc, char **argv)
     if (rc != 0)
         return rc < 0 ? 0 : rc;
 
-    char root[64], err[512];
+    char root[64], err[1024];
     snprintf(root, sizeof(root), "/proc/%d", (int)args.pid);
     struct stat st;
-    if (stat(root, &st) != 0) {
+    if (!args.core && stat(root, &st) != 0) {
         fprintf(stderr, "taskspy: no such process: %d\n", (int)args.pid);
         return EXIT_RUNTIME;
     }
@@ -186,20 +221,31 @@ int tasks_command(int argc, char **argv)
         return EXIT_RUNTIME;
     }
     snprintf(root, sizeof(root), "/proc/%d/root", (int)args.pid);     /* the target's files, containers too */
-    const struct task_reader_options options = { .root = root };
+    struct native_stacks *stacks = args.core ? native_stacks_new() : NULL;
+    struct task_reader_options options = { .root = root };
+    if (stacks) {
+        options.native_stack = native_stacks_frames;
+        options.native_stack_ctx = stacks;
+    }
     struct task_reader *reader = NULL;
     struct task_snapshot snap;
     int status = EXIT_RUNTIME;
-    if (task_reader_open(&reader, args.pid, &options, err, sizeof(err)) != 0 ||
-        task_reader_snapshot(reader, &snap, err, sizeof(err)) != 0) {
+    if (args.core && !stacks)
+        snprintf(err, sizeof(err), "out of memory");
+    else if (args.core)
+        rc = task_reader_open_core(&reader, args.core, args.exe, &options, err, sizeof(err));
+    else
+        rc = task_reader_open(&reader, args.pid, &options, err, sizeof(err));
+    if ((args.core && !stacks) || rc != 0 || task_reader_snapshot(reader, &snap, err, sizeof(err)) != 0) {
         fprintf(stderr, "taskspy: %s\n", err);
     } else if (print_dump(&args, &snap) == 0 && (!args.output || write_file(&args, &snap, &out) == 0)) {
-        report_partial(args.pid, &snap);
+        report_partial(snap.pid, &snap);
         status = 0;
     }
     if (args.output && status != 0)
         output_file_abort(&out);
     if (reader)
         task_reader_close(reader);
+    native_stacks_free(stacks);
     return status;
 }

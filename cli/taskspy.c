@@ -17,7 +17,7 @@ static const struct command commands[] = {
     { "record", "-p PID [-d SECS] [options] -o FILE\n[-d SECS] [options] -o FILE -- CMD ARGS...", record_command },
     { "flamegraph", "[FOLDED|-] -o FILE.svg [svg options]", flamegraph_command },
     { "diff", "BEFORE AFTER -o FILE [-n]", diff_command },
-    { "tasks", "-p PID [--json] [-v] [-o FILE]", tasks_command },
+    { "tasks", "-p PID [--json] [-v] [-o FILE]\n--core CORE [--exe PROGRAM] [--json] [-v] [-o FILE]", tasks_command },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/vec.h"
+
 struct elf_file {
     const uint8_t *data;       /* whole file */
     size_t size;
@@ -135,6 +137,60 @@ typedef bool (*elf_memory_reader)(void *ctx, uint64_t addr, void *buf, size_t le
 /* The address DT_DEBUG of the program holds (the dynamic linker's r_debug), from its program headers at
  * phdr (AT_PHDR, phnum of them: AT_PHNUM) in the process's memory. 0 when not set yet or not found. */
 uint64_t elf_loaded_r_debug(uint64_t phdr, uint64_t phnum, elf_memory_reader read, void *ctx);
+
+/* ---- elf_core.c: core files (ET_CORE, x86-64 Linux: the kernel's and gdb's gcore's) --------------------- */
+/* A core file mapped, its segments and notes checked and indexed: the memory it saved (PT_LOAD), the threads
+ * (NT_PRSTATUS: each one's registers, fs_base its thread pointer), the files mapped (NT_FILE), the process
+ * (NT_PRPSINFO) and its auxiliary vector (NT_AUXV). Every size and offset is checked: the core is outside
+ * input. */
+struct elf_core_segment {
+    uint64_t vaddr, memsz;     /* the mapping the segment describes */
+    uint64_t offset, filesz;   /* the bytes the core saved of it, from vaddr (filesz < memsz: the rest left out) */
+    uint32_t flags;            /* PF_R, PF_W, PF_X */
+};
+struct elf_core_thread {
+    int32_t tid;
+    int32_t signal;            /* pr_cursig: the signal that stopped it (the thread that dumped: the crash's) */
+    uint64_t regs[27];         /* its registers, in struct user_regs_struct's order (<sys/user.h>) */
+};
+struct elf_core_file {
+    uint64_t start, end;       /* where it was mapped */
+    uint64_t offset;           /* the file offset mapped at start, in bytes */
+    const char *path;          /* as the kernel named it (" (deleted)" when it was), inside the core */
+};
+struct elf_core {
+    struct elf_file elf;       /* the core itself */
+    VEC_OF(struct elf_core_segment) segments;   /* sorted by vaddr, not overlapping */
+    VEC_OF(struct elf_core_thread) threads;     /* in the core's order: the kernel puts the dumping thread first */
+    VEC_OF(struct elf_core_file) files;         /* sorted by start */
+    int32_t pid;               /* the process (NT_PRPSINFO's, else the first thread's) */
+    char command[17];          /* NT_PRPSINFO's pr_fname, "" without one */
+    char args[81];             /* its pr_psargs: the command line's start */
+    const uint8_t *auxv;       /* NT_AUXV: (type, value) pairs of 8 bytes, auxv_size bytes; NULL without one */
+    size_t auxv_size;
+};
+/* Open and check a core. Returns 0, or -1 with one line in err saying what is wrong with it: not an ELF file,
+ * not a core, a 32-bit one, another machine's, truncated (its segments or notes run past the file's end:
+ * cut by a size limit), no threads in its notes. */
+int elf_core_open(struct elf_core *c, const char *path, char *err, size_t errlen);
+/* The same over an image in memory (not owned). */
+int elf_core_from_memory(struct elf_core *c, const void *data, size_t size, char *err, size_t errlen);
+void elf_core_close(struct elf_core *c);
+/* What the core says of the memory at an address. */
+enum elf_core_memory {
+    ELF_CORE_SAVED,            /* its bytes are in the core */
+    ELF_CORE_LEFT_OUT,         /* a segment describes it, but the core did not save those bytes */
+    ELF_CORE_NO_SEGMENT,       /* no segment describes it (gdb writes none for what it left out) */
+};
+/* The saved bytes from addr to the end of what its segment saved (*len of them), or NULL with *what saying why
+ * there are none. */
+const uint8_t *elf_core_bytes(const struct elf_core *c, uint64_t addr, size_t *len, enum elf_core_memory *what);
+/* The segment that describes addr, or NULL. */
+const struct elf_core_segment *elf_core_segment_at(const struct elf_core *c, uint64_t addr);
+/* The NT_FILE entry that maps addr, or NULL. */
+const struct elf_core_file *elf_core_file_at(const struct elf_core *c, uint64_t addr);
+/* An auxiliary vector entry (AT_ENTRY, AT_PHDR, AT_SYSINFO_EHDR...). */
+bool elf_core_auxv(const struct elf_core *c, uint64_t type, uint64_t *value);
 
 /* ---- debug_file.c, debug_files.c: the separate debug file ---------------------------------------- */
 /* The one lookup of an object's separate debug file (as Debian's -dbgsym packages, `objcopy --only-keep-debug`

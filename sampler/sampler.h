@@ -262,4 +262,15 @@ bool sampler_tls_route(const struct sampler *s);
 /* Detach everything (probes, semaphores, events) and free. Safe after a failed run. */
 void sampler_close(struct sampler *s);
 
+/* The same DWARF unwinder over a thread's state saved elsewhere than in a sample (a core file's registers and
+ * stack; sampler/saved_stack.c): mappings are the target's files (root "" and executable as in
+ * sampler_mapping), regs x86-64's struct user_regs_struct's 27 registers in its order, stack the bytes from its
+ * rsp up. Writes up to max_ips addresses, innermost first (the registers' ip, then return addresses), and
+ * returns how many; *truncated as unwinder_unwind says. NULL from _new when out of memory. */
+struct saved_stack_unwinder;
+struct saved_stack_unwinder *saved_stack_unwinder_new(const struct sampler_mapping *mappings, size_t n);
+size_t saved_stack_unwind(struct saved_stack_unwinder *u, const uint64_t *regs, const uint8_t *stack,
+                          size_t stack_len, uint64_t *ips, size_t max_ips, bool *truncated);
+void saved_stack_unwinder_free(struct saved_stack_unwinder *u);
+
 #endif

@@ -145,7 +145,7 @@ const char *future_leaf_detail(const struct tokio_layout *l, struct string_pool 
     switch (r->kind) {
     case SLEEP:
         if (!read_int(read, rctx, addr + plan->offset[0], plan->size[0], &a) ||
-            !read_int(read, rctx, addr + plan->offset[1], plan->size[1], &b) || clock_gettime(CLOCK_MONOTONIC, &now) != 0)
+            !read_int(read, rctx, addr + plan->offset[1], plan->size[1], &b) || (now = l->now).tv_sec < 0)
             return NULL;
         double left = (double)(a - now.tv_sec) + (double)(b - now.tv_nsec) / 1e9;
         bool seconds = left >= 1.0 || left <= -1.0;

@@ -1,39 +1,17 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* target_memory.c: another process's memory, read with process_vm_readv (no stop, no ptrace attach), and its
- * mappings from /proc/PID/maps, for the load bias of its objects. */
+/* target_memory.c: the target's memory read through a cache of whole pages (tasks_internal.h's memory_cache),
+ * whatever the target is: a page is one read of it (one process_vm_readv of a live process). */
 #include "tasks/tasks_internal.h"
 
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "base/u64_map.h"
 #include "base/vec.h"
 
-bool target_memory_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-    pid_t pid = *(const pid_t *)ctx;
-    if (len == 0)
-        return true;
-    if (addr == 0 || addr + len < addr)
-        return false;
-    struct iovec local = { buf, len };
-    struct iovec remote = { (void *)(uintptr_t)addr, len };
-    ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    return n == (ssize_t)len;
-}
-
-static bool read_only(const struct target_maps *maps, uint64_t page);
-
-int memory_cache_init(struct memory_cache *c, pid_t pid, const struct target_maps *maps)
+int memory_cache_init(struct memory_cache *c, struct target_view *target)
 {
     memset(c, 0, sizeof(*c));
-    c->pid = pid;
-    c->maps = maps;
+    c->target = target;
     if (u64_map_init(&c->task.index, 64) != 0 || u64_map_init(&c->lasting.index, 16) != 0) {
         memory_cache_free(c);
         return -1;
@@ -54,19 +32,25 @@ void memory_cache_reset(struct memory_cache *c)
     c->ahead.addr = 0;
 }
 
+/* whether page lies in a read-only mapping */
+static bool read_only(const struct memory_cache *c, uint64_t page)
+{
+    const struct target_mapping *m = c->target ? target_maps_find(&c->target->maps, page) : NULL;
+    return m && m->read_only;
+}
+
 bool memory_cache_read_now(struct memory_cache *c, uint64_t addr, void *buf, size_t len, uint64_t ahead)
 {
     c->ahead.addr = 0;
     if (len == 0 || addr == 0 || addr + len < addr)
         return false;
     uint64_t page = ahead & ~(uint64_t)(MEMORY_PAGE - 1);
-    struct iovec local[2] = { { buf, len }, { c->ahead.bytes, MEMORY_PAGE } };
-    struct iovec remote[2] = { { (void *)(uintptr_t)addr, len }, { (void *)(uintptr_t)page, MEMORY_PAGE } };
-    bool read_ahead = page != 0 && !read_only(c->maps, page);   /* a lasting page is read where it is needed */
-    ssize_t n = process_vm_readv(c->pid, local, read_ahead ? 2 : 1, remote, read_ahead ? 2 : 1, 0);
-    if (n < (ssize_t)len)
+    if (page != 0 && read_only(c, page))
+        page = 0;                     /* a lasting page is read where it is needed */
+    bool page_read = false;
+    if (!c->target->ops->read_with_page(c->target, addr, buf, len, page, c->ahead.bytes, &page_read))
         return false;
-    if (read_ahead && n == (ssize_t)(len + MEMORY_PAGE)) {
+    if (page_read) {
         c->ahead.addr = page;
         c->ahead.readable = true;
     }
@@ -82,29 +66,13 @@ void memory_cache_free(struct memory_cache *c)
     vec_free(&c->lasting);
 }
 
-/* whether page lies in a read-only mapping */
-static bool read_only(const struct target_maps *maps, uint64_t page)
-{
-    if (!maps)
-        return false;
-    size_t lo = 0, hi = maps->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (maps->v[mid].end <= page)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < maps->n && maps->v[lo].start <= page && maps->v[lo].read_only;
-}
-
 /* the cached page at page (read now when not cached), or NULL when the cache cannot hold it */
 static const struct memory_page *page_at(struct memory_cache *c, uint64_t page)
 {
     if (c->last && c->last->addr == page)
         return c->last;
     c->last = NULL;                   /* (a page added below may move the others) */
-    struct memory_pages *set = read_only(c->maps, page) ? &c->lasting : &c->task;
+    struct memory_pages *set = read_only(c, page) ? &c->lasting : &c->task;
     uint32_t index;
     if (!set->index.keys)
         return NULL;
@@ -114,7 +82,7 @@ static const struct memory_page *page_at(struct memory_cache *c, uint64_t page)
     struct memory_page *p = &set->v[index];
     if (rc == 1) {
         p->addr = page;
-        p->readable = target_memory_read(&c->pid, page, p->bytes, MEMORY_PAGE);
+        p->readable = view_read(c->target, page, p->bytes, MEMORY_PAGE);
     }
     c->last = p;
     return p;
@@ -132,7 +100,7 @@ bool memory_cache_read(void *ctx, uint64_t addr, void *buf, size_t len)
         size_t n = len < in_page ? len : in_page;
         const struct memory_page *p = page_at(c, page);
         if (!p)
-            return target_memory_read(&c->pid, addr, out, len);
+            return view_read(c->target, addr, out, len);
         if (!p->readable)
             return false;
         memcpy(out, p->bytes + (addr - page), n);
@@ -141,60 +109,4 @@ bool memory_cache_read(void *ctx, uint64_t addr, void *buf, size_t len)
         len -= n;
     }
     return true;
-}
-
-int target_maps_load(pid_t pid, struct target_maps *out)
-{
-    memset(out, 0, sizeof(*out));
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
-    char line[4096 + 256];
-    int rc = 0;
-    while (fgets(line, sizeof(line), f)) {
-        uint64_t start, end, offset;
-        char perms[8];
-        int name_at = 0;
-        if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &start, &end, perms, &offset,
-                   &name_at) < 4)
-            continue;
-        struct target_mapping *m = vec_push(out);
-        if (!m) {
-            rc = -1;
-            break;
-        }
-        *m = (struct target_mapping){ start, end, offset, false, NULL };
-        char *name = line + name_at;
-        name[strcspn(name, "\n")] = '\0';
-        if (name_at > 0 && name[0] == '/' && !(m->path = strdup(name))) {
-            rc = -1;
-            break;
-        }
-        /* a file's readable, unwritable pages: its code and relocated read-only data (vtables) do not change; an
-           anonymous mapping without write permission may be a malloc arena's reserve, made writable as it grows */
-        m->read_only = m->path && perms[0] == 'r' && perms[1] != 'w';
-    }
-    fclose(f);
-    if (rc != 0)
-        target_maps_free(out);
-    return rc;
-}
-
-void target_maps_free(struct target_maps *m)
-{
-    for (size_t i = 0; i < m->n; i++)
-        free(m->v[i].path);
-    vec_free(m);
-}
-
-bool target_maps_bias(const struct target_maps *m, const char *path, const struct elf_file *ef, uint64_t *bias)
-{
-    long page = sysconf(_SC_PAGESIZE);
-    for (size_t i = 0; i < m->n; i++)
-        if (m->v[i].path && strcmp(m->v[i].path, path) == 0 &&
-            elf_file_load_bias(ef, m->v[i].start, m->v[i].offset, false, page > 0 ? (uint64_t)page : 4096, bias))
-            return true;
-    return false;
 }

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* task_reader.c: tasks.h's reader: the target's executable (or its debug file) and tokio's layout found once;
- * each snapshot lists the threads (libthread_db), reads what each thread's CONTEXT says (its task, its
+ * each snapshot lists the target's threads (a live process's through libthread_db, a core's from its notes:
+ * target_view.c), reads what each thread's CONTEXT says (its task, its
  * runtime, its worker), walks every runtime's owned-task lists with a visited set and a bound, and decodes
  * every task that is not running: its state word, its future, and its state word again (a change is read
  * again, a few times, then the task is `changing`). */
 #include "tasks/tasks_internal.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,20 +43,13 @@ struct worker_vec {
     size_t n, cap;
 };
 
-struct thread_name {
-    pid_t tid;
-    char name[16];
-};
-
 struct task_reader {
-    pid_t pid;                        /* 0 until attached */
     dev_t exe_dev;                    /* the executable the layout was read from */
     ino_t exe_ino;
     char root[64];
     struct task_reader_options opt;
     struct tokio_layout layout;
-    struct target_maps maps;
-    struct thread_lister *threads;
+    struct target_view *target;            /* NULL until attached */
     struct string_pool pool;
     struct u64_map plan_by_vtable;    /* vtable address -> index in plans */
     struct plan_vec plans;
@@ -65,10 +60,11 @@ struct task_reader {
     struct memory_cache threads_cache;   /* a snapshot's reads of its threads and runtimes (glibc's thread list,
                                             CONTEXT, the runtimes' queues and lists), by page: reset at each
                                             snapshot (a read each was a third of a snapshot's system calls) */
+    struct target_threads threads;    /* the snapshot's threads (a core's: with registers and stacks) */
     struct {
-        struct thread_name *v;
+        struct task_mapping *v;
         size_t n, cap;
-    } names;                          /* the workers' names, read once per thread */
+    } mappings;                       /* a core's file mappings, for native stacks */
     struct type_cache types;          /* what the decoder found of the types it met */
     struct {
         uint64_t *v;
@@ -151,18 +147,47 @@ int task_reader_open_file(struct task_reader **out, const char *path, const stru
     return open_layout(out, path, path, options, err, errlen);
 }
 
-int task_reader_attach(struct task_reader *r, pid_t pid, char *err, size_t errlen)
+/* Bind the reader to its target (opened by the caller, closed by the reader from now on, whatever happens): the
+   program placed in its memory, the caches made. Returns 0, or -1 with err (the target closed, r as before). */
+static int bind_target(struct task_reader *r, struct target_view *t, char *err, size_t errlen)
 {
-    if (r->threads) {
-        snprintf(err, errlen, "the task reader already reads process %d", (int)r->pid);
+    struct elf_file ef;
+    int rc = -1;
+    if (elf_file_open(&ef, t->program_file) != 0)
+        snprintf(err, errlen, "cannot read %s", t->program);
+    else {
+        bool placed = target_maps_bias(&t->maps, t->program, &ef, &r->layout.bias);
+        elf_file_close(&ef);
+        if (!placed)
+            snprintf(err, errlen, "cannot place %s in process %d's memory", t->program, (int)t->pid);
+        else if (u64_map_init(&r->plan_by_vtable, 64) != 0 || u64_map_init(&r->visited, 1024) != 0 ||
+                 memory_cache_init(&r->cache, t) != 0 || memory_cache_init(&r->threads_cache, t) != 0)
+            snprintf(err, errlen, "out of memory");
+        else
+            rc = 0;
+    }
+    if (rc != 0) {             /* as before the call: another try may come later */
+        u64_map_free(&r->plan_by_vtable);
+        u64_map_free(&r->visited);
+        memory_cache_free(&r->cache);
+        memory_cache_free(&r->threads_cache);
+        view_close(t);
         return -1;
     }
-    char exe[64], target_path[4096];
+    r->target = t;
+    return 0;
+}
+
+int task_reader_attach(struct task_reader *r, pid_t pid, char *err, size_t errlen)
+{
+    if (r->target) {
+        snprintf(err, errlen, "the task reader already reads process %d", (int)r->target->pid);
+        return -1;
+    }
+    char exe[64];
     snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-    ssize_t n = readlink(exe, target_path, sizeof(target_path) - 1);
-    target_path[n > 0 ? n : 0] = '\0';
     struct stat st;
-    if (n <= 0 || stat(exe, &st) != 0) {
+    if (stat(exe, &st) != 0) {
         snprintf(err, errlen, "cannot read process %d's executable (%s)", (int)pid, strerror(errno));
         return -1;
     }
@@ -170,34 +195,44 @@ int task_reader_attach(struct task_reader *r, pid_t pid, char *err, size_t errle
         snprintf(err, errlen, "process %d does not run the file the task reader was opened on (yet)", (int)pid);
         return -1;
     }
-    r->pid = pid;
-    struct elf_file ef;
-    int rc = -1;
-    if (target_maps_load(pid, &r->maps) != 0)
-        snprintf(err, errlen, "cannot read /proc/%d/maps", (int)pid);
-    else if (elf_file_open(&ef, exe) != 0)
-        snprintf(err, errlen, "cannot read %s", target_path);
-    else {
-        bool placed = target_maps_bias(&r->maps, target_path, &ef, &r->layout.bias);
-        elf_file_close(&ef);
-        if (!placed)
-            snprintf(err, errlen, "cannot place %s in process %d's memory", target_path, (int)pid);
-        else if (u64_map_init(&r->plan_by_vtable, 64) != 0 || u64_map_init(&r->visited, 1024) != 0 ||
-                 memory_cache_init(&r->cache, pid, &r->maps) != 0 ||
-                 memory_cache_init(&r->threads_cache, pid, &r->maps) != 0)
+    struct target_view *t;
+    if (view_open_live(&t, pid, r->root, err, errlen) != 0)
+        return -1;
+    return bind_target(r, t, err, errlen);
+}
+
+int task_reader_open_core(struct task_reader **out, const char *core, const char *exe,
+                          const struct task_reader_options *options, char *err, size_t errlen)
+{
+    *out = NULL;
+    struct target_view *t;
+    if (view_open_core(&t, core, exe, err, errlen) != 0)
+        return -1;
+    struct task_reader_options core_options = *options;
+    core_options.root = "";            /* the core's files are named as they are on this machine */
+    struct task_reader *r;
+    if (open_layout(&r, t->program_file, t->program, &core_options, err, errlen) != 0) {
+        view_close(t);
+        return -1;
+    }
+    for (size_t i = 0; i < t->maps.n; i++) {
+        const struct target_mapping *m = &t->maps.v[i];
+        struct task_mapping *tm = m->path ? vec_push(&r->mappings) : NULL;
+        if (tm)
+            *tm = (struct task_mapping){ m->start, m->end, m->offset, m->path, m->executable };
+        else if (m->path) {
             snprintf(err, errlen, "out of memory");
-        else
-            rc = thread_lister_open(&r->threads, pid, r->root, &r->maps, err, errlen);
+            view_close(t);
+            task_reader_close(r);
+            return -1;
+        }
     }
-    if (rc != 0) {             /* as before the call: another try may come later */
-        u64_map_free(&r->plan_by_vtable);
-        u64_map_free(&r->visited);
-        memory_cache_free(&r->cache);
-        memory_cache_free(&r->threads_cache);
-        target_maps_free(&r->maps);
-        memset(&r->maps, 0, sizeof(r->maps));
+    if (bind_target(r, t, err, errlen) != 0) {
+        task_reader_close(r);
+        return -1;
     }
-    return rc;
+    *out = r;
+    return 0;
 }
 
 int task_reader_open(struct task_reader **out, pid_t pid, const struct task_reader_options *options, char *err,
@@ -231,8 +266,10 @@ void task_reader_close(struct task_reader *r)
 {
     if (!r)
         return;
-    for (size_t i = 0; i < r->tasks.n; i++)
+    for (size_t i = 0; i < r->tasks.n; i++) {
         free(r->tasks.v[i].frames);
+        free(r->tasks.v[i].stack);
+    }
     vec_free(&r->tasks);
     vec_free(&r->workers);
     vec_free(&r->plans);
@@ -241,11 +278,11 @@ void task_reader_close(struct task_reader *r)
     u64_map_free(&r->visited);
     string_pool_free(&r->pool);
     type_cache_free(&r->types);
-    thread_lister_close(r->threads);
     memory_cache_free(&r->cache);
     memory_cache_free(&r->threads_cache);
-    vec_free(&r->names);
-    target_maps_free(&r->maps);
+    vec_free(&r->threads);
+    vec_free(&r->mappings);
+    view_close(r->target);
     tokio_layout_free(&r->layout);
     free(r);
 }
@@ -259,32 +296,6 @@ static const struct task_plan *plan_for(struct task_reader *r, const struct task
     if (rc == 1)
         task_plan_find(&r->layout, &r->pool, h->poll, &r->plans.v[index]);
     return &r->plans.v[index];
-}
-
-/* a thread's name, read from /proc once per thread (tokio names its workers before they run it) */
-static void thread_name(struct task_reader *r, pid_t tid, char name[16])
-{
-    for (size_t i = 0; i < r->names.n; i++)
-        if (r->names.v[i].tid == tid) {
-            memcpy(name, r->names.v[i].name, 16);
-            return;
-        }
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)r->pid, (int)tid);
-    FILE *f = fopen(path, "re");
-    name[0] = '\0';
-    if (!f)
-        return;
-    bool read = fgets(name, 16, f) != NULL;
-    fclose(f);
-    if (!read)
-        return;
-    name[strcspn(name, "\n")] = '\0';
-    struct thread_name *kept = vec_push(&r->names);
-    if (kept) {
-        kept->tid = tid;
-        memcpy(kept->name, name, 16);
-    }
 }
 
 /* an elf_memory_reader for the second read of a state word: straight from the target, with the page of the
@@ -422,15 +433,69 @@ static bool walk_list(struct task_reader *r, uint64_t head, struct task_snapshot
     return true;
 }
 
+/* The native stack of each running task polled by a thread whose state the target saved (a core's registers and
+   stack), through the caller's unwinder (options.native_stack). worker_thread: each worker's index in
+   r->threads. False when out of memory. */
+static bool native_stacks(struct task_reader *r, const size_t *worker_thread)
+{
+    enum { MAX_NATIVE_FRAMES = 256 };
+    if (!r->opt.native_stack)
+        return true;
+    for (size_t w = 0; w < r->workers.n; w++) {
+        const struct target_thread *th = &r->threads.v[worker_thread[w]];
+        struct task_info *t = NULL;
+        for (size_t i = 0; i < r->tasks.n && !t && th->regs && r->workers.v[w].current_task; i++)
+            if (r->tasks.v[i].id == r->workers.v[w].current_task && r->tasks.v[i].state == TASK_RUNNING)
+                t = &r->tasks.v[i];
+        if (!t || t->stack)
+            continue;
+        struct task_native_state state = { th->tid, th->regs, th->stack, th->stack_len, r->mappings.v, r->mappings.n };
+        struct task_frame frames[MAX_NATIVE_FRAMES];
+        size_t n = r->opt.native_stack(r->opt.native_stack_ctx, &state, frames, MAX_NATIVE_FRAMES);
+        if (n == 0)
+            continue;
+        if (!(t->stack = calloc(n, sizeof(*t->stack))))
+            return false;
+        for (size_t i = 0; i < n; i++)
+            t->stack[i] = (struct task_frame){
+                .function = frames[i].function ? string_pool_intern(&r->pool, frames[i].function) : NULL,
+                .file = frames[i].file ? string_pool_intern(&r->pool, frames[i].file) : NULL,
+                .line = frames[i].line };
+        t->n_stack = n;
+    }
+    return true;
+}
+
+/* err for a snapshot that found no runtime: the process exited, or no thread is in one (and what a core left out,
+   which may be why) */
+static void no_runtime(struct task_reader *r, char *err, size_t errlen)
+{
+    const struct target_view *t = r->target;
+    if (t->ops->gone(r->target))
+        snprintf(err, errlen, "process %d exited", (int)t->pid);
+    else if (!t->core)
+        snprintf(err, errlen, "no thread of process %d is in a tokio runtime (is the runtime started?)", (int)t->pid);
+    else if (t->gaps.pages == 0)
+        snprintf(err, errlen, "no thread of process %d was in a tokio runtime when it was dumped (was the runtime "
+                 "started?)", (int)t->pid);
+    else
+        snprintf(err, errlen, "no tokio runtime found in the core of process %d: it did not save %zu pages the reads "
+                 "needed (the first at 0x%" PRIx64 " in %s; its coredump_filter left them out?)", (int)t->pid,
+                 t->gaps.pages, t->gaps.first, t->gaps.first_path ? t->gaps.first_path : "anonymous memory");
+}
+
 int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char *err, size_t errlen)
 {
     memset(snap, 0, sizeof(*snap));
-    if (!r->threads) {
+    if (!r->target) {
         snprintf(err, errlen, "the task reader is not attached to a process");
         return -1;
     }
-    for (size_t i = 0; i < r->tasks.n; i++)
+    struct target_view *target = r->target;
+    for (size_t i = 0; i < r->tasks.n; i++) {
         free(r->tasks.v[i].frames);
+        free(r->tasks.v[i].stack);
+    }
     r->tasks.n = 0;
     r->workers.n = 0;
     u64_map_free(&r->visited);
@@ -440,20 +505,29 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
     }
     snap->taken_ns = now_ns();
     snap->runtime = r->layout.version;
-    struct thread_pointer_list threads;
+    snap->pid = target->pid;
+    snap->program = target->program;
+    if (!target->ops->now(target, &r->layout.now))
+        r->layout.now = (struct timespec){ -1, 0 };
     memory_cache_reset(&r->threads_cache);
-    if (thread_lister_list(r->threads, memory_cache_read, &r->threads_cache, &threads, err, errlen) != 0) {
-        if (kill(r->pid, 0) != 0)
-            snprintf(err, errlen, "process %d exited", (int)r->pid);
+    vec_free(&r->threads);
+    if (target->ops->threads(target, memory_cache_read, &r->threads_cache, &r->threads, err, errlen) != 0) {
+        if (target->ops->gone(target))
+            snprintf(err, errlen, "process %d exited", (int)target->pid);
+        return -1;
+    }
+    size_t *worker_thread = calloc(r->threads.n ? r->threads.n : 1, sizeof(*worker_thread));
+    if (!worker_thread) {
+        snprintf(err, errlen, "out of memory");
         return -1;
     }
     uint64_t runtimes[MAX_RUNTIMES];
     bool multi[MAX_RUNTIMES];
     size_t n_runtimes = 0;
-    for (size_t i = 0; i < threads.n; i++) {
+    for (size_t i = 0; i < r->threads.n; i++) {
+        const struct target_thread *th = &r->threads.v[i];
         struct thread_context c;
-        if (!tokio_thread_context(&r->layout, memory_cache_read, &r->threads_cache, threads.v[i].fsbase, &c) ||
-            !c.handle)
+        if (!tokio_thread_context(&r->layout, memory_cache_read, &r->threads_cache, th->fsbase, &c) || !c.handle)
             continue;
         size_t k = 0;
         while (k < n_runtimes && runtimes[k] != c.handle)
@@ -465,8 +539,9 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
         struct task_worker *w = vec_push(&r->workers);
         if (!w)
             break;
-        w->tid = threads.v[i].tid;
-        thread_name(r, w->tid, w->name);
+        worker_thread[r->workers.n - 1] = i;
+        w->tid = th->tid;
+        target->ops->thread_name(target, th->tid, w->name);
         w->index = c.worker_index;
         w->current_task = c.current_task;
         w->local_queue = c.worker_index >= 0
@@ -474,13 +549,9 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
                                                  c.worker_index)
                              : -1;
     }
-    vec_free(&threads);
     if (n_runtimes == 0) {
-        if (kill(r->pid, 0) != 0) {
-            snprintf(err, errlen, "process %d exited", (int)r->pid);
-            return -1;
-        }
-        snprintf(err, errlen, "no thread of process %d is in a tokio runtime (is the runtime started?)", (int)r->pid);
+        free(worker_thread);
+        no_runtime(r, err, errlen);
         return -1;
     }
     bool ok = true;
@@ -491,14 +562,23 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
         for (size_t i = 0; i < n && ok; i++)
             ok = walk_list(r, heads[i], snap);
     }
+    ok = ok && native_stacks(r, worker_thread);
+    free(worker_thread);
     if (!ok) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    snap->target_gone = kill(r->pid, 0) != 0;
+    snap->target_gone = target->ops->gone(target);
     snap->workers = r->workers.v;
     snap->n_workers = r->workers.n;
     snap->tasks = r->tasks.v;
     snap->n_tasks = r->tasks.n;
+    snap->unsaved_pages = target->gaps.pages;
+    snap->first_unsaved = target->gaps.first;
+    snap->first_unsaved_in = target->gaps.first_path;
+    snap->unusable_files = target->unusable_files;
+    snap->first_unusable = target->first_unusable;
+    snap->program_unchecked = target->program_unchecked;
+    snap->time_unknown = r->layout.now.tv_sec < 0;
     return 0;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* tasks.h: a live target's async tasks, read from outside (SPEC section 3b): tokio's owned-task list reached
- * from its CONTEXT thread-local, each task's state word, id, root future and async backtrace decoded through
- * the program's DWARF (dwarf/), the leaf future described where it can be read. Nothing in the target is
- * stopped, probed or signalled: memory is read with process_vm_readv. The whole interface of tasks/.
+/* tasks.h: a target's async tasks, read from outside (SPEC section 3b): tokio's owned-task list reached from its
+ * CONTEXT thread-local, each task's state word, id, root future and async backtrace decoded through the
+ * program's DWARF (dwarf/), the leaf future described where it can be read. The target is a live process
+ * (nothing in it is stopped, probed or signalled: memory is read with process_vm_readv) or a core file (its
+ * saved memory, and the files it names for what it left out). The whole interface of tasks/.
  *
  * A task_reader is opened once per target (DWARF, tokio's layout, threads) and then snapshots as often as
  * wanted (taskspy tasks takes one; record's snapshot wait profile takes one every 1/HZ s). */
@@ -41,6 +42,9 @@ struct task_info {
     size_t n_frames;
     const char *leaf;          /* the innermost future's type ("tokio::time::sleep::Sleep"), or NULL */
     const char *detail;        /* what could be read of it ("deadline in 2.1 ms"), or NULL */
+    struct task_frame *stack;  /* a running task: its worker's native stack, innermost first (a core's, from the
+                                  dump's registers: task_reader_options.native_stack), or NULL */
+    size_t n_stack;
 };
 
 struct task_worker {
@@ -54,6 +58,8 @@ struct task_worker {
 /* One snapshot. Strings belong to the reader (its string pool) and live until task_reader_close. */
 struct task_snapshot {
     uint64_t taken_ns;         /* CLOCK_MONOTONIC when the walk began */
+    pid_t pid;                 /* the process read (a core's: the process it was dumped from) */
+    const char *program;       /* its executable's file as taskspy read it */
     const char *runtime;       /* "tokio 1.54.1", or "tokio" when the version is not known */
     struct task_worker *workers;
     size_t n_workers;
@@ -62,7 +68,36 @@ struct task_snapshot {
     size_t listed;             /* entries walked in the owned-task lists (tasks read, any state) */
     bool list_truncated;       /* the walk stopped at its bound or at a broken link */
     bool target_gone;          /* the target exited during the walk: what was read is here */
+    /* a core's: what it could not answer (all 0 for a live process) */
+    size_t unsaved_pages;      /* pages the reads needed that the core did not save and no file could give */
+    uint64_t first_unsaved;    /* the first of them */
+    const char *first_unsaved_in;   /* the file mapped there, NULL: anonymous memory (a heap, a stack) */
+    size_t unusable_files;     /* files the core names that are not on this machine or are of another build */
+    const char *first_unusable;
+    bool program_unchecked;    /* the core holds no build id of the program: its file was taken as found */
+    bool time_unknown;         /* the dump's moment is not known (its file's time is from before this boot):
+                                  no deadline is given */
 };
+
+/* A thread's state at a core's dump, for its native stack: its registers and the stack the core saved, and the
+ * target's file mappings (to unwind and symbolize with). */
+struct task_mapping {
+    uint64_t start, end, offset;
+    const char *path;          /* the file taskspy reads for it */
+    bool executable;
+};
+struct task_native_state {
+    pid_t tid;
+    const uint64_t *regs;      /* x86-64 struct user_regs_struct's 27 registers, in its order (<sys/user.h>) */
+    const uint8_t *stack;      /* its stack from regs' rsp up, stack_len bytes (NULL: not saved) */
+    size_t stack_len;
+    const struct task_mapping *mappings;   /* sorted by start */
+    size_t n_mappings;
+};
+/* Writes the frames of a thread's native stack, innermost first, up to max (their strings live until the
+ * snapshot's next call at least: the reader copies them) and returns how many. */
+typedef size_t (*task_native_stack_fn)(void *ctx, const struct task_native_state *state, struct task_frame *frames,
+                                       size_t max);
 
 struct task_reader;
 
@@ -74,6 +109,8 @@ struct task_reader_options {
     size_t max_bytes;          /* bound on bytes read per task's futures (0: 4 MB) */
     bool no_details;           /* leave task_info.detail NULL: nothing read of the leaf futures (their text
                                   differs at each snapshot: a reader that takes many keeps its memory flat) */
+    task_native_stack_fn native_stack;   /* a core's running tasks: their worker's native stack (NULL: none) */
+    void *native_stack_ctx;
 };
 
 /* Open a reader for pid: its executable's DWARF (or the verified debug file), tokio's structures found by
@@ -88,6 +125,12 @@ int task_reader_open(struct task_reader **out, pid_t pid, const struct task_read
 int task_reader_open_file(struct task_reader **out, const char *path, const struct task_reader_options *options,
                           char *err, size_t errlen);
 int task_reader_attach(struct task_reader *r, pid_t pid, char *err, size_t errlen);
+/* Open a reader on a core file: its program found from the files the core names (exe: the program's file when
+ * those names do not lead to it, or NULL), checked by build id. Returns 0, or -1 with one line in err (a core
+ * that cannot be read: not a core, truncated, 32-bit, another machine's; the program not found, or of another
+ * build than the core's; what task_reader_open says). */
+int task_reader_open_core(struct task_reader **out, const char *core, const char *exe,
+                          const struct task_reader_options *options, char *err, size_t errlen);
 /* Take a snapshot into *snap (valid until the next snapshot or close). Returns 0, or -1 with err (the target
  * gone before anything was read, or no runtime found in any thread). */
 int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char *err, size_t errlen);

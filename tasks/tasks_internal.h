@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "base/string_pool.h"
 #include "base/u64_map.h"
@@ -15,26 +16,95 @@
 #include "elf/elf_file.h"
 #include "tasks/tasks.h"
 
-/* ---- target_memory.c: reading another process ---------------------------------------------------------- */
+/* ---- target_view.c: what the reader reads, a live process or a core file: one interface, two implementations
+ * chosen at open (target_live.c, target_core.c) ---------------------------------------------------------- */
 struct target_mapping {
     uint64_t start, end, offset;
     bool read_only;            /* a file mapped readable, not writable (code, a vtable's .data.rel.ro) */
-    char *path;                /* as /proc/PID/maps names it, or NULL for anonymous mappings */
+    bool executable;
+    char *path;                /* the file: as /proc/PID/maps names it (opened through the reader's root), or the
+                                  file taskspy reads for a core's mapping; NULL for anonymous mappings */
 };
 
 struct target_maps {
-    struct target_mapping *v;
+    struct target_mapping *v;  /* sorted by address */
     size_t n, cap;
 };
 
-/* process_vm_readv of len bytes at addr in pid; false when any byte cannot be read. ctx is a pid_t *. */
-bool target_memory_read(void *ctx, uint64_t addr, void *buf, size_t len);
+struct target_thread {
+    pid_t tid;
+    uint64_t fsbase;           /* the thread pointer: glibc's struct pthread, where x86-64's TLS is reached */
+    const uint64_t *regs;      /* a core's: its registers at the dump (struct user_regs_struct's order); NULL live */
+    const uint8_t *stack;      /* a core's: its stack as saved, from regs' rsp up (stack_len bytes); NULL live */
+    size_t stack_len;
+};
 
-/* The same reads through a cache of whole pages, one process_vm_readv per page: a task's future is read in a
- * few hundred small reads of the same pages. Reset before each task, so that what one task's decode sees is read
- * after that task's first state word (the consistency check) and never a page read for another task's decode
- * (the page read ahead for a task is its header's, read before its first state word); pages of read-only
- * mappings (the vtables every task's header points to) are kept across resets. */
+struct target_threads {
+    struct target_thread *v;
+    size_t n, cap;
+};
+
+/* What a core could not answer: reads of memory it describes but did not save, and no file could give. */
+struct target_gaps {
+    size_t pages;              /* distinct pages */
+    uint64_t first;            /* the first one's address */
+    const char *first_path;    /* the file mapped there (owned by the target), NULL: anonymous memory */
+};
+
+struct target_view;
+struct target_view_ops {
+    /* len bytes at addr; false when any byte cannot be read */
+    bool (*read)(struct target_view *t, uint64_t addr, void *buf, size_t len);
+    /* len bytes at addr (false when they cannot be read), and in the same go, when it can, the page at page
+       (0: none) into page_buf: *page_read says whether it was read */
+    bool (*read_with_page)(struct target_view *t, uint64_t addr, void *buf, size_t len, uint64_t page, void *page_buf,
+                           bool *page_read);
+    /* every thread, its thread pointer found (read/rctx: how to read the target for it, through a cache) */
+    int (*threads)(struct target_view *t, elf_memory_reader read, void *rctx, struct target_threads *out, char *err,
+                   size_t errlen);
+    /* a thread's name (its comm), "" when not known (a core does not keep threads' names) */
+    void (*thread_name)(struct target_view *t, pid_t tid, char name[16]);
+    bool (*gone)(struct target_view *t);              /* the process exited (a core: never) */
+    bool (*now)(struct target_view *t, struct timespec *out);   /* the moment the memory shows, on CLOCK_MONOTONIC */
+    void (*close)(struct target_view *t);
+};
+
+struct target_view {
+    const struct target_view_ops *ops;
+    pid_t pid;                 /* the process (a core's: the dumped one's) */
+    bool core;
+    struct target_maps maps;
+    const char *program;       /* the program's file as maps names it */
+    const char *program_file;  /* where taskspy reads it ("/proc/PID/exe", a core's program file) */
+    /* a core's: what it could not answer */
+    struct target_gaps gaps;
+    bool program_unchecked;    /* the core holds no build id of its program: the file was taken as found */
+    size_t unusable_files;     /* files it names that are not on this machine, or of another build: not read */
+    const char *first_unusable;
+};
+
+/* A live process: its maps read, its threads listed through libthread_db (root: "/proc/PID/root" or "").
+ * Returns 0, or -1 with one line in err. */
+int view_open_live(struct target_view **out, pid_t pid, const char *root, char *err, size_t errlen);
+/* A core file (elf/'s elf_core), with the files it names opened where it left their memory out (each checked by
+ * the build id the core holds of it); exe: the program's file when the core's names do not lead to it, or NULL.
+ * Returns 0, or -1 with one line in err (a bad core; the program not found; a program of another build). */
+int view_open_core(struct target_view **out, const char *core, const char *exe, char *err, size_t errlen);
+/* an elf_memory_reader; ctx is a struct target_view * */
+bool view_read(void *ctx, uint64_t addr, void *buf, size_t len);
+void view_close(struct target_view *t);
+/* the mapping that holds addr, or NULL */
+const struct target_mapping *target_maps_find(const struct target_maps *m, uint64_t addr);
+void target_maps_free(struct target_maps *m);
+/* the load bias of the object at path (as maps names it) whose ELF is ef; false when it is not mapped */
+bool target_maps_bias(const struct target_maps *m, const char *path, const struct elf_file *ef, uint64_t *bias);
+
+/* ---- target_memory.c: reads through a cache of pages --------------------------------------------------- */
+/* A cache of whole pages, one read of the target per page: a task's future is read in a few hundred small reads
+ * of the same pages. Reset before each task, so that what one task's decode sees is read after that task's
+ * first state word (the consistency check) and never a page read for another task's decode (the page read
+ * ahead for a task is its header's, read before its first state word); pages of read-only mappings (the vtables
+ * every task's header points to) are kept across resets. */
 #define MEMORY_PAGE 4096u
 struct memory_page {
     uint64_t addr;
@@ -49,28 +119,22 @@ struct memory_pages {
 };
 
 struct memory_cache {
-    pid_t pid;
-    const struct target_maps *maps;   /* sorted by address: which pages are read-only */
+    struct target_view *target;
     struct memory_pages task;         /* this task's pages, dropped by each reset */
     struct memory_pages lasting;      /* pages of read-only mappings */
     struct memory_page ahead;         /* read ahead for the next task (addr 0: none), kept by the next reset */
     const struct memory_page *last;   /* the page the last read was in (most reads are in the one before) */
 };
 
-/* maps (kept by the caller while the cache lives) may be NULL: no page is kept across resets */
-int memory_cache_init(struct memory_cache *c, pid_t pid, const struct target_maps *maps);
+int memory_cache_init(struct memory_cache *c, struct target_view *target);
 void memory_cache_reset(struct memory_cache *c);
 void memory_cache_free(struct memory_cache *c);
 /* an elf_memory_reader; ctx is a struct memory_cache * */
 bool memory_cache_read(void *ctx, uint64_t addr, void *buf, size_t len);
-/* len bytes at addr straight from the target (not cached), and in the same process_vm_readv the page that
- * holds ahead (0: none), which the next reset keeps as the first of its pages: a task's second read of its
- * state word and the next task's header in one system call. False when the bytes at addr cannot be read. */
+/* len bytes at addr straight from the target (not cached), and in the same read the page that holds ahead (0:
+ * none), which the next reset keeps as the first of its pages: a task's second read of its state word and the
+ * next task's header in one system call. False when the bytes at addr cannot be read. */
 bool memory_cache_read_now(struct memory_cache *c, uint64_t addr, void *buf, size_t len, uint64_t ahead);
-int target_maps_load(pid_t pid, struct target_maps *out);
-void target_maps_free(struct target_maps *m);
-/* the load bias of the object at path (as maps names it) whose ELF is ef; false when it is not mapped */
-bool target_maps_bias(const struct target_maps *m, const char *path, const struct elf_file *ef, uint64_t *bias);
 
 /* ---- thread_pointers.c: every thread's thread pointer (libthread_db, no stop) ------------------------ */
 struct thread_pointer {
@@ -84,11 +148,13 @@ struct thread_pointer_list {
 };
 
 /* The threads of pid through glibc's libthread_db, its symbols looked up in the target's mapped objects (root:
- * the target's root directory prefix; maps must outlive the lister). Open once, list at every snapshot. */
+ * the target's root directory prefix; maps must outlive the lister), the target's memory read with read/rctx
+ * (of each listing: a live process through its cache, a core's saved memory and mapped files). Open once, list
+ * at every snapshot. */
 struct thread_lister;
 int thread_lister_open(struct thread_lister **out, pid_t pid, const char *root, const struct target_maps *maps,
-                       char *err, size_t errlen);
-/* read (with read_ctx): how this listing reads the target's memory (NULL: process_vm_readv of each read) */
+                       elf_memory_reader read, void *read_ctx, char *err, size_t errlen);
+/* read (with read_ctx): how this listing reads the target's memory (NULL: as given to thread_lister_open) */
 int thread_lister_list(struct thread_lister *t, elf_memory_reader read, void *read_ctx, struct thread_pointer_list *out,
                        char *err, size_t errlen);
 void thread_lister_close(struct thread_lister *t);
@@ -109,6 +175,8 @@ struct tokio_layout {
     uint64_t trailer_next;     /* offset of the owned list's next pointer in Trailer */
     uint64_t trailer_prev;     /* ... and of its prev pointer */
     char version[64];          /* "tokio" or "tokio 1.54.1" (from the DWARF's file paths) */
+    struct timespec now;       /* the moment the reads show (CLOCK_MONOTONIC; tv_sec < 0: not known), set by the
+                                  reader at each snapshot: now for a live process, the dump's for a core */
 };
 
 /* Find the layout in exe (the file to read DWARF and symbols from: the executable or its debug file).

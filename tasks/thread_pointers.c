@@ -3,7 +3,8 @@
  * libthread_db walks the C library's own thread list (as gdb does), reading the target's memory through the
  * proc_service callbacks below (process_vm_readv) and finding glibc's symbols in the target's mapped objects
  * (the ELF reader). On x86-64 a thread's pthread_t is its thread pointer (the TCB sits at %fs:0). The
- * callbacks that would need a stopped thread (registers) answer that they cannot. */
+ * callbacks that would need a stopped thread (registers) answer that they cannot. A core whose registers lack
+ * the thread pointers (target_core.c) is listed the same way, its memory read from the core. */
 #include "tasks/tasks_internal.h"
 
 #include <proc_service.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <thread_db.h>
 
 #include "base/vec.h"
@@ -31,6 +33,8 @@ struct ps_prochandle {
     size_t n_symbols;
     elf_memory_reader read;    /* how a listing reads the target (NULL: process_vm_readv itself) */
     void *read_ctx;
+    elf_memory_reader default_read;   /* how it is read outside a listing (NULL: process_vm_readv) */
+    void *default_ctx;
 };
 
 struct thread_lister {
@@ -41,7 +45,14 @@ struct thread_lister {
 ps_err_e ps_pdread(struct ps_prochandle *ph, psaddr_t addr, void *buf, size_t len)
 {
     uint64_t at = (uint64_t)(uintptr_t)addr;
-    bool ok = ph->read ? ph->read(ph->read_ctx, at, buf, len) : target_memory_read(&ph->pid, at, buf, len);
+    bool ok;
+    if (ph->read) {
+        ok = ph->read(ph->read_ctx, at, buf, len);
+    } else {
+        struct iovec local = { buf, len };
+        struct iovec remote = { addr, len };
+        ok = len == 0 || process_vm_readv(ph->pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
+    }
     return ok ? PS_OK : PS_ERR;
 }
 
@@ -179,7 +190,7 @@ static int each_thread(const td_thrhandle_t *th, void *arg)
 }
 
 int thread_lister_open(struct thread_lister **out, pid_t pid, const char *root, const struct target_maps *maps,
-                       char *err, size_t errlen)
+                       elf_memory_reader read, void *read_ctx, char *err, size_t errlen)
 {
     struct thread_lister *t = calloc(1, sizeof(*t));
     *out = NULL;
@@ -187,7 +198,8 @@ int thread_lister_open(struct thread_lister **out, pid_t pid, const char *root, 
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    t->ph = (struct ps_prochandle){ .pid = pid, .root = root, .maps = maps };
+    t->ph = (struct ps_prochandle){ .pid = pid, .root = root, .maps = maps, .read = read, .read_ctx = read_ctx,
+                                    .default_read = read, .default_ctx = read_ctx };
     td_err_e rc = td_ta_new(&t->ph, &t->agent);
     if (rc != TD_OK) {
         snprintf(err, errlen, "cannot list the threads of %d through glibc's libthread_db (td_ta_new: error %d%s)",
@@ -205,11 +217,12 @@ int thread_lister_list(struct thread_lister *t, elf_memory_reader read, void *re
 {
     memset(out, 0, sizeof(*out));
     struct iter_ctx c = { out, false };
-    t->ph.read = read;
-    t->ph.read_ctx = read_ctx;
+    t->ph.read = read ? read : t->ph.default_read;
+    t->ph.read_ctx = read ? read_ctx : t->ph.default_ctx;
     td_err_e rc = td_ta_thr_iter(t->agent, each_thread, &c, TD_THR_ANY_STATE, TD_THR_LOWEST_PRIORITY, TD_SIGNO_MASK,
                                  TD_THR_ANY_USER_FLAGS);
-    t->ph.read = NULL;
+    t->ph.read = t->ph.default_read;
+    t->ph.read_ctx = t->ph.default_ctx;
     if (rc != TD_OK || c.failed) {
         snprintf(err, errlen, "cannot list the threads of %d through glibc's libthread_db (%s)", (int)t->ph.pid,
                  c.failed ? "out of memory" : "its thread list changed or could not be read");

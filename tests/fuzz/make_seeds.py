@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
-# make_seeds.py: regenerates the binary seed corpora (usdt_notes, elf_file, perf_records) under
-# tests/fuzz/corpus/ from the built fixtures (run `make fixtures` first). The text corpora (usdt_args,
+# make_seeds.py: regenerates the binary seed corpora (usdt_notes, elf_file, perf_records, core_file) under
+# tests/fuzz/corpus/ from the built fixtures (run `make fixtures` first; core_file's from a `sleep` dumped by gdb's
+# gcore and by the kernel, which needs gdb and root). The text corpora (usdt_args,
 # proc_maps, folded, demangle) are written by hand and kept as they are.
 import os
+import signal
 import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 FIX = os.path.join(ROOT, "build", "fixtures")
@@ -151,9 +154,49 @@ def perf_records_seeds():
     write("perf_records", "keep-first", b"\x80" + comm + sample0)
 
 
+def trimmed_core(data):
+    """A core's headers and notes with each PT_LOAD cut to its first 64 saved bytes: every note the core has, in
+    a few KiB (cores are MBs; the fuzzer reads 64 KB)."""
+    (phoff,) = struct.unpack_from("<Q", data, 0x20)
+    (phnum,) = struct.unpack_from("<H", data, 0x38)
+    out = bytearray(data[:phoff + 56 * phnum])
+    for k in range(phnum):
+        at = phoff + 56 * k
+        (ptype, _flags, off) = struct.unpack_from("<IIQ", data, at)
+        (filesz,) = struct.unpack_from("<Q", data, at + 32)
+        keep = filesz if ptype == 4 else min(filesz, 64)
+        struct.pack_into("<Q", out, at + 8, len(out))
+        struct.pack_into("<Q", out, at + 32, keep)
+        out += data[off:off + keep]
+    return bytes(out)
+
+
+def core_file_seeds():
+    with tempfile.TemporaryDirectory() as tmp:
+        sleeper = subprocess.Popen(["sleep", "60"], cwd=tmp)
+        subprocess.run(["gcore", "-o", os.path.join(tmp, "gcore"), str(sleeper.pid)], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        sleeper.kill()
+        sleeper.wait()
+        write("core_file", "gcore_sleep", trimmed_core(open(os.path.join(tmp, "gcore.%d" % sleeper.pid), "rb").read()))
+        # the kernel's own: SIGABRT with a core limit, the core written where core_pattern says ("core": here)
+        pattern = open("/proc/sys/kernel/core_pattern").read().strip()
+        if pattern.startswith("|") or "/" in pattern:
+            print("core_pattern is %r: no kernel core seed" % pattern, file=sys.stderr)
+            return
+        sleeper = subprocess.Popen(["sh", "-c", "ulimit -c unlimited && exec sleep 60"], cwd=tmp)
+        time.sleep(0.2)
+        os.kill(sleeper.pid, signal.SIGABRT)
+        sleeper.wait()
+        cores = [f for f in os.listdir(tmp) if f.startswith("core")]
+        if cores:
+            write("core_file", "kernel_sleep", trimmed_core(open(os.path.join(tmp, cores[0]), "rb").read()))
+
+
 if __name__ == "__main__":
     if not os.path.exists(os.path.join(FIX, "executor")):
         sys.exit("make fixtures first")
     usdt_notes_seeds()
     elf_file_seeds()
     perf_records_seeds()
+    core_file_seeds()

@@ -12,7 +12,7 @@ OUT=build/fuzz
 CC_FUZZ=${CC_FUZZ:-clang}
 CFLAGS_FUZZ="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
   -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter -I. -I$OUT/gen -I/usr/include/x86_64-linux-gnu"
-ALL="usdt_notes usdt_args elf_file proc_maps folded perf_records demangle task_decode"
+ALL="usdt_notes usdt_args elf_file proc_maps folded perf_records demangle task_decode core_file"
 TARGETS=${FUZZ_TARGETS:-$ALL}
 
 # project sources and extra flags per target (ELF_READER: elf/ without its debug-file lookup, which needs zlib)
@@ -27,13 +27,14 @@ srcs() {
     folded)       echo flamegraph/*.c base/*.c ;;   # the whole layer: it depends on libc, zlib and base/ only
     perf_records) echo sampler/perf/perf_records.c sampler/perf/ring_buffer.c ;;
     demangle)     echo symbolize/demangle.c flamegraph/*.c base/*.c ;;
+    core_file)    echo elf/elf_core.c $ELF_READER ;;
     task_decode)  echo tasks/future_decode.c tasks/future_leaves.c tasks/tokio_layout.c dwarf/*.c symbolize/demangle.c \
                        flamegraph/*.c base/*.c elf/elf_file.c elf/elf_notes.c elf/elf_segments.c elf/elf_symbols.c ;;
     esac
 }
 libs() { case $1 in demangle) echo -liberty -lz ;; task_decode) echo -ldw -lelf -liberty -lz ;;
          elf_file) echo -ldl -lz ;; folded) echo -lz ;; *) echo ;; esac; }
-maxlen() { case $1 in elf_file|task_decode) echo 65536 ;; folded) echo 16384 ;; perf_records) echo 8192 ;; *) echo 4096 ;; esac; }
+maxlen() { case $1 in elf_file|task_decode|core_file) echo 65536 ;; folded) echo 16384 ;; perf_records) echo 8192 ;; *) echo 4096 ;; esac; }
 
 mkdir -p "$OUT/gen" "$OUT/logs" || exit 2
 sh tests/tools/js_to_c.sh flamegraph/svg_script.js > "$OUT/gen/svg_script.js.inc.tmp" &&
