@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* dwarf_lookup.c: an object's DWARF read for addresses, with the least work per address: the file is mapped
- * by libdw (nothing copied), compilation units are found from their own DIE's ranges, and only the units that
- * hold an address asked for are read: their line table (dwarf_lines.c) and one walk over their DIEs that keeps
- * every function and inlined call with its address ranges and its caller, each unit once, kept until the
- * object is closed. Names, call sites and declaration lines are read only for the functions an answer names.
+ * by libdw (nothing copied but compressed sections), compilation units are found from their own DIE's ranges,
+ * and only the units that hold an address asked for are read: their line table (dwarf_lines.c) and one walk
+ * over their DIEs that keeps their out-of-line functions (those no other function contains) with their address
+ * ranges; a function's tree (every function and inlined call below it, with its ranges and its caller) is read
+ * when an address in it is first asked for; each kept until the object is closed. Names, call sites and
+ * declaration lines are read only for the functions an answer names. The file's pages are unmapped again after
+ * each lookup that read it (they stay in the page cache).
  * The answers are libbfd's (bfd_object.c used bfd_find_nearest_line, bfd_find_inliner_info and bfd_find_line
  * before, and still does for objects this reader declines): the same unit is chosen (those read so far whose
  * ranges hold the address, then the next ones in the file's order), the same function (the smallest range that
