@@ -39,6 +39,7 @@ struct line_table {
     VEC_OF(struct line_sequence) sequences;
     VEC_OF(struct line_row) rows;
     line_range_vec covered; /* each sequence's lowest to highest row address, before sorting */
+    size_t program_bytes;              /* the table's size in .debug_line */
     char *unknown;                     /* "<unknown>", owned */
 };
 
@@ -539,6 +540,7 @@ struct line_table *line_table_decode(const struct line_unit_info *u)
     if (!t)
         return NULL;
     t->comp_dir = u->comp_dir;
+    t->program_bytes = (size_t)(c.end - (u->line + u->offset));
     struct line_unit_info unit = *u;
     unit.offset_size = (uint8_t)offset_size;
     bool ok;
@@ -677,6 +679,11 @@ bool line_table_lookup(struct line_table *t, uint64_t addr, const char **file, u
                                                                          : file_path(t, info->file - 1);
     *line = info->line;
     return true;
+}
+
+size_t line_table_bytes(const struct line_table *t)
+{
+    return t ? t->program_bytes : 0;
 }
 
 bool line_table_covers_any(const struct line_table *t)

@@ -109,7 +109,7 @@ struct dwarf_lookup {
     unsigned decl_lookups;         /* declaration-line lookups so far (libbfd changes method after 100) */
     void *mapped;                  /* libdw's read-only mapping of the file, NULL when it read the file */
     size_t mapped_size;
-    bool touched;                  /* units, trees or names were read since the mapping was last released */
+    size_t touched;                /* about how many bytes of it were mapped since it was last released */
 };
 
 /* ---- opening ------------------------------------------------------------------------------------------ */
@@ -161,15 +161,21 @@ static bool file_backed(const void *p, size_t size)
     return found;
 }
 
-/* Unmaps the file from this process after a lookup that read it (its pages stay in the page cache): the kernel
- * maps 16 pages around each page read, so that reading a few units' DIEs, their unit headers and a few hundred
- * names would leave most of a big object's DWARF counted as this process's memory. What is read again later is
- * mapped again. Only libdw's read-only mapping of the file, where it has one: nothing of it is lost. */
+/* Unmaps the file from this process once lookups have read a few megabytes of it (its pages stay in the page
+ * cache): the kernel maps 16 pages around each page read, so that reading a few units' DIEs, their unit headers
+ * and a few hundred names would leave most of a big object's DWARF counted as this process's memory. What is read
+ * again later is mapped again. Only libdw's read-only mapping of the file, where it has one: nothing of it is
+ * lost. touched counts a read of a few bytes (a unit's header, a name, a tree's first DIEs) as the 64 KiB the
+ * kernel maps around it. */
+#define FAULT_AROUND (64u << 10)
+#define RELEASE_AFTER (2u << 20)
+
 static void release_pages(struct dwarf_lookup *l)
 {
-    if (l->mapped && l->touched)
+    if (l->mapped && l->touched >= RELEASE_AFTER) {
         (void)madvise(l->mapped, l->mapped_size, MADV_DONTNEED);
-    l->touched = false;
+        l->touched = 0;
+    }
 }
 
 struct dwarf_lookup *dwarf_lookup_open(const char *path)
@@ -502,7 +508,7 @@ static bool read_next_unit(struct dwarf_lookup *l)
         return false;
     }
     struct dw_unit *u = vec_push(&l->units);
-    l->touched = true;
+    l->touched += FAULT_AROUND;
     if (!u) {
         l->all_read = true;
         return false;
@@ -755,7 +761,7 @@ static struct dw_tree *root_tree(struct dwarf_lookup *l, struct dw_unit *u, uint
     if (r->failed)
         return NULL;
     r->failed = true;
-    l->touched = true;
+    l->touched += FAULT_AROUND;
     struct dw_tree *t = vec_push(&u->trees);
     if (!t || u->trees.n >= NO_FUNC)
         return NULL;
@@ -798,7 +804,7 @@ static bool unit_lines(struct dwarf_lookup *l, struct dw_unit *u)
         return true;
     }
     u->lines = decode_lines(l, u);
-    l->touched = true;
+    l->touched += FAULT_AROUND + line_table_bytes(u->lines);
     if (!u->lines) {
         u->error = true;
         return false;
@@ -818,6 +824,7 @@ static bool unit_ready(struct dwarf_lookup *l, struct dw_unit *u)
     if (!u->scanned) {
         u->scanned = true;
         bool ok = scan_unit(l, u);
+        l->touched += u->end - u->start;
         if (!ok) {
             u->error = true;
             return false;
@@ -949,7 +956,7 @@ static struct dw_func *func_named(struct dwarf_lookup *l, struct dwarf_func_ref 
     struct dw_func *f = func_of(l, ref);
     if (f->names == NAMES_UNREAD) {
         f->names = NAMES_READ;
-        l->touched = true;
+        l->touched += FAULT_AROUND;
         Dwarf_Die die;
         struct name_attrs s = { .l = l, .unit = ref.unit, .name = &f->name, .is_linkage = &f->is_linkage,
                                 .has_file = &f->has_file, .decl_line = &f->decl_line, .f = f };

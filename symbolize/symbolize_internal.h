@@ -82,6 +82,8 @@ const char *line_table_unknown(struct line_table *t);
 /* Whether one of its sequences spans addr (libbfd counts them as the unit's ranges), or any at all. */
 bool line_table_covers(const struct line_table *t, uint64_t addr);
 bool line_table_covers_any(const struct line_table *t);
+/* Its bytes in .debug_line (0 for NULL). */
+size_t line_table_bytes(const struct line_table *t);
 
 /* ---- dwarf_lookup.c: an object's DWARF for addresses (libdw), libbfd's answers with the least work ------ */
 struct dwarf_lookup;
