@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bfd_object.c: one mapped object file opened with libbfd: its function symbols (static, else dynamic,
- * plus PLT entries) sorted for binary search, and its DWARF line table and inline chains, taken from a
- * separate debug file (elf/'s one lookup: local places, then debuginfod) when the object itself has no DWARF or
- * no symbol table. Only called on cache misses. */
+ * plus PLT entries) sorted for binary search, and its DWARF lines and inline chains, taken from a separate
+ * debug file (elf/'s one lookup: local places, then debuginfod) when the object itself has no DWARF or no
+ * symbol table. The DWARF is read by dwarf_lookup.c (only the units that hold the addresses asked for, each
+ * once) with libbfd's rules for the names it gives; libbfd's own reader (bfd_find_nearest_line, which reads all
+ * of the DWARF into memory) stays for the objects dwarf_lookup.c declines and as the reference the tests
+ * compare with. Only called on cache misses. */
 #include "elf/elf_file.h"
 #include "symbolize/symbolize_internal.h"
 
@@ -27,6 +30,7 @@ struct symbol_table {
 
 struct bfd_object {
     bfd *main;
+    struct dwarf_lookup *dwarf;    /* line_bfd's DWARF through dwarf_lookup.c, or NULL: through libbfd */
     bfd *debug;                    /* separate debug file, or NULL */
     bfd *line_bfd;                 /* where DWARF comes from: debug if it has .debug_info, else main */
     struct symbol_table main_static, main_dynamic, debug_static;
@@ -40,6 +44,13 @@ struct bfd_object {
 };
 
 static asymbol *no_symbols[1] = { NULL };
+
+/* libbfd's search of an ELF object's symbols for the function holding an address, with its one-entry cache
+ * (declared in libbfd's elf-bfd.h, which binutils-dev does not install; exported by libbfd 2.40): what
+ * bfd_find_nearest_line names a function by when DWARF gives no linkage name, called here at the same points,
+ * so that names come out as they did through libbfd. */
+extern asymbol *_bfd_elf_find_function(bfd *abfd, asymbol **symbols, asection *section, bfd_vma offset,
+                                       const char **filename_ptr, const char **functionname_ptr);
 
 static void read_symbols(bfd *b, bool dynamic, struct symbol_table *t)
 {
@@ -198,6 +209,12 @@ static void attach_debug_file(struct bfd_object *o, const char *root, const char
 
 struct bfd_object *bfd_object_open(const char *root, const char *path, struct debug_files *debug_files)
 {
+    return bfd_object_open_as(root, path, debug_files, DWARF_OWN_READER);
+}
+
+struct bfd_object *bfd_object_open_as(const char *root, const char *path, struct debug_files *debug_files,
+                                      enum dwarf_reader reader)
+{
     if (!root)
         root = "";
     char *full = NULL;
@@ -223,6 +240,8 @@ struct bfd_object *bfd_object_open(const char *root, const char *path, struct de
         o->line_syms = o->main_static.syms ? o->main_static.syms
                        : o->main_dynamic.syms ? o->main_dynamic.syms : no_symbols;
     build_function_table(o);
+    if (reader == DWARF_OWN_READER && has_dwarf(o->line_bfd))
+        o->dwarf = dwarf_lookup_open(bfd_get_filename(o->line_bfd));
     return o;
 }
 
@@ -230,6 +249,7 @@ void bfd_object_close(struct bfd_object *o)
 {
     if (!o)
         return;
+    dwarf_lookup_close(o->dwarf);
     free(o->funcs);
     free(o->synthetic);
     free(o->main_static.syms);
@@ -287,9 +307,55 @@ static unsigned decl_line_of(struct bfd_object *o, struct func_symbol *fn)
     if (fn->decl_line < 0) {
         const char *file = NULL;
         unsigned line = 0;
-        fn->decl_line = o->line_bfd && bfd_find_line(o->line_bfd, o->line_syms, fn->sym, &file, &line) ? (int)line : 0;
+        if (o->dwarf)
+            fn->decl_line = dwarf_lookup_decl_line(o->dwarf, bfd_asymbol_name(fn->sym), bfd_asymbol_value(fn->sym),
+                                                   (fn->sym->flags & BSF_FUNCTION) != 0, &line) ? (int)line : 0;
+        else
+            fn->decl_line = o->line_bfd && bfd_find_line(o->line_bfd, o->line_syms, fn->sym, &file, &line)
+                            ? (int)line : 0;
     }
     return (unsigned)fn->decl_line;
+}
+
+/* bfd_find_nearest_line over dwarf_lookup.c: the DWARF's line and function, named as libbfd names it (a
+ * function without a linkage name is looked up in the symbols once, and renamed after the symbol that starts
+ * where it does), then libbfd's fallback to the symbols alone. *chain: the inlined call whose callers follow. */
+static bool dwarf_nearest_line(struct bfd_object *o, asection *sec, uint64_t vaddr, const char **file,
+                               const char **func, unsigned *line, struct dwarf_func_ref *chain)
+{
+    struct dwarf_nearest near;
+    bool found = dwarf_lookup_nearest(o->dwarf, vaddr, &near);
+    *file = near.file;
+    *line = near.line;
+    *func = NULL;
+    *chain = near.func;
+    if (!near.inlined)
+        chain->index = UINT32_MAX;
+    bool have_function = dwarf_func_valid(near.func), linkage = false;
+    const char *dwarf_name = have_function ? dwarf_func_name(o->dwarf, near.func, &linkage) : NULL;
+    if (have_function && linkage) {
+        *func = dwarf_name;
+        return true;
+    }
+    uint64_t offset = vaddr - bfd_section_vma(sec);
+    const char *symbol_file = NULL, *symbol_name = NULL;
+    asymbol *fun = _bfd_elf_find_function(o->line_bfd, o->line_syms, sec, offset, *file ? NULL : &symbol_file,
+                                          &symbol_name);
+    if (fun) {
+        if (!*file)
+            *file = symbol_file;
+        *func = symbol_name;
+        found = true;
+    }
+    if (have_function) {
+        if (!fun)
+            *func = dwarf_name;
+        else if (fun->value + bfd_section_vma(sec) == dwarf_func_low(o->dwarf, near.func))
+            dwarf_func_rename(o->dwarf, near.func, symbol_name);
+        dwarf_func_mark_linkage(o->dwarf, near.func);
+    }
+    /* (when DWARF found nothing, libbfd's symbol fallback asks _bfd_elf_find_function again: it found nothing) */
+    return found;
 }
 
 void bfd_object_lookup(struct bfd_object *o, uint64_t vaddr, struct raw_lookup *out)
@@ -303,9 +369,15 @@ void bfd_object_lookup(struct bfd_object *o, uint64_t vaddr, struct raw_lookup *
     asection *sec = section_containing(o->line_bfd, vaddr);
     const char *file = NULL, *func = NULL;
     unsigned line = 0, discriminator = 0;
-    if (sec && bfd_find_nearest_line_discriminator(o->line_bfd, sec, o->line_syms, vaddr - bfd_section_vma(sec),
+    struct dwarf_func_ref chain;
+    if (sec && o->dwarf && dwarf_nearest_line(o, sec, vaddr, &file, &func, &line, &chain) && (file || func)) {
+        out->frames[out->n++] = (struct raw_frame){ .name = func, .file = file, .line = line };
+        while (out->n < RAW_FRAMES_MAX && dwarf_func_caller(o->dwarf, &chain, &file, &func, &line))
+            out->frames[out->n++] = (struct raw_frame){ .name = func, .file = file, .line = line };
+    } else if (sec && !o->dwarf &&
+               bfd_find_nearest_line_discriminator(o->line_bfd, sec, o->line_syms, vaddr - bfd_section_vma(sec),
                                                    &file, &func, &line, &discriminator) &&
-        (file || func)) {
+               (file || func)) {
         out->frames[out->n++] = (struct raw_frame){ .name = func, .file = file, .line = line };
         while (out->n < RAW_FRAMES_MAX && bfd_find_inliner_info(o->line_bfd, &file, &func, &line))
             out->frames[out->n++] = (struct raw_frame){ .name = func, .file = file, .line = line };
@@ -340,4 +412,9 @@ bool bfd_object_has_dynamic_symbols(const struct bfd_object *o)
 const struct debug_file_result *bfd_object_debug_file(const struct bfd_object *o)
 {
     return &o->debug_file;
+}
+
+struct dwarf_lookup *bfd_object_dwarf(const struct bfd_object *o)
+{
+    return o->dwarf;
 }

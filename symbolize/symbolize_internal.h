@@ -47,6 +47,85 @@ struct result_pool {
 const struct sym_result *result_pool_intern(struct result_pool *p, const struct sym_result *r);
 void result_pool_free(struct result_pool *p);
 
+/* ---- dwarf_lines.c: one compilation unit's line table, as libbfd reads it --------------------------- */
+struct line_range {
+    uint64_t low, high;          /* [low, high) */
+};
+typedef VEC_OF(struct line_range) line_range_vec;
+/* One row kept: in its sequence, the line from address up to the next row's. */
+struct line_row {
+    uint64_t address;
+    uint32_t file;               /* 0: none; UINT32_MAX: "<unknown>"; else the file's index + 1 */
+    uint32_t line;
+};
+/* What decoding a unit's line table needs: the sections' bytes and the unit's. */
+struct line_unit_info {
+    const uint8_t *line;         /* .debug_line */
+    size_t line_size;
+    const uint8_t *line_str;     /* .debug_line_str (DWARF 5), or NULL */
+    size_t line_str_size;
+    uint64_t offset;             /* the unit's DW_AT_stmt_list */
+    const char *comp_dir;        /* its DW_AT_comp_dir, or NULL */
+    uint8_t addr_size, offset_size;
+};
+struct line_table;
+/* NULL when the table is malformed or memory runs out (libbfd: the unit is unusable). */
+struct line_table *line_table_decode(const struct line_unit_info *u);
+void line_table_free(struct line_table *t);
+/* The file and line of addr (file: the path as libbfd builds it, NULL if the row has none); false when no row
+ * holds it (then *file is NULL and *line 0). Strings stay owned by the table. */
+bool line_table_lookup(struct line_table *t, uint64_t addr, const char **file, unsigned *line);
+/* The path of file number `number` (DW_AT_decl_file, DW_AT_call_file), "<unknown>" for a bad one; NULL when
+ * memory runs out. */
+const char *line_table_file(struct line_table *t, uint64_t number);
+const char *line_table_unknown(struct line_table *t);
+/* Whether one of its sequences spans addr (libbfd counts them as the unit's ranges), or any at all. */
+bool line_table_covers(const struct line_table *t, uint64_t addr);
+bool line_table_covers_any(const struct line_table *t);
+/* Its bytes in .debug_line (0 for NULL). */
+size_t line_table_bytes(const struct line_table *t);
+
+/* ---- dwarf_lookup.c: an object's DWARF for addresses (libdw), libbfd's answers with the least work ------ */
+struct dwarf_lookup;
+/* A function (or inlined call) of the DWARF: its unit, the tree of the out-of-line function it is in (or is),
+ * its number there. */
+struct dwarf_func_ref {
+    uint32_t unit, tree, index;
+};
+/* What bfd_find_nearest_line's DWARF part finds at an address. */
+struct dwarf_nearest {
+    const char *file;            /* the line table's, NULL */
+    unsigned line;               /* 0: none */
+    struct dwarf_func_ref func;  /* the function with the smallest range holding it (dwarf_func_valid) */
+    bool inlined;                /* that function is an inlined call: its callers follow (dwarf_func_caller) */
+};
+/* Opens path's DWARF; NULL when it has none this reader takes (none at all, a relocatable object, DWARF in
+ * another file (dwz), DWARF 4 type units): libbfd reads those. */
+struct dwarf_lookup *dwarf_lookup_open(const char *path);
+void dwarf_lookup_close(struct dwarf_lookup *l);
+/* The line and function at link-time address addr; false when DWARF knows neither. */
+bool dwarf_lookup_nearest(struct dwarf_lookup *l, uint64_t addr, struct dwarf_nearest *out);
+bool dwarf_func_valid(struct dwarf_func_ref f);
+/* How many of the functions the one chosen at addr is inlined into have a range holding addr as short as its:
+ * among those libbfd takes the one it allocated at the highest address, which is the innermost unless its heap
+ * put an outer one higher (the tests' parity check allows that much). */
+unsigned dwarf_lookup_ties(struct dwarf_lookup *l, uint64_t addr);
+/* Its name (the linkage name when it has one, NULL if none) and whether it is a linkage name. */
+const char *dwarf_func_name(struct dwarf_lookup *l, struct dwarf_func_ref f, bool *is_linkage);
+/* libbfd renames a function whose DWARF name is not a linkage name after the symbol that starts where it does,
+ * and stops looking symbols up for it: so does this. */
+void dwarf_func_rename(struct dwarf_lookup *l, struct dwarf_func_ref f, const char *name);
+void dwarf_func_mark_linkage(struct dwarf_lookup *l, struct dwarf_func_ref f);
+/* The start of its first range (libbfd's arange.low), 0 if it has none. */
+uint64_t dwarf_func_low(struct dwarf_lookup *l, struct dwarf_func_ref f);
+/* An inlined call's caller: *f becomes it; file and line of the call, the caller's name. False at the end. */
+bool dwarf_func_caller(struct dwarf_lookup *l, struct dwarf_func_ref *f, const char **file, const char **name,
+                       unsigned *line);
+/* The declaration line of the function symbol (raw name, link-time address; function: a BSF_FUNCTION one)
+ * as bfd_find_line gives it; false when DWARF does not say. */
+bool dwarf_lookup_decl_line(struct dwarf_lookup *l, const char *symbol, uint64_t addr, bool function,
+                            unsigned *line);
+
 /* ---- bfd_object.c: one mapped object opened with libbfd --------------------------------------------- */
 struct bfd_object;
 /* One frame as libbfd gives it, before demangling and interning. */
@@ -67,6 +146,12 @@ struct raw_lookup {
  * file, where it needs one, comes from the one lookup (debug_files: the shared results, or NULL), which may
  * wait for a download. */
 struct bfd_object *bfd_object_open(const char *root, const char *path, struct debug_files *debug_files);
+/* Who reads the DWARF: dwarf_lookup.c (where it takes the object), or libbfd alone (the reference). */
+enum dwarf_reader { DWARF_OWN_READER, DWARF_LIBBFD_READER };
+struct bfd_object *bfd_object_open_as(const char *root, const char *path, struct debug_files *debug_files,
+                                      enum dwarf_reader reader);
+/* Its DWARF as dwarf_lookup.c reads it, NULL when libbfd reads it. */
+struct dwarf_lookup *bfd_object_dwarf(const struct bfd_object *o);
 void bfd_object_close(struct bfd_object *o);
 /* File offset inside the object -> link-time address; false if no PT_LOAD holds it. */
 bool bfd_object_offset_to_vaddr(const struct bfd_object *o, uint64_t offset, uint64_t *vaddr);
