@@ -105,8 +105,10 @@ static const struct cached_address *frames_of(struct record_sink *k, uint64_t ad
         const struct sym_frame *f = r->n ? &r->frames[r->n - 1 - i] : NULL;
         char object_name[300];
         const char *name = address_frame_name(r, f, object_name, sizeof(object_name));
-        if (task_stacks_prepare(k->stacks, name, f ? f->file : NULL, f ? f->line : 0, kernel,
-                                &k->frame_pool.v[k->frame_pool.n + i]) != 0)
+        /* (a frame positioned in a macro's own source, tokio's select.rs: the macro's closure, see task_stacks.h) */
+        const char *macro = f && !kernel ? symbolize_macro_of(f->path) : NULL;
+        if (task_stacks_prepare_in_macro(k->stacks, name, f ? f->file : NULL, f ? f->line : 0, kernel, macro,
+                                         &k->frame_pool.v[k->frame_pool.n + i]) != 0)
             return NULL;
     }
     k->frame_pool.n += n;

@@ -44,8 +44,9 @@ static const struct option_spec tasks_specs[] = {
     { .name = "verbose", .short_name = 'v', .kind = OPTION_FLAG, .offset = AT(verbose),
       .help = "list every task with its id under its backtrace" },
     { .name = "output", .short_name = 'o', .arg = "FILE", .kind = OPTION_STRING, .offset = AT(output),
-      .non_empty = true, .help = "also write where the tasks are, one count per task:\n"
-                                 "FILE.folded (or .txt) folded stacks, FILE.svg flame graph" },
+      .non_empty = true, .help = "also write where the tasks are, one count per task (split among the\n"
+                                 "branches a task waits on at once): FILE.folded (or .txt) folded stacks,\n"
+                                 "FILE.svg flame graph" },
     { .name = "help", .short_name = 'h', .kind = OPTION_HELP, .help = "this help" },
 };
 
@@ -132,7 +133,8 @@ static int print_dump(const struct tasks_args *a, const struct task_snapshot *sn
 static int write_file(const struct tasks_args *a, const struct task_snapshot *snap, struct output_file *out)
 {
     struct profile *p = profile_new();
-    if (!p || task_stack_add_snapshot(p, snap) != 0) {
+    uint64_t per_task = 1;
+    if (!p || task_stack_add_snapshot(p, snap, &per_task) != 0) {
         fprintf(stderr, "taskspy: out of memory; %s not written\n", a->output);
         profile_free(p);
         return -1;
@@ -149,6 +151,7 @@ static int write_file(const struct tasks_args *a, const struct task_snapshot *sn
     so.title = title;
     so.header = header;
     so.count_name = "tasks";
+    so.count_divisor = per_task > 1 ? (unsigned)per_task : 0;   /* a task's share of each branch, in tasks */
     struct export_info info = { .name = cmdline, .exporter = "taskspy " TASKSPY_VERSION };
     struct output_content content = { .profile = p, .svg = &so, .info = &info };
     int rc = -1;
@@ -158,7 +161,11 @@ static int write_file(const struct tasks_args *a, const struct task_snapshot *sn
         fprintf(stderr, "taskspy: %s\n", err);
     else
         rc = 0;
-    if (rc == 0)
+    if (rc == 0 && per_task > 1)
+        fprintf(stderr, "taskspy: wrote %s (%zu tasks, %zu distinct stacks; each task counts %llu, split evenly "
+                        "among the branches it waits on at once)\n", a->output, snap->n_tasks,
+                profile_distinct_stacks(p), (unsigned long long)per_task);
+    else if (rc == 0)
         fprintf(stderr, "taskspy: wrote %s (%zu tasks, %zu distinct stacks)\n", a->output, snap->n_tasks,
                 profile_distinct_stacks(p));
     profile_free(p);

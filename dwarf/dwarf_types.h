@@ -79,6 +79,8 @@ bool dwarf_template_param(Dwarf_Die *die, const char *name, Dwarf_Die *out);
 size_t dwarf_qualified_name(struct dwarf_types *d, Dwarf_Die *die, char *buf, size_t len);
 /* die's DW_AT_decl_file (base name) and DW_AT_decl_line; false when absent */
 bool dwarf_decl_position(Dwarf_Die *die, const char **file, uint32_t *line);
+/* die's DW_AT_decl_file as the DWARF names it (a full path where it has one), NULL when absent */
+const char *dwarf_decl_path(Dwarf_Die *die);
 
 /* The DW_TAG_variable whose DW_AT_linkage_name is symbol, and its type. near (n_near addresses, may be none):
  * link-time code addresses of functions likely compiled in the variable's unit (its module's); their units are
@@ -95,6 +97,15 @@ bool dwarf_type_by_name(struct dwarf_types *d, const char *qualified, Dwarf_Die 
 /* The linkage name of the function an async state machine type belongs to: rustc puts the resume function
  * `{async_fn#N}` (or `{async_block#N}`) beside its `{async_fn_env#N}` type in the same scope. */
 bool dwarf_async_fn_linkage(struct dwarf_types *d, Dwarf_Die *env, char *buf, size_t len);
+
+/* The `__awaitee` locals of the resume function of async state machine type env (rustc's `{async_fn#N}` beside
+ * its `{async_fn_env#N}`): the future each await holds, each declared at the await's source position. rustc gives
+ * a Suspend<k> variant the position of the await's expansion (inside a macro: the macro's own source), but
+ * declares the local at the position the program wrote (the macro's invocation). Calls fn(ctx, type, path, line)
+ * for each (type stripped, path as the DWARF names the file) from the first unit that describes the function
+ * (env's own, then its crate's); returns how many. */
+size_t dwarf_async_fn_awaitees(struct dwarf_types *d, Dwarf_Die *env,
+                               void (*fn)(void *ctx, Dwarf_Die *type, const char *path, uint32_t line), void *ctx);
 
 /* The instance of the generic structure type qualified ("tokio::runtime::task::core::Cell", its name's
  * generic arguments left out) whose template type parameters param_names[i] are the types params[i] (the same

@@ -51,6 +51,16 @@ size_t profile_distinct_stacks(const struct profile *p);
  * mapped afresh, so the writer's pages are new ones the kernel zeroes either way). */
 void profile_trim(struct profile *p);
 
+/* ---- await points --------------------------------------------------------------------------------------- */
+
+/* An await point's frame name (await_names.c): "NAME @ FILE:LINE" ("NAME" when FILE or LINE is not known), then
+ * " (MACRO)" when the await is written inside a macro (macro: "select!", "join!"; FILE:LINE the line where it was
+ * invoked) or " (MACRO, its own line)" when FILE:LINE is the macro's own source. Returns snprintf's. */
+int await_point_name(char *buf, size_t len, const char *function, const char *file, unsigned line,
+                     const char *macro, bool macro_line);
+/* The length of name (len bytes) without such a " (MACRO...)" suffix: len when it has none. */
+size_t await_point_macro_at(const char *name, size_t len);
+
 /* ---- task-aware stacks ------------------------------------------------------------------------------ */
 
 /* One symbolized frame, prepared once per address (names interned in the profile). */
@@ -61,6 +71,10 @@ struct stack_frame {
     uint8_t runtime;           /* non-zero for a runtime's frame (flags): 1 polls one task (a known boundary
                                   or --task-boundary), 2 glue inlined below such a frame, 4 a worker loop,
                                   8 the frame the task's future follows, 16 a boundary whose rule has one */
+    bool async;                /* an async frame (its name had an async suffix) */
+    uint32_t macro;            /* an async frame positioned in a macro's own source (the closure a select! or
+                                  join! polls its branches in): the macro's name ("select!"), else
+                                  PROFILE_NO_FRAME */
 };
 
 enum task_grouping { GROUP_BY_ENTRY, GROUP_BY_TASK, GROUP_BY_NONE };
@@ -95,6 +109,13 @@ bool task_boundary_never_in_task(const struct task_boundary_counts *c);
 /* Prepare one frame: name as symbolized, source file base name and line (NULL/0 if unknown). */
 int task_stacks_prepare(struct task_stacks *t, const char *name, const char *file, unsigned line, bool kernel,
                         struct stack_frame *out);
+/* The same, for a frame whose position is in a macro's own source (macro: its name, "select!"; NULL: none, as
+ * task_stacks_prepare). Such an async frame is the macro's closure inside the function that invoked it: on a
+ * stack where that function's own async frame is above it (a few frames up), it is left out and that frame is
+ * shown as "NAME @ FILE:LINE (select!)" (its line is the invocation's); elsewhere it shows "NAME @ FILE:LINE
+ * (select!, its own line)". */
+int task_stacks_prepare_in_macro(struct task_stacks *t, const char *name, const char *file, unsigned line,
+                                 bool kernel, const char *macro, struct stack_frame *out);
 /* Add count samples of one stack, frames root first (outermost first), kernel frames last. thread_root is
  * the frame id of the thread's name. A task stack is cut below the innermost frame whose function is
  * marker_function (the frame that fired the poll marker), else below the innermost runtime frame, then

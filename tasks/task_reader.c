@@ -76,6 +76,17 @@ struct task_reader {
     } path;                           /* the headers on the walk's way from the list's head */
 };
 
+/* what a task's reading allocated (its tree, with its first path's frames in the same block; its stack) */
+static void task_info_release(struct task_info *t)
+{
+    free(t->nodes);
+    free(t->stack);
+    t->nodes = NULL;
+    t->frames = NULL;
+    t->stack = NULL;
+    t->n_nodes = t->n_frames = t->n_stack = 0;
+}
+
 const char *task_state_name(enum task_state s)
 {
     static const char *const names[] = { "idle", "scheduled", "running", "complete", "changing" };
@@ -232,7 +243,7 @@ void task_reader_close(struct task_reader *r)
     if (!r)
         return;
     for (size_t i = 0; i < r->tasks.n; i++)
-        free(r->tasks.v[i].frames);
+        task_info_release(&r->tasks.v[i]);
     vec_free(&r->tasks);
     vec_free(&r->workers);
     vec_free(&r->plans);
@@ -311,10 +322,9 @@ static void read_task(struct task_reader *r, uint64_t header, const struct task_
     t->id = h.id;
     t->header = header;
     for (int attempt = 0;; attempt++) {
-        free(t->frames);
-        t->frames = NULL;
-        t->n_frames = 0;
+        task_info_release(t);
         t->leaf = t->detail = NULL;
+        t->tree_truncated = false;
         const struct task_plan *plan = plan_for(r, &h);
         t->root = plan && plan->ok ? plan->root : NULL;
         if (h.state & TOKIO_STATE_COMPLETE) {
@@ -333,6 +343,9 @@ static void read_task(struct task_reader *r, uint64_t header, const struct task_
         bool same = tokio_read_state(&r->layout, read_now, &now, header, &state_again) &&
                     state_again == h.state;
         if (same || attempt == REREADS) {
+            t->nodes = d.nodes;
+            t->n_nodes = d.n_nodes;
+            t->tree_truncated = d.truncated;
             t->frames = d.frames;
             t->n_frames = d.n_frames;
             t->leaf = d.leaf;
@@ -344,14 +357,12 @@ static void read_task(struct task_reader *r, uint64_t header, const struct task_
             uint64_t held = 1 + ((h.state & TOKIO_STATE_JOIN_INTEREST) ? 1 : 0);   /* the owned list, a JoinHandle */
             t->unwakeable = same && t->state == TASK_IDLE && refs == held;
             if (!same) {
-                free(t->frames);
-                t->frames = NULL;
-                t->n_frames = 0;
+                task_info_release(t);
                 t->leaf = t->detail = NULL;
             }
             return;
         }
-        free(d.frames);
+        free(d.nodes);
         memory_cache_reset(&r->cache);        /* the next try reads what follows the changed state word */
         if (!tokio_read_header(&r->layout, memory_cache_read, &r->cache, header, &h)) {
             t->state = TASK_CHANGING;         /* freed while read */
@@ -430,7 +441,7 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
         return -1;
     }
     for (size_t i = 0; i < r->tasks.n; i++)
-        free(r->tasks.v[i].frames);
+        task_info_release(&r->tasks.v[i]);
     r->tasks.n = 0;
     r->workers.n = 0;
     u64_map_free(&r->visited);

@@ -23,11 +23,32 @@ enum task_state {
 };
 const char *task_state_name(enum task_state s);   /* "idle", "scheduled", ... */
 
-/* One async frame, outermost first in a task's backtrace: an async fn (or block) suspended at an await. */
+/* One async frame, outermost first in a task's backtrace: an async fn (or block) suspended at an await. The await's
+ * position is the program's own: written inside a macro (tokio's select!, join!), it is the line where the macro
+ * was invoked, with the macro named; where the DWARF cannot tell that line, the macro's own file and line are kept
+ * and macro_line says so (never a guessed line). */
 struct task_frame {
     const char *function;      /* "my_app::handle" (async suffixes removed) */
     const char *file;          /* base name of the await's file, or NULL */
     uint32_t line;             /* the await's line, 0 when unknown */
+    const char *macro;         /* the macro the await is written in ("select!", "join!", "try_join!"; "macro"
+                                  for another), NULL when none */
+    bool macro_line;           /* file and line are the macro's own source: the program's line was not found */
+};
+
+/* One node of a task's async backtrace tree: an async fn suspended at an await (frame.function set) and/or
+ * the leaf future it waits for. A node's children are what it waits for at once: every pending branch of a
+ * join!, select!, join_all, FuturesUnordered/FuturesOrdered or select_all (a finished branch is left out). A
+ * chain of awaits is a node with one child. Nodes are in preorder: a node's children follow it, each child's
+ * subtree after the previous one's; nodes[0] is the root. */
+#define TASK_NO_NODE UINT32_MAX
+struct task_node {
+    struct task_frame frame;   /* frame.function NULL: no async fn here (a leaf, or futures awaited directly) */
+    const char *leaf;          /* the leaf future's type, or NULL */
+    const char *detail;        /* what could be read of it, or NULL */
+    uint32_t parent;           /* TASK_NO_NODE for the root */
+    uint32_t n_children;
+    uint32_t subtree;          /* nodes in its subtree, itself included */
 };
 
 struct task_info {
@@ -37,10 +58,18 @@ struct task_info {
     bool unwakeable;           /* idle, not notified, and no waker holds a reference: nothing can wake it
                                   (decided only from the state word's reference count) */
     const char *root;          /* the root future's function ("my_app::main"), or its type name */
-    struct task_frame *frames; /* outermost first */
+    struct task_node *nodes;   /* the tree (preorder), n_nodes 0: nothing read (running, complete, changing) */
+    size_t n_nodes;
+    bool tree_truncated;       /* the walk stopped at a bound (depth, bytes, nodes): branches may be missing */
+    /* the first pending path of the tree (the first child at each node): */
+    struct task_frame *frames; /* its async frames, outermost first */
     size_t n_frames;
     const char *leaf;          /* the innermost future's type ("tokio::time::sleep::Sleep"), or NULL */
     const char *detail;        /* what could be read of it ("deadline in 2.1 ms"), or NULL */
+    /* a running task: the native stack of the worker thread polling it, read without stopping it (innermost
+       first; n_stack 0 when it could not be read) */
+    struct task_frame *stack;
+    size_t n_stack;
 };
 
 struct task_worker {
