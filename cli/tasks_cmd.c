@@ -18,6 +18,7 @@
 #include "cli/target_command_line.h"
 #include "cli/task_dump.h"
 #include "cli/task_groups.h"
+#include "cli/task_native_stacks.h"
 #include "cli/task_stack_names.h"
 #include "cli/version.h"
 #include "flamegraph/flamegraph.h"
@@ -193,7 +194,12 @@ int tasks_command(int argc, char **argv)
         return EXIT_RUNTIME;
     }
     snprintf(root, sizeof(root), "/proc/%d/root", (int)args.pid);     /* the target's files, containers too */
-    const struct task_reader_options options = { .root = root };
+    /* a running task's worker stack (without it, running tasks show no stack) */
+    struct task_native_stacks *stacks = NULL;
+    if (task_native_stacks_open(&stacks, args.pid, root, err, sizeof(err)) != 0)
+        stacks = NULL;
+    const struct task_reader_options options = { .root = root, .worker_stack = stacks ? task_native_stack : NULL,
+                                                 .worker_stack_ctx = stacks };
     struct task_reader *reader = NULL;
     struct task_snapshot snap;
     int status = EXIT_RUNTIME;
@@ -208,5 +214,6 @@ int tasks_command(int argc, char **argv)
         output_file_abort(&out);
     if (reader)
         task_reader_close(reader);
+    task_native_stacks_close(stacks);
     return status;
 }

@@ -25,6 +25,7 @@
 #define MAX_HEADS 4096
 #define REREADS 3
 #define MAX_RETURNS 256
+#define MAX_STACK_FRAMES 128          /* a running task's native stack, frames kept */
 
 struct plan_vec {
     struct task_plan *v;
@@ -60,6 +61,10 @@ struct task_reader {
     struct plan_vec plans;
     struct task_vec tasks;
     struct worker_vec workers;
+    struct {
+        uint64_t *v;
+        size_t n, cap;
+    } worker_fsbase;                  /* each worker's thread pointer (where its CONTEXT is read again) */
     struct u64_map visited;
     struct memory_cache cache;        /* one task's pages at a time */
     struct memory_cache threads_cache;   /* a snapshot's reads of its threads and runtimes (glibc's thread list,
@@ -246,6 +251,7 @@ void task_reader_close(struct task_reader *r)
         task_info_release(&r->tasks.v[i]);
     vec_free(&r->tasks);
     vec_free(&r->workers);
+    vec_free(&r->worker_fsbase);
     vec_free(&r->plans);
     vec_free(&r->path);
     u64_map_free(&r->plan_by_vtable);
@@ -433,6 +439,33 @@ static bool walk_list(struct task_reader *r, uint64_t head, struct task_snapshot
     return true;
 }
 
+/* Each running task's native stack: its worker's, through the caller's reader (options.worker_stack). */
+static void read_worker_stacks(struct task_reader *r)
+{
+    if (!r->opt.worker_stack)
+        return;
+    for (size_t i = 0; i < r->tasks.n; i++) {
+        struct task_info *t = &r->tasks.v[i];
+        if (t->state != TASK_RUNNING)
+            continue;
+        for (size_t w = 0; w < r->workers.n; w++) {
+            if (r->workers.v[w].current_task != t->id)
+                continue;
+            t->stack = calloc(MAX_STACK_FRAMES, sizeof(*t->stack));
+            if (t->stack)
+                t->n_stack = r->opt.worker_stack(r->opt.worker_stack_ctx, r->workers.v[w].tid, t->stack,
+                                                 MAX_STACK_FRAMES);
+            /* the worker still polls the task (read straight from it): else the stack may be another task's */
+            struct thread_context c;
+            if (w < r->worker_fsbase.n &&
+                (!tokio_thread_context(&r->layout, target_memory_read, &r->pid, r->worker_fsbase.v[w], &c) ||
+                 c.current_task != t->id))
+                t->n_stack = 0;
+            break;
+        }
+    }
+}
+
 int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char *err, size_t errlen)
 {
     memset(snap, 0, sizeof(*snap));
@@ -444,6 +477,7 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
         task_info_release(&r->tasks.v[i]);
     r->tasks.n = 0;
     r->workers.n = 0;
+    r->worker_fsbase.n = 0;
     u64_map_free(&r->visited);
     if (u64_map_init(&r->visited, 1024) != 0) {
         snprintf(err, errlen, "out of memory");
@@ -474,8 +508,10 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
             multi[n_runtimes++] = c.multi_thread;
         }
         struct task_worker *w = vec_push(&r->workers);
-        if (!w)
+        uint64_t *fsbase = vec_push(&r->worker_fsbase);
+        if (!w || !fsbase)
             break;
+        *fsbase = threads.v[i].fsbase;
         w->tid = threads.v[i].tid;
         thread_name(r, w->tid, w->name);
         w->index = c.worker_index;
@@ -506,6 +542,7 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    read_worker_stacks(r);
     snap->target_gone = kill(r->pid, 0) != 0;
     snap->workers = r->workers.v;
     snap->n_workers = r->workers.n;
