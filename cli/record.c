@@ -30,6 +30,8 @@
 #include "cli/wait_snapshots.h"
 #include "flamegraph/flamegraph.h"
 #include "sampler/sampler.h"
+#include "tasks/tasks.h"
+#include "base/u64_map.h"
 #include "base/vec.h"
 #include "symbolize/symbolize.h"
 
@@ -50,6 +52,12 @@ struct cached_address {
     uint32_t unsymbolized;     /* its object's counter in debug_info, or DEBUG_INFO_NO_OBJECT */
 };
 
+/* The first poll of a task, for naming a task no sample named (name_unsampled_tasks). */
+struct task_first_poll {
+    uint64_t task_id;
+    uint64_t start_addr;
+};
+
 struct record_sink {
     struct symbolizer *symbolizer;
     struct profile *profile;
@@ -60,6 +68,8 @@ struct record_sink {
     bool failed;                   /* out of memory somewhere: the profile is incomplete */
     struct status_line status;     /* on a terminal: how the recording goes */
     struct debug_info debug;       /* separate debug files (debuginfod), and the objects without symbols */
+    struct u64_map first_poll_by_task;                /* task id -> index in first_polls */
+    VEC_OF(struct task_first_poll) first_polls;
     bool want_trace;               /* an -o is a Chrome trace: keep polls and samples with their times */
     struct trace_collect trace;
     struct address_stacks *addresses;  /* an -o is pprof: the stacks as addresses too, or NULL */
@@ -155,7 +165,14 @@ static void sink_poll(void *ctx, const struct sampler_poll *p)
     struct record_sink *k = ctx;
     if (trace_collect_poll(&k->trace, p) != 0)
         k->failed = true;
+    uint32_t index;
+    int rc = p->start_addr && (k->first_poll_by_task.keys || u64_map_init(&k->first_poll_by_task, 1024) == 0)
+                 ? u64_map_index(&k->first_poll_by_task, p->task_id, &k->first_polls, &index)
+                 : 0;
+    if (rc == 1)
+        k->first_polls.v[index] = (struct task_first_poll){ p->task_id, p->start_addr };
 }
+
 
 /* The frames of a sample's addresses, outermost first, as indices into the frame pool (frames_of may grow the
  * pool and move it: pointers are taken only once every address is resolved). Returns false when out of memory. */
@@ -375,6 +392,8 @@ static void sink_free(struct record_sink *k)
     wait_collect_free(&k->wait);
     wait_snapshots_free(&k->snapshots);
     vec_free(&k->frame_pool);
+    u64_map_free(&k->first_poll_by_task);
+    vec_free(&k->first_polls);
     free(k);
 }
 
@@ -391,6 +410,28 @@ struct recording {
     uint64_t replay_cpu_ns;        /* this thread's CPU replaying the journal after the recording */
     char err[1024];
 };
+
+/* Every task named by its root future (SPEC 3b), also those no sample caught: a task whose entry no sample told is
+   named by the tokio raw::poll<T, S> its polls went through (tasks/'s task_root_namer), as taskspy tasks names it.
+   Its polls and waits in the trace, its held-back samples, are then under "task: ROOT", not [task entry unknown]. */
+static void name_unsampled_tasks(struct recording *r)
+{
+    struct record_sink *k = r->k;
+    struct task_root_namer *namer = NULL;
+    char err[512];
+    for (size_t i = 0; i < k->first_polls.n; i++) {
+        const struct task_first_poll *f = &k->first_polls.v[i];
+        if (task_stacks_entry_known(k->stacks, f->task_id))
+            continue;
+        if (!namer && task_root_namer_open(&namer, sampler_target_pid(r->s), sampler_stats(r->s)->tls_debug_file,
+                                           err, sizeof(err)) != 0)
+            return;                /* (the target gone, no DWARF: such tasks stay [task entry unknown]) */
+        const char *root = task_root_namer_name(namer, f->start_addr);
+        if (root && task_stacks_name_task(k->stacks, f->task_id, root) != 0)
+            k->failed = true;
+    }
+    task_root_namer_close(namer);
+}
 
 /* Each step returns CARRY_ON, or the exit status when the command ends there. */
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2, CARRY_ON = -1 };
@@ -550,6 +591,7 @@ static int run_sampler(struct recording *r)
     sink_journal_free(&journal);
     if (rc != 0)
         return fail(r, EXIT_RUNTIME);
+    name_unsampled_tasks(r);
     if (r->k->failed || task_stacks_finish(r->k->stacks) != 0 ||
         (r->k->addresses && address_profile_finish(r->k->addresses->profile, r->k->stacks) != 0)) {
         fprintf(stderr, "taskspy: out of memory while recording; nothing written\n");

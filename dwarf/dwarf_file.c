@@ -367,6 +367,12 @@ bool dwarf_function_at(struct dwarf_types *d, uint64_t addr, Dwarf_Die *out)
     return dwarf_addrdie(d->dw, addr, &cu) && subprogram_at(d, &cu, addr, true, 0, out);
 }
 
+bool dwarf_function_containing(struct dwarf_types *d, uint64_t addr, Dwarf_Die *out)
+{
+    Dwarf_Die cu;
+    return dwarf_addrdie(d->dw, addr, &cu) && subprogram_at(d, &cu, addr, false, 0, out);
+}
+
 /* ---- vtables ------------------------------------------------------------------------------------------- */
 
 static bool index_vtable(void *ctx, Dwarf_Die *die)

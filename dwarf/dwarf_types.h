@@ -89,6 +89,8 @@ bool dwarf_variable_by_linkage(struct dwarf_types *d, const char *symbol, const 
                                Dwarf_Die *type);
 /* The function (concrete DW_TAG_subprogram) whose code starts at the link-time address addr. */
 bool dwarf_function_at(struct dwarf_types *d, uint64_t addr, Dwarf_Die *out);
+/* The function (concrete DW_TAG_subprogram, the out-of-line one) whose code holds link-time address addr. */
+bool dwarf_function_containing(struct dwarf_types *d, uint64_t addr, Dwarf_Die *out);
 /* The concrete type a trait object's vtable at link-time address addr belongs to (rustc's vtable variables). */
 bool dwarf_vtable_type(struct dwarf_types *d, uint64_t addr, Dwarf_Die *out);
 /* The structure type named by its qualified name ("tokio::runtime::task::core::Trailer"), exact. */

@@ -140,6 +140,11 @@ uint32_t task_stacks_last_node(const struct task_stacks *t);
  * --group-by none "task: ENTRY" too), "[task entry unknown]" when no sample told its entry; PROFILE_NO_FRAME
  * when out of memory. */
 uint32_t task_stacks_task_root(struct task_stacks *t, uint64_t task_id);
+/* Whether some sample told task_id's entry. */
+bool task_stacks_entry_known(const struct task_stacks *t, uint64_t task_id);
+/* Name task_id's entry from outside its samples (its root future, from the code that polled it) when no sample
+ * told it: its held-back samples, polls and waits are then rooted "task: ENTRY". Returns 0 or -1 (no memory). */
+int task_stacks_name_task(struct task_stacks *t, uint64_t task_id, const char *entry);
 /* Settle samples held back because their task's entry was not known when they came. Call once at the end,
  * before writing. Returns 0 or -1 (no memory). */
 int task_stacks_finish(struct task_stacks *t);

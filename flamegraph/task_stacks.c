@@ -593,6 +593,25 @@ int task_stacks_cut(struct task_stacks *t, uint32_t thread_root, uint64_t task_i
     return 0;
 }
 
+bool task_stacks_entry_known(const struct task_stacks *t, uint64_t task_id)
+{
+    return known_entry(t, task_id) != PROFILE_NO_FRAME;
+}
+
+int task_stacks_name_task(struct task_stacks *t, uint64_t task_id, const char *entry)
+{
+    if (known_entry(t, task_id) != PROFILE_NO_FRAME)
+        return 0;
+    char name[MAX_NAME];
+    snprintf(name, sizeof(name), "%s", entry);
+    sanitize(name);
+    uint32_t id = profile_intern(t->profile, name, strlen(name));
+    if (id == PROFILE_NO_FRAME)
+        return -1;
+    remember_entry(t, task_id, id);
+    return 0;
+}
+
 uint32_t task_stacks_last_node(const struct task_stacks *t)
 {
     return t->last_node;

@@ -837,22 +837,22 @@ static enum found decode(struct decoder *dc, Dwarf_Die *type, uint64_t addr, uns
 
 /* ---- per vtable ------------------------------------------------------------------------------------------ */
 
-/* T of raw::poll<T, S> at link-time address poll, and S */
-static bool poll_params(const struct tokio_layout *l, uint64_t poll, Dwarf_Die params[2])
+/* T of raw::poll<T, S> at link-time address poll (its entry, or an address in it), and S */
+static bool poll_params(struct dwarf_types *dwarf, uint64_t poll, Dwarf_Die params[2])
 {
     Dwarf_Die fn;
-    return dwarf_function_at(l->dwarf, poll, &fn) && dwarf_template_param(&fn, "T", &params[0]) &&
-           dwarf_template_param(&fn, "S", &params[1]);
+    return (dwarf_function_at(dwarf, poll, &fn) || dwarf_function_containing(dwarf, poll, &fn)) &&
+           dwarf_template_param(&fn, "T", &params[0]) && dwarf_template_param(&fn, "S", &params[1]);
 }
 
 /* the root's name from T (what Root wraps, under tokio's taskdump) */
-static bool root_name(const struct tokio_layout *l, Dwarf_Die *future, char *name, size_t len)
+static bool root_name(struct dwarf_types *dwarf, Dwarf_Die *future, char *name, size_t len)
 {
-    if (dwarf_qualified_name(l->dwarf, future, name, len) == 0)
+    if (dwarf_qualified_name(dwarf, future, name, len) == 0)
         return false;
     if (is_async_env(future)) {
         char linkage[MAX_NAME];
-        char *demangled = dwarf_async_fn_linkage(l->dwarf, future, linkage, sizeof(linkage))
+        char *demangled = dwarf_async_fn_linkage(dwarf, future, linkage, sizeof(linkage))
                               ? symbolize_demangle(linkage)
                               : NULL;
         if (demangled) {
@@ -865,22 +865,22 @@ static bool root_name(const struct tokio_layout *l, Dwarf_Die *future, char *nam
 }
 
 /* T, or what tokio's taskdump Root<T> wraps */
-static void unwrap_trace_root(const struct tokio_layout *l, Dwarf_Die *future)
+static void unwrap_trace_root(struct dwarf_types *dwarf, Dwarf_Die *future)
 {
     struct dwarf_member wrapped;
     char outer[MAX_NAME];
-    if (dwarf_qualified_name(l->dwarf, future, outer, sizeof(outer)) > 0 &&
+    if (dwarf_qualified_name(dwarf, future, outer, sizeof(outer)) > 0 &&
         strncmp(outer, TRACE_ROOT, strlen(TRACE_ROOT)) == 0 && dwarf_member(future, "future", &wrapped))
         *future = wrapped.type;
 }
 
-bool task_root_name(const struct tokio_layout *l, uint64_t poll, char *buf, size_t len)
+bool task_root_name(struct dwarf_types *dwarf, uint64_t poll, char *buf, size_t len)
 {
     Dwarf_Die params[2];
-    if (!poll_params(l, poll, params))
+    if (!poll_params(dwarf, poll, params))
         return false;
-    unwrap_trace_root(l, &params[0]);
-    return root_name(l, &params[0], buf, len);
+    unwrap_trace_root(dwarf, &params[0]);
+    return root_name(dwarf, &params[0], buf, len);
 }
 
 bool task_plan_find(const struct tokio_layout *l, struct string_pool *pool, uint64_t poll, struct task_plan *out)
@@ -890,7 +890,7 @@ bool task_plan_find(const struct tokio_layout *l, struct string_pool *pool, uint
     static const char *const names[] = { "T", "S" };
     struct dwarf_member stage;
     const char *failed;
-    if (!poll_params(l, poll - l->bias, params) ||
+    if (!poll_params(l->dwarf, poll - l->bias, params) ||
         !dwarf_generic_type(l->dwarf, "tokio::runtime::task::core::Cell", names, params, 2, &cell) ||
         !dwarf_member_path(&cell, "core.stage.stage", &stage, &failed))
         return false;
@@ -904,12 +904,12 @@ bool task_plan_find(const struct tokio_layout *l, struct string_pool *pool, uint
     }
     if (!dwarf_has_variants(&stage.type))
         return false;
-    unwrap_trace_root(l, &params[0]);   /* the root is what Root wraps; decoding goes through Root itself */
+    unwrap_trace_root(l->dwarf, &params[0]);   /* the root is what Root wraps; decoding goes through Root itself */
     out->future = params[0];
     out->stage = stage.type;
     out->stage_offset = stage.offset;
     char name[MAX_NAME];
-    if (!root_name(l, &params[0], name, sizeof(name)))
+    if (!root_name(l->dwarf, &params[0], name, sizeof(name)))
         snprintf(name, sizeof(name), "[unknown future]");
     out->root = string_pool_intern(pool, name);
     out->ok = out->root != NULL;

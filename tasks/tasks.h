@@ -127,4 +127,16 @@ int task_reader_attach(struct task_reader *r, pid_t pid, char *err, size_t errle
 int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char *err, size_t errlen);
 void task_reader_close(struct task_reader *r);
 
+/* ---- a task named by its root future, from the code that polls it (task_roots.c) ------------------------- */
+/* tokio polls each task through the raw::poll<T, S> of its future type T (the task vtable's poll entry), so the
+ * copy a poll went through names the task as taskspy tasks does: record names so the tasks no sample caught. */
+struct task_root_namer;
+/* For process pid; dwarf_path: the file to read its DWARF from (its separate debug file), NULL: its executable.
+ * Returns 0, or -1 with one line in err. */
+int task_root_namer_open(struct task_root_namer **out, pid_t pid, const char *dwarf_path, char *err, size_t errlen);
+/* The root future's name of the tasks polled by the raw::poll<T, S> holding runtime address addr (the address of a
+ * probe in it), NULL when addr is in no such function. Found once per address; valid until close. */
+const char *task_root_namer_name(struct task_root_namer *n, uint64_t addr);
+void task_root_namer_close(struct task_root_namer *n);
+
 #endif

@@ -297,10 +297,10 @@ struct task_plan {
 };
 
 bool task_plan_find(const struct tokio_layout *l, struct string_pool *pool, uint64_t poll, struct task_plan *out);
-/* The root future's name of the tasks whose vtable's poll function is poll (link-time address): its function
- * (an async fn's, as the CPU profile names it) or its type, from raw::poll<T, S>'s template parameter T, into
- * buf. False when poll is not tokio's raw::poll<T, S> or T has no name. */
-bool task_root_name(const struct tokio_layout *l, uint64_t poll, char *buf, size_t len);
+/* The root future's name of the tasks whose vtable's poll function is poll (a link-time address in it): its
+ * function (an async fn's, as the CPU profile names it) or its type, from raw::poll<T, S>'s template parameter T,
+ * into buf. False when poll is not in a tokio raw::poll<T, S> or T has no name. */
+bool task_root_name(struct dwarf_types *dwarf, uint64_t poll, char *buf, size_t len);
 
 /* A task's decoded tree (struct task_node, preorder), its first pending path, its leaf: all in one allocation
  * (nodes, then frames), owned by the caller (free(nodes)). */

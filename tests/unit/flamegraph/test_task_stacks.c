@@ -650,6 +650,31 @@ static void test_task_without_frames(void **state)
     env_free(&e);
 }
 
+/* A task no sample named (its samples all inside its poll wrapper) named from outside (its root future, from the
+   raw::poll that polled it): its held-back samples go under "task: ENTRY"; a task a sample named keeps its name. */
+static void test_task_named_from_outside(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    push_worker_prefix(&e);
+    push(&e, MARKER, "harness.rs", 480, false);
+    add(&e, "w", STACK_IN_TASK, 7, MARKER, 2);          /* inside the wrapper: held back */
+    push_worker_prefix(&e);
+    push(&e, MARKER, "harness.rs", 480, false);
+    push(&e, "app::handler::{{closure}}", "main.rs", 42, false);
+    add(&e, "w", STACK_IN_TASK, 8, MARKER, 1);
+    assert_false(task_stacks_entry_known(e.t, 7));
+    assert_true(task_stacks_entry_known(e.t, 8));
+    assert_int_equal(task_stacks_name_task(e.t, 7, "app::sleeper"), 0);
+    assert_int_equal(task_stacks_name_task(e.t, 8, "app::other"), 0);   /* known: kept */
+    assert_true(task_stacks_entry_known(e.t, 7));
+    assert_string_equal(name_of(&e, task_stacks_task_root(e.t, 7)), "task: app::sleeper");
+    assert_string_equal(name_of(&e, task_stacks_task_root(e.t, 8)), "task: app::handler");
+    expect_folded(&e, "task: app::handler;app::handler @ main.rs:42 1\ntask: app::sleeper 2\n");
+    env_free(&e);
+}
+
 /* ---- task_stacks_boundary_counts and task_boundary_never_in_task ----------------------------------------------- */
 
 static struct task_boundary_counts counts_of(struct env *e)
@@ -859,6 +884,7 @@ int main(void)
         cmocka_unit_test(test_group_by_entry_roots),
         cmocka_unit_test(test_unknown_task),
         cmocka_unit_test(test_task_without_frames),
+        cmocka_unit_test(test_task_named_from_outside),
         cmocka_unit_test(test_boundary_counts_never_in_task),
         cmocka_unit_test(test_boundary_counts_marker_and_runtime),
         cmocka_unit_test(test_macro_closure_joins_its_function),
