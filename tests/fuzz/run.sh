@@ -28,6 +28,7 @@ srcs() {
     perf_records) echo sampler/perf/perf_records.c sampler/perf/ring_buffer.c ;;
     demangle)     echo symbolize/demangle.c flamegraph/*.c base/*.c ;;
     task_decode)  echo tasks/future_decode.c tasks/future_leaves.c tasks/tokio_layout.c dwarf/*.c symbolize/demangle.c \
+                       symbolize/macro_source.c \
                        flamegraph/*.c base/*.c elf/elf_file.c elf/elf_notes.c elf/elf_segments.c elf/elf_symbols.c ;;
     esac
 }
