@@ -673,7 +673,9 @@ static void awaitees_in(struct awaitee_search *s, Dwarf_Die *scope, size_t part)
 static bool awaitees_in_unit(void *ctx, Dwarf_Die *unit)
 {
     struct awaitee_search *s = ctx;
-    if (!unit_of_crate(unit, s->crate, s->crate_len))
+    /* (an incremental build, a debug one, names its crate's units by a hash alone: "SOURCE/@/HASH", no crate) */
+    const char *name = dwarf_diename(unit), *at = name ? strstr(name, "/@/") : NULL;
+    if (!unit_of_crate(unit, s->crate, s->crate_len) && !(at && !strchr(at + 3, '.')))
         return false;
     awaitees_in(s, unit, 0);
     return s->found > 0;       /* one unit's description of the function holds all its locals */
