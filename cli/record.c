@@ -52,10 +52,13 @@ struct cached_address {
     uint32_t unsymbolized;     /* its object's counter in debug_info, or DEBUG_INFO_NO_OBJECT */
 };
 
-/* The first poll of a task, for naming a task no sample named (name_unsampled_tasks). */
+/* Where a task's polls began, for naming a task no sample named (name_unsampled_tasks). */
 struct task_first_poll {
     uint64_t task_id;
     uint64_t start_addr;
+    bool differ;               /* its polls began in different functions: polls of several tasks under one id (the
+                                  probes' ids joined to tokio's by samples: a worker's own id, 1 or 2 in tokio
+                                  1.54, is met in several tasks' polls); not named */
 };
 
 struct record_sink {
@@ -165,12 +168,14 @@ static void sink_poll(void *ctx, const struct sampler_poll *p)
     struct record_sink *k = ctx;
     if (trace_collect_poll(&k->trace, p) != 0)
         k->failed = true;
-    uint32_t index;
+    uint32_t index = 0;
     int rc = p->start_addr && (k->first_poll_by_task.keys || u64_map_init(&k->first_poll_by_task, 1024) == 0)
                  ? u64_map_index(&k->first_poll_by_task, p->task_id, &k->first_polls, &index)
-                 : 0;
+                 : -1;
     if (rc == 1)
-        k->first_polls.v[index] = (struct task_first_poll){ p->task_id, p->start_addr };
+        k->first_polls.v[index] = (struct task_first_poll){ p->task_id, p->start_addr, false };
+    else if (rc == 0 && k->first_polls.v[index].start_addr != p->start_addr)
+        k->first_polls.v[index].differ = true;
 }
 
 
@@ -421,7 +426,7 @@ static void name_unsampled_tasks(struct recording *r)
     char err[512];
     for (size_t i = 0; i < k->first_polls.n; i++) {
         const struct task_first_poll *f = &k->first_polls.v[i];
-        if (task_stacks_entry_known(k->stacks, f->task_id))
+        if (f->differ || task_stacks_entry_known(k->stacks, f->task_id))
             continue;
         if (!namer && task_root_namer_open(&namer, sampler_target_pid(r->s), sampler_stats(r->s)->tls_debug_file,
                                            err, sizeof(err)) != 0)

@@ -699,14 +699,19 @@ size_t dwarf_async_fn_awaitees(struct dwarf_types *d, Dwarf_Die *env,
     if (n < 2)
         return 0;
     struct awaitee_search s = { d, parts, lens, n - 1, function, strlen(function), fn, ctx, 0, NULL, 0 };
-    /* its own unit, then its crate's units (the resume function of a program's async fn is compiled there; the
-       others are not walked: a search that fails costs the crate's units only) */
+    /* its own unit, then its crate's units (the resume function of a program's async fn is compiled there), then
+       the others */
     Dwarf_Die unit;
     if (dwarf_diecu(env, &unit, NULL, NULL) && awaitees_in_unit(&s, &unit))
         return s.found;
     s.crate = parts[0];
     s.crate_len = lens[0];
-    each_unit(d, NULL, s.crate, s.crate_len, awaitees_in_unit, &s);
+    if (each_unit(d, NULL, s.crate, s.crate_len, awaitees_in_unit, &s))
+        return s.found;
+    /* a library's generic async fn is compiled into the units of the crate that instantiates it (axum's
+       handle_connection in the program's): every unit, once per type the caller asks about */
+    s.crate = NULL;
+    each_unit(d, NULL, NULL, 0, awaitees_in_unit, &s);
     return s.found;
 }
 
