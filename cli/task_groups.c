@@ -39,12 +39,12 @@ static int compare_frame(const struct task_frame *a, const struct task_frame *b)
 
 static int compare_node(const struct task_node *a, const struct task_node *b)
 {
-    int c = compare_frame(&a->frame, &b->frame);
+    int c = compare_number(a->n_children, b->n_children);
+    if (c == 0)
+        c = compare_number(a->subtree, b->subtree);
     if (c == 0)
         c = compare_text(a->leaf, b->leaf);
-    if (c == 0)
-        c = compare_number(a->n_children, b->n_children);
-    return c ? c : compare_number(a->subtree, b->subtree);
+    return c ? c : compare_frame(&a->frame, &b->frame);
 }
 
 /* The group key: state, unwakeable, root, the tree (or, for a task without one, its frames and leaf), not the
@@ -58,15 +58,17 @@ static int compare_key(const struct task_info *a, const struct task_info *b)
         c = compare_text(a->root, b->root);
     if (c == 0)
         c = compare_number(a->n_nodes, b->n_nodes);
-    for (size_t i = 0; c == 0 && i < a->n_nodes; i++)
-        c = compare_node(&a->nodes[i], &b->nodes[i]);
-    if (c == 0)
+    if (c == 0 && a->n_nodes)          /* (a tree: its first path and leaf are its own) */
+        for (size_t i = 0; c == 0 && i < a->n_nodes; i++)
+            c = compare_node(&a->nodes[i], &b->nodes[i]);
+    else if (c == 0) {
         c = compare_number(a->n_frames, b->n_frames);
-    for (size_t i = 0; c == 0 && i < a->n_frames; i++)
-        c = compare_frame(&a->frames[i], &b->frames[i]);
-    if (c == 0)
-        c = compare_number(a->tree_truncated, b->tree_truncated);
-    return c ? c : compare_text(a->leaf, b->leaf);
+        for (size_t i = 0; c == 0 && i < a->n_frames; i++)
+            c = compare_frame(&a->frames[i], &b->frames[i]);
+        if (c == 0)
+            c = compare_text(a->leaf, b->leaf);
+    }
+    return c ? c : compare_number(a->tree_truncated, b->tree_truncated);
 }
 
 int task_tree_of(const struct task_info *t, struct task_tree *tree)

@@ -752,3 +752,82 @@ size_t dwarf_inline_names(struct dwarf_types *d, uint64_t pc, void (*fn)(void *c
     fn(ctx, name);
     return n + 1;
 }
+
+/* the DIE a concrete or inlined instance describes (its abstract origin, or its specification): where its name
+   and the scopes that qualify it are */
+static Dwarf_Die origin_of(Dwarf_Die *die)
+{
+    Dwarf_Die at = *die, next;
+    Dwarf_Attribute attr;
+    for (int i = 0; i < 4; i++) {
+        if (!(dwarf_attr(&at, DW_AT_abstract_origin, &attr) || dwarf_attr(&at, DW_AT_specification, &attr)) ||
+            !dwarf_formref_die(&attr, &next))
+            break;
+        at = next;
+    }
+    return at;
+}
+
+/* the file DW_AT_call_file of an inlined subroutine names, and its DW_AT_call_line */
+static void call_position(Dwarf_Die *cu, Dwarf_Die *inlined, const char **file, uint32_t *line)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Word index, number;
+    Dwarf_Files *files;
+    size_t n_files;
+    *file = NULL;
+    *line = 0;
+    if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &number) == 0)
+        *line = (uint32_t)number;
+    if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &index) == 0 &&
+        dwarf_getsrcfiles(cu, &files, &n_files) == 0 && index < n_files)
+        *file = dwarf_filesrc(files, index, NULL, NULL);
+}
+
+size_t dwarf_frames_at(struct dwarf_types *d, uint64_t pc,
+                       void (*fn)(void *ctx, const char *name, const char *path, uint32_t line), void *ctx)
+{
+    Dwarf_Die cu, sub;
+    if (!dwarf_addrdie(d->dw, pc, &cu) || !subprogram_at(d, &cu, pc, false, 0, &sub))
+        return 0;
+    Dwarf_Die chain[MAX_DEPTH];
+    size_t n = 0;
+    Dwarf_Die at = sub, child;
+    while (n < MAX_DEPTH && dwarf_child(&at, &child) == 0) {
+        bool deeper = false;
+        do {
+            int tag = dwarf_tag(&child);
+            if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) && dwarf_haspc(&child, pc) == 1) {
+                if (tag == DW_TAG_inlined_subroutine)
+                    chain[n++] = child;
+                at = child;
+                deeper = true;
+                break;
+            }
+        } while (dwarf_siblingof(&child, &child) == 0);
+        if (!deeper)
+            break;
+    }
+    /* the innermost frame is at pc's line; each frame around an inlined one at its call site */
+    const char *file = NULL;
+    int line = 0;
+    Dwarf_Line *l = dwarf_getsrc_die(&cu, pc);
+    if (l) {
+        file = dwarf_linesrc(l, NULL, NULL);
+        dwarf_lineno(l, &line);
+    }
+    char name[2048];
+    uint32_t here = line > 0 ? (uint32_t)line : 0;
+    for (size_t i = n; i-- > 0;) {
+        Dwarf_Die origin = origin_of(&chain[i]);
+        if (dwarf_qualified_name(d, &origin, name, sizeof(name)) == 0)
+            snprintf(name, sizeof(name), "[unknown]");
+        fn(ctx, name, file, here);
+        call_position(&cu, &chain[i], &file, &here);
+    }
+    Dwarf_Die origin = origin_of(&sub);
+    if (dwarf_qualified_name(d, &origin, name, sizeof(name)) == 0)
+        snprintf(name, sizeof(name), "[unknown]");
+    fn(ctx, name, file, here);
+    return n + 1;
+}

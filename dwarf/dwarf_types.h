@@ -121,4 +121,11 @@ bool dwarf_generic_type(struct dwarf_types *d, const char *qualified, const char
 size_t dwarf_inline_names(struct dwarf_types *d, uint64_t pc, void (*fn)(void *ctx, const char *name),
                           void *ctx);
 
+/* The source frames executing at link-time address pc, innermost first: each function inlined there (qualified
+ * name) and the function they are inlined into, each with its position (pc's line for the innermost, the call
+ * site of the one inside it for the others; path as the DWARF names the file, NULL / 0 when not known): calls
+ * fn(ctx, name, path, line) for each. A return address's caller: pass the address before it. Returns how many. */
+size_t dwarf_frames_at(struct dwarf_types *d, uint64_t pc,
+                       void (*fn)(void *ctx, const char *name, const char *path, uint32_t line), void *ctx);
+
 #endif

@@ -71,7 +71,7 @@ enum found { FOUND_NONE, FOUND_FRAME };
 /* ---- names ----------------------------------------------------------------------------------------------- */
 
 /* "a::b::{async_fn_env#0}<T>" -> "a::b"; "x::{{closure}}" -> "x" (SPEC 3: async suffixes removed) */
-static void strip_async(char *name)
+void tasks_strip_async(char *name)
 {
     static const char *const suffixes[] = { "::{async_fn_env#", "::{async_block_env#", "::{{closure}}",
                                             "::{closure#", "::{async_fn#", "::{async_block#" };
@@ -118,7 +118,7 @@ static bool function_name(struct dwarf_types *dwarf, Dwarf_Die *env, char *name,
     } else if (dwarf_qualified_name(dwarf, env, name, len) == 0) {
         return false;
     }
-    strip_async(name);
+    tasks_strip_async(name);
     return true;
 }
 
@@ -859,7 +859,7 @@ static bool root_name(struct dwarf_types *dwarf, Dwarf_Die *future, char *name, 
             snprintf(name, len, "%s", demangled);
             free(demangled);
         }
-        strip_async(name);
+        tasks_strip_async(name);
     }
     return true;
 }

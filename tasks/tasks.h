@@ -103,10 +103,11 @@ struct task_reader_options {
     size_t max_bytes;          /* bound on bytes read per task's futures (0: 4 MB) */
     bool no_details;           /* leave task_info.detail NULL: nothing read of the leaf futures (their text
                                   differs at each snapshot: a reader that takes many keeps its memory flat) */
-    /* A running task's native stack (task_info.stack): the frames of thread tid (the worker polling it) now,
-       innermost first, into out (at most max), read without stopping it; returns how many. Its strings must
-       live until task_reader_close. NULL: not read (record's snapshots). */
-    size_t (*worker_stack)(void *ctx, pid_t tid, struct task_frame *out, size_t max);
+    /* A running task's native stack (task_info.stack): the return addresses of thread tid (the worker polling
+       it) now, innermost first (its instruction pointer first), into ips (at most max), read without stopping
+       it; returns how many. The reader names them with the program's DWARF. NULL: not read (record's
+       snapshots). */
+    size_t (*worker_stack)(void *ctx, pid_t tid, uint64_t *ips, size_t max);
     void *worker_stack_ctx;
 };
 

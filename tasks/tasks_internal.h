@@ -302,6 +302,15 @@ bool task_plan_find(const struct tokio_layout *l, struct string_pool *pool, uint
  * into buf. False when poll is not in a tokio raw::poll<T, S> or T has no name. */
 bool task_root_name(struct dwarf_types *dwarf, uint64_t poll, char *buf, size_t len);
 
+/* "a::b::{async_fn_env#0}<T>" -> "a::b": async suffixes removed, in place (SPEC 3) */
+void tasks_strip_async(char *name);
+
+/* ---- native_frames.c: a running task's worker stack as frames ----------------------------------------- */
+/* ips (innermost first, as the worker_stack callback read them) as frames into out (at most max): exe is the
+ * executable's path as maps names it, root the prefix to open the target's files through. Returns how many. */
+size_t native_frames(const struct tokio_layout *l, const struct target_maps *maps, const char *exe, const char *root,
+                     struct string_pool *pool, const uint64_t *ips, size_t n, struct task_frame *out, size_t max);
+
 /* A task's decoded tree (struct task_node, preorder), its first pending path, its leaf: all in one allocation
  * (nodes, then frames), owned by the caller (free(nodes)). */
 struct decoded_future {
