@@ -73,6 +73,10 @@ struct record_sink {
     struct debug_info debug;       /* separate debug files (debuginfod), and the objects without symbols */
     struct u64_map first_poll_by_task;                /* task id -> index in first_polls */
     VEC_OF(struct task_first_poll) first_polls;
+    struct task_root_namer *namer;   /* names tasks by the raw::poll<T, S> that polled them, opened on first use */
+    bool namer_failed;               /* (its opening failed: not tried again) */
+    pid_t namer_pid;
+    const char *namer_dwarf;         /* the file to read the DWARF from: the executable's debug file, or NULL */
     bool want_trace;               /* an -o is a Chrome trace: keep polls and samples with their times */
     struct trace_collect trace;
     struct address_stacks *addresses;  /* an -o is pprof: the stacks as addresses too, or NULL */
@@ -161,6 +165,21 @@ static void sink_thread_name(void *ctx, uint32_t thread, pid_t tid, const char *
     k->thread_roots.v[thread] = id;
     if (k->want_trace && trace_collect_thread(&k->trace, thread, (uint32_t)tid, id) != 0)
         k->failed = true;
+}
+
+/* The root future's name of the tasks the raw::poll<T, S> holding start_addr polls (the namer opened on first
+   use: the target's DWARF), NULL when it cannot be told. The trace's polls are named so when no sample told their
+   task's root (trace_collect.name_poll). */
+static const char *root_of_poll(void *ctx, uint64_t start_addr)
+{
+    struct record_sink *k = ctx;
+    char err[512];
+    if (!k->namer && (k->namer_failed || !k->namer_pid ||
+                      task_root_namer_open(&k->namer, k->namer_pid, k->namer_dwarf, err, sizeof(err)) != 0)) {
+        k->namer_failed = true;    /* (the target gone, no DWARF: such tasks stay [task entry unknown]) */
+        return NULL;
+    }
+    return task_root_namer_name(k->namer, start_addr);
 }
 
 static void sink_poll(void *ctx, const struct sampler_poll *p)
@@ -355,6 +374,8 @@ static int write_output(const struct record_options *o, struct record_sink *k, s
                                       .addresses = k->addresses ? k->addresses->profile : NULL };
     struct trace_events trace;
     if (k->want_trace) {
+        k->trace.name_poll = root_of_poll;
+        k->trace.name_poll_ctx = k;
         if (trace_collect_finish(&k->trace, k->stacks, k->profile, (uint32_t)pid, start_ns, k->keep_doubtful_waits,
                                  &trace) != 0) {
             snprintf(err, errlen, "out of memory while preparing the trace; nothing written");
@@ -399,6 +420,7 @@ static void sink_free(struct record_sink *k)
     vec_free(&k->frame_pool);
     u64_map_free(&k->first_poll_by_task);
     vec_free(&k->first_polls);
+    task_root_namer_close(k->namer);
     free(k);
 }
 
@@ -422,20 +444,16 @@ struct recording {
 static void name_unsampled_tasks(struct recording *r)
 {
     struct record_sink *k = r->k;
-    struct task_root_namer *namer = NULL;
-    char err[512];
+    k->namer_pid = sampler_target_pid(r->s);
+    k->namer_dwarf = sampler_stats(r->s)->tls_debug_file;
     for (size_t i = 0; i < k->first_polls.n; i++) {
         const struct task_first_poll *f = &k->first_polls.v[i];
         if (f->differ || task_stacks_entry_known(k->stacks, f->task_id))
             continue;
-        if (!namer && task_root_namer_open(&namer, sampler_target_pid(r->s), sampler_stats(r->s)->tls_debug_file,
-                                           err, sizeof(err)) != 0)
-            return;                /* (the target gone, no DWARF: such tasks stay [task entry unknown]) */
-        const char *root = task_root_namer_name(namer, f->start_addr);
+        const char *root = root_of_poll(k, f->start_addr);
         if (root && task_stacks_name_task(k->stacks, f->task_id, root) != 0)
             k->failed = true;
     }
-    task_root_namer_close(namer);
 }
 
 /* Each step returns CARRY_ON, or the exit status when the command ends there. */

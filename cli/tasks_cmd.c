@@ -109,10 +109,12 @@ static void report_partial(pid_t pid, const struct task_snapshot *snap)
                         "showing the %zu tasks read\n", snap->listed);
 }
 
-static int print_dump(const struct tasks_args *a, const struct task_snapshot *snap)
+static int print_dump(const struct tasks_args *a, struct task_reader *reader, const struct task_snapshot *snap)
 {
     int rc;
     if (a->json) {
+        for (size_t i = 0; i < snap->n_tasks; i++)      /* every running task's worker stack */
+            task_reader_stack(reader, &snap->tasks[i]);
         rc = task_dump_json(stdout, a->pid, snap);
     } else {
         struct task_groups groups;
@@ -120,6 +122,9 @@ static int print_dump(const struct tasks_args *a, const struct task_snapshot *sn
             fprintf(stderr, "taskspy: out of memory\n");
             return -1;
         }
+        for (size_t i = 0; i < groups.n; i++)          /* the stacks the text shows: a group of one's, or -v's */
+            for (size_t k = 0; k < groups.v[i].n && (a->verbose || groups.v[i].n == 1); k++)
+                task_reader_stack(reader, (struct task_info *)groups.v[i].tasks[k]);
         rc = task_dump_text(stdout, a->pid, snap, &groups, a->verbose);
         task_groups_free(&groups);
     }
@@ -206,7 +211,7 @@ int tasks_command(int argc, char **argv)
     if (task_reader_open(&reader, args.pid, &options, err, sizeof(err)) != 0 ||
         task_reader_snapshot(reader, &snap, err, sizeof(err)) != 0) {
         fprintf(stderr, "taskspy: %s\n", err);
-    } else if (print_dump(&args, &snap) == 0 && (!args.output || write_file(&args, &snap, &out) == 0)) {
+    } else if (print_dump(&args, reader, &snap) == 0 && (!args.output || write_file(&args, &snap, &out) == 0)) {
         report_partial(args.pid, &snap);
         status = 0;
     }

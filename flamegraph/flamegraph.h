@@ -145,6 +145,9 @@ bool task_stacks_entry_known(const struct task_stacks *t, uint64_t task_id);
 /* Name task_id's entry from outside its samples (its root future, from the code that polled it) when no sample
  * told it: its held-back samples, polls and waits are then rooted "task: ENTRY". Returns 0 or -1 (no memory). */
 int task_stacks_name_task(struct task_stacks *t, uint64_t task_id, const char *entry);
+/* The root task_id's samples would have (as task_stacks_task_root) if its entry were entry. PROFILE_NO_FRAME: no
+ * memory. */
+uint32_t task_stacks_root_for(struct task_stacks *t, uint64_t task_id, const char *entry);
 /* Settle samples held back because their task's entry was not known when they came. Call once at the end,
  * before writing. Returns 0 or -1 (no memory). */
 int task_stacks_finish(struct task_stacks *t);

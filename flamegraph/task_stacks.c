@@ -612,6 +612,15 @@ int task_stacks_name_task(struct task_stacks *t, uint64_t task_id, const char *e
     return 0;
 }
 
+uint32_t task_stacks_root_for(struct task_stacks *t, uint64_t task_id, const char *entry)
+{
+    char name[MAX_NAME];
+    snprintf(name, sizeof(name), "%s", entry);
+    sanitize(name);
+    uint32_t id = profile_intern(t->profile, name, strlen(name));
+    return id == PROFILE_NO_FRAME ? PROFILE_NO_FRAME : task_root(t, task_id, id);
+}
+
 uint32_t task_stacks_last_node(const struct task_stacks *t)
 {
     return t->last_node;

@@ -57,6 +57,8 @@ struct decoder {
     uint64_t mask;
     bool macro_closure;                  /* an await inside a macro: the closure it polls (futures' select! and
                                             join! capture each future apart) holds branches */
+    struct type_facts facts_scratch;     /* facts_ptr's when the cache cannot hold them */
+    VEC_OF(uint32_t) map;                /* finish_tree's: old node index -> new */
     size_t n_visited;
     struct node_vec nodes;               /* the tree being built (kept for the next task) */
     /* the (address, type) pairs visited in this task: an open-addressing table whose slots count as empty
@@ -89,8 +91,10 @@ void type_cache_free(struct type_cache *c)
     vec_free(&c->members);
     u64_map_free(&c->variant_by_key);
     vec_free(&c->variants);
-    if (c->spare)
+    if (c->spare) {
         vec_free(&c->spare->nodes);
+        vec_free(&c->spare->map);
+    }
     free(c->spare);
     c->spare = NULL;
 }
@@ -305,6 +309,18 @@ static struct type_facts facts_of(struct decoder *dc, Dwarf_Die *type)
 {
     uint32_t index = facts_index(dc, type);
     return index == UINT32_MAX ? find_facts(dc, type) : dc->types->facts.v[index];
+}
+
+/* The same without a copy (a type's facts are a few hundred bytes, met at every value decoded): valid until the
+   cache grows, i.e. until the next type is met; callers read what they need before decoding further, and copy a
+   DIE they pass on. */
+static const struct type_facts *facts_ptr(struct decoder *dc, Dwarf_Die *type)
+{
+    uint32_t index = facts_index(dc, type);
+    if (index != UINT32_MAX)
+        return &dc->types->facts.v[index];
+    dc->facts_scratch = find_facts(dc, type);
+    return &dc->facts_scratch;
 }
 
 /* ---- reading ---------------------------------------------------------------------------------------------- */
@@ -528,8 +544,10 @@ static enum found follow_slice(struct decoder *dc, const struct branch_set *set,
 
 /* a FuturesUnordered: its tasks from head_all along next_all (futures-util's own end of the list is a null
    pointer; a task being linked in points to its queue's stub: the visited set and the bounds end such walks) */
-static enum found follow_unordered(struct decoder *dc, const struct branch_set *set, uint64_t addr, unsigned depth)
+static enum found follow_unordered(struct decoder *dc, const struct branch_set *facts_set, uint64_t addr,
+                                   unsigned depth)
 {
+    const struct branch_set copy = *facts_set, *set = &copy;   /* (the facts may move while its tasks are decoded) */
     uint64_t task;
     enum found found = FOUND_NONE;
     if (!set->ok || !take_bytes(dc, addr + set->pointer_offset, &task, 8))
@@ -591,10 +609,10 @@ static enum found follow_pointer(struct decoder *dc, Dwarf_Die *ptr_type, uint64
 
 static enum found decode_async(struct decoder *dc, Dwarf_Die *env, uint64_t addr, unsigned depth)
 {
-    struct type_facts facts = facts_of(dc, env);
+    const struct type_facts *facts = facts_ptr(dc, env);
     struct variant_facts v;
-    bool ok = variant_at(dc, env, &facts, addr, &v);
-    const char *fn = facts.function;
+    bool ok = variant_at(dc, env, facts, addr, &v);
+    const char *fn = facts->function;
     /* a state machine's variant members are numbered; their types carry the names (Unresumed, Suspend0, ...) and
        the members the await's position */
     const char *vname = ok ? v.name : NULL;
@@ -744,21 +762,21 @@ static void arm_mask(struct decoder *dc, const struct type_facts *f, uint64_t ad
    tree (but those select!'s mask disables). */
 static enum found decode_members(struct decoder *dc, Dwarf_Die *type, uint64_t addr, unsigned depth)
 {
-    struct type_facts facts = facts_of(dc, type);
+    const struct type_facts *facts = facts_ptr(dc, type);   /* (read before decoding further) */
     uint32_t at, n;
-    if (!members_of(dc, type, &at, &n))
+    if (!members_of(dc, type, &at, &n))      /* (lists them in the cache: the facts stay where they are) */
         return FOUND_NONE;
-    bool branches = facts.branches;
-    if (dc->macro_closure && facts.closure) {
+    bool branches = facts->branches;
+    if (dc->macro_closure && facts->closure) {
         branches = true;                   /* the closure a select! or join! polls: each capture a branch */
         dc->macro_closure = false;
     }
     uint64_t mask = 0;
-    if (facts.branches && dc->mask_armed) {
+    if (facts->branches && dc->mask_armed) {
         mask = dc->mask;
         dc->mask_armed = false;
-    } else if (facts.has_mask) {
-        arm_mask(dc, &facts, addr);
+    } else if (facts->has_mask) {
+        arm_mask(dc, facts, addr);
     }
     enum found found = FOUND_NONE;
     for (uint32_t i = at; i < at + n; i++) {
@@ -796,20 +814,23 @@ static enum found decode(struct decoder *dc, Dwarf_Die *type, uint64_t addr, uns
         dc->truncated |= depth > dc->max_depth || dc->bytes_left == 0;
         return FOUND_NONE;
     }
-    struct type_facts facts = facts_of(dc, type);
-    if (facts.tag == DW_TAG_pointer_type)
+    /* (read before decoding further: a type met below may grow the cache the facts are in) */
+    const struct type_facts *facts = facts_ptr(dc, type);
+    if (facts->tag == DW_TAG_pointer_type)
         return follow_pointer(dc, type, addr, depth);
-    if (facts.tag == DW_TAG_union_type)
-        return facts.has_target ? decode(dc, &facts.target, addr + facts.pointer_offset, depth + 1) : FOUND_NONE;
-    if (facts.tag != DW_TAG_structure_type)
+    if (facts->tag == DW_TAG_union_type) {
+        Dwarf_Die target = facts->target;
+        return facts->has_target ? decode(dc, &target, addr + facts->pointer_offset, depth + 1) : FOUND_NONE;
+    }
+    if (facts->tag != DW_TAG_structure_type)
         return FOUND_NONE;
-    if (facts.async_env)
+    if (facts->async_env)
         return decode_async(dc, type, addr, depth);
-    const char *name = facts.name;
-    if (facts.kind == TYPE_LEAF) {
+    const char *name = facts->name;
+    if (facts->kind == TYPE_LEAF) {
         const char *detail =
-            dc->no_details ? NULL : future_leaf_detail(dc->l, dc->pool, dc->read, dc->rctx, &facts.leaf, addr);
-        enum leaf_strength s = facts.leaf.strength;
+            dc->no_details ? NULL : future_leaf_detail(dc->l, dc->pool, dc->read, dc->rctx, &facts->leaf, addr);
+        enum leaf_strength s = facts->leaf.strength;
         if (s == LEAF_STRONG)
             return add_leaf(dc, name, detail);
         if (s == LEAF_WEAK) {
@@ -820,18 +841,18 @@ static enum found decode(struct decoder *dc, Dwarf_Die *type, uint64_t addr, uns
             return FOUND_NONE;
         }
     }
-    if (facts.kind == TYPE_TRACE_ROOT)
+    if (facts->kind == TYPE_TRACE_ROOT)
         return decode_members(dc, type, addr, depth);
-    if (facts.kind == TYPE_SHARED)
+    if (facts->kind == TYPE_SHARED)
         return FOUND_NONE;         /* shared or runtime state: never another task's future */
-    if (facts.kind == TYPE_BOX)
-        return follow_box(dc, &facts, addr, depth);
-    if (facts.kind == TYPE_VEC || (facts.set.ok && facts.kind == TYPE_OTHER))
-        return follow_slice(dc, &facts.set, addr, depth);
-    if (facts.kind == TYPE_UNORDERED)
-        return follow_unordered(dc, &facts.set, addr, depth);
-    if (facts.has_variants)
-        return decode_enum(dc, type, &facts, addr, depth);
+    if (facts->kind == TYPE_BOX)
+        return follow_box(dc, facts, addr, depth);
+    if (facts->kind == TYPE_VEC || (facts->set.ok && facts->kind == TYPE_OTHER))
+        return follow_slice(dc, &facts->set, addr, depth);
+    if (facts->kind == TYPE_UNORDERED)
+        return follow_unordered(dc, &facts->set, addr, depth);
+    if (facts->has_variants)
+        return decode_enum(dc, type, facts, addr, depth);
     return decode_members(dc, type, addr, depth);
 }
 
@@ -929,12 +950,11 @@ static bool finish_tree(struct decoder *dc, struct decoded_future *out)
     size_t first = t->v[0].n_children == 1 ? 1 : 0;
     size_t cap = t->n;
     char *block = malloc(cap * (sizeof(struct task_node) + sizeof(struct task_frame)));
-    uint32_t *map = malloc(t->n * sizeof(*map));
-    if (!block || !map) {
+    if (!block || vec_reserve(&dc->map, t->n) != 0) {
         free(block);
-        free(map);
         return false;
     }
+    uint32_t *map = dc->map.v;
     struct task_node *o = (struct task_node *)block;
     size_t kept = 0;
     for (size_t i = first; i < t->n; i++) {
@@ -955,7 +975,6 @@ static bool finish_tree(struct decoder *dc, struct decoded_future *out)
         o[kept].subtree = 1;
         kept++;
     }
-    free(map);
     for (size_t i = kept; i-- > 1;)
         if (o[i].parent != TASK_NO_NODE)
             o[o[i].parent].subtree += o[i].subtree;
@@ -988,8 +1007,12 @@ bool future_decode(const struct tokio_layout *l, struct string_pool *pool, struc
         return false;
     types->spare = NULL;
     struct node_vec nodes = dc->nodes;
+    VEC_OF(uint32_t) map = { dc->map.v, dc->map.n, dc->map.cap };
     memset(dc, 0, offsetof(struct decoder, visited_key));
     dc->nodes = nodes;
+    dc->map.v = map.v;
+    dc->map.n = map.n;
+    dc->map.cap = map.cap;
     dc->nodes.n = 0;
     if (++dc->generation == 0) {   /* (wrapped: slots of 2^32 tasks ago would count as this task's) */
         memset(dc->visited_generation, 0, sizeof(dc->visited_generation));

@@ -439,38 +439,32 @@ static bool walk_list(struct task_reader *r, uint64_t head, struct task_snapshot
     return true;
 }
 
-/* Each running task's native stack: its worker's return addresses, through the caller's reader
-   (options.worker_stack), named through the program's DWARF (native_frames). */
-static void read_worker_stacks(struct task_reader *r)
+size_t task_reader_stack(struct task_reader *r, struct task_info *t)
 {
-    if (!r->opt.worker_stack)
-        return;
+    if (!r->opt.worker_stack || t->state != TASK_RUNNING || t->stack)
+        return t->n_stack;
     char link[64], exe[4096];
     snprintf(link, sizeof(link), "/proc/%d/exe", (int)r->pid);
     ssize_t len = readlink(link, exe, sizeof(exe) - 1);
     exe[len > 0 ? len : 0] = '\0';
-    for (size_t i = 0; i < r->tasks.n; i++) {
-        struct task_info *t = &r->tasks.v[i];
-        if (t->state != TASK_RUNNING)
+    for (size_t w = 0; w < r->workers.n; w++) {
+        if (r->workers.v[w].current_task != t->id)
             continue;
-        for (size_t w = 0; w < r->workers.n; w++) {
-            if (r->workers.v[w].current_task != t->id)
-                continue;
-            uint64_t ips[MAX_STACK_FRAMES];
-            size_t n = r->opt.worker_stack(r->opt.worker_stack_ctx, r->workers.v[w].tid, ips, MAX_STACK_FRAMES);
-            /* the worker still polls the task (read straight from it): else the stack may be another task's */
-            struct thread_context c;
-            if (n == 0 || (w < r->worker_fsbase.n &&
-                           (!tokio_thread_context(&r->layout, target_memory_read, &r->pid, r->worker_fsbase.v[w], &c) ||
-                            c.current_task != t->id)))
-                break;
-            t->stack = calloc(MAX_STACK_FRAMES, sizeof(*t->stack));
-            if (t->stack)
-                t->n_stack = native_frames(&r->layout, &r->maps, len > 0 ? exe : NULL, r->root, &r->pool, ips, n,
-                                           t->stack, MAX_STACK_FRAMES);
+        uint64_t ips[MAX_STACK_FRAMES];
+        size_t n = r->opt.worker_stack(r->opt.worker_stack_ctx, r->workers.v[w].tid, ips, MAX_STACK_FRAMES);
+        /* the worker still polls the task (read straight from it): else the stack may be another task's */
+        struct thread_context c;
+        if (n == 0 || (w < r->worker_fsbase.n &&
+                       (!tokio_thread_context(&r->layout, target_memory_read, &r->pid, r->worker_fsbase.v[w], &c) ||
+                        c.current_task != t->id)))
             break;
-        }
+        t->stack = calloc(MAX_STACK_FRAMES, sizeof(*t->stack));
+        if (t->stack)
+            t->n_stack = native_frames(&r->layout, &r->maps, len > 0 ? exe : NULL, r->root, &r->pool, ips, n,
+                                       t->stack, MAX_STACK_FRAMES);
+        break;
     }
+    return t->n_stack;
 }
 
 int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char *err, size_t errlen)
@@ -549,7 +543,6 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    read_worker_stacks(r);
     snap->target_gone = kill(r->pid, 0) != 0;
     snap->workers = r->workers.v;
     snap->n_workers = r->workers.n;

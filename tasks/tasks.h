@@ -67,7 +67,7 @@ struct task_info {
     const char *leaf;          /* the innermost future's type ("tokio::time::sleep::Sleep"), or NULL */
     const char *detail;        /* what could be read of it ("deadline in 2.1 ms"), or NULL */
     /* a running task: the native stack of the worker thread polling it, read without stopping it (innermost
-       first; n_stack 0 when it could not be read) */
+       first; n_stack 0 when not read, task_reader_stack, or when it could not be) */
     struct task_frame *stack;
     size_t n_stack;
 };
@@ -103,10 +103,9 @@ struct task_reader_options {
     size_t max_bytes;          /* bound on bytes read per task's futures (0: 4 MB) */
     bool no_details;           /* leave task_info.detail NULL: nothing read of the leaf futures (their text
                                   differs at each snapshot: a reader that takes many keeps its memory flat) */
-    /* A running task's native stack (task_info.stack): the return addresses of thread tid (the worker polling
+    /* A running task's native stack (task_reader_stack): the return addresses of thread tid (the worker polling
        it) now, innermost first (its instruction pointer first), into ips (at most max), read without stopping
-       it; returns how many. The reader names them with the program's DWARF. NULL: not read (record's
-       snapshots). */
+       it; returns how many. The reader names them with the program's DWARF. NULL: none read. */
     size_t (*worker_stack)(void *ctx, pid_t tid, uint64_t *ips, size_t max);
     void *worker_stack_ctx;
 };
@@ -126,6 +125,10 @@ int task_reader_attach(struct task_reader *r, pid_t pid, char *err, size_t errle
 /* Take a snapshot into *snap (valid until the next snapshot or close). Returns 0, or -1 with err (the target
  * gone before anything was read, or no runtime found in any thread). */
 int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char *err, size_t errlen);
+/* The native stack of running task t of the last snapshot, read now (options.worker_stack) into t->stack: its
+ * worker's, kept only if the worker still polls t after the read. Read on demand (a caller reads those it shows:
+ * each costs a read of the worker's stack, or a perf sample of it). Returns t->n_stack. */
+size_t task_reader_stack(struct task_reader *r, struct task_info *t);
 void task_reader_close(struct task_reader *r);
 
 /* ---- a task named by its root future, from the code that polls it (task_roots.c) ------------------------- */
