@@ -19,7 +19,7 @@
 source "$(dirname "$0")/lib/tap.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TREES_RS=$ROOT/tests/fixtures/tokio/src/trees.rs
-plan 24
+plan 26
 
 # the lines of the TREE: and BLOCK: comments, as "name line" pairs for the checker
 marks() { grep -no '// \(TREE\|BLOCK\):[a-z_]*$' "$TREES_RS" | sed 's|^\([0-9]*\):// \([A-Z]*:.*\)|\2 \1|'; }
@@ -121,7 +121,10 @@ for fixture in tokio_plain tokio_current; do
         sh -c "test -n '$per_task' && test \$(( $tasks_n * ${per_task:-0} )) = '$(samples "$WORK/$fixture.folded")' &&
                test '$branch_counts' = '$(( 3 * ${per_task:-0} / 3 )) ' &&
                grep -q '^task: tokio_fixture::trees::select_wait;tokio_fixture::trees::select_wait @ trees.rs:$select_line (select!);' '$WORK/$fixture.folded'"
-    "$TASKSPY" tasks -p "$FIXTURE_PID" > "$WORK/$fixture.txt" 2>&1
+    "$TASKSPY" tasks -p "$FIXTURE_PID" -o "$WORK/$fixture.svg" > "$WORK/$fixture.txt" 2>&1
+    check "$fixture: -o SVG: valid XML, the split counts shown in tasks (a third of a task at a select! branch)" \
+        sh -c "xmllint --noout '$WORK/$fixture.svg' && grep -q 'select_wait @ trees.rs:$select_line (select!)' '$WORK/$fixture.svg' &&
+               grep -q '1.000 tasks' '$WORK/$fixture.svg'"
     check "$fixture: text: select_wait's tree drawn with its branches" \
         sh -c "grep -A7 '^3 tasks idle' '$WORK/$fixture.txt' | grep -q 'select_wait @ trees.rs:$select_line (select!)' &&
                grep -A7 '^3 tasks idle' '$WORK/$fixture.txt' | grep -q '├─ tokio::sync::mpsc::bounded' &&
