@@ -11,15 +11,16 @@
 #            -o FOLDED splitting each task's count among its branches
 #   truth    tokio's own Handle::dump() (the taskdump build): every chain of the fixture's frames it reports (the
 #            macro's closure left out, as taskspy joins it to its function) is one of taskspy's branches
-#   record   a CPU recording and the wait profiles (snapshots, events) of the same program: no await point in a
-#            macro's source; the burners' awaits at their TREE: lines with the macro named; a select!'s wait split
+#   record   a CPU recording and the wait profiles (snapshots, events) of the same program, and of the axum server
+#            (a select! in its connection handler) under wrk: no await point in a macro's source; the burners' and
+#            handle_connection's awaits at their invocation lines with the macro named; a select!'s wait split
 #            evenly among its branches
 #   trace    a Chrome trace of tokio 1.24 without markers (-F 299): every poll under a task root, none under
 #            [task entry unknown]
 source "$(dirname "$0")/lib/tap.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TREES_RS=$ROOT/tests/fixtures/tokio/src/trees.rs
-plan 26
+plan 28
 
 # the lines of the TREE: and BLOCK: comments, as "name line" pairs for the checker
 marks() { grep -no '// \(TREE\|BLOCK\):[a-z_]*$' "$TREES_RS" | sed 's|^\([0-9]*\):// \([A-Z]*:.*\)|\2 \1|'; }
@@ -175,6 +176,27 @@ burner_line=$(grep -n '// TREE:select_burner$' "$TREES_RS" | cut -d: -f1)
 check "events mode: no await point in a macro file; select_burner's waits at trees.rs:$burner_line (select!)" \
     sh -c "! grep -qE ' @ (select|join|try_join|select_mod|join_mod)\.rs:' '$WORK/events.folded' &&
            grep -q 'select_burner @ trees.rs:$burner_line (select!)' '$WORK/events.folded'"
+stop_fixture
+
+# ---- a select!-based server (axum's handle_connection) under wrk: no await point in a macro's source -------------
+# (started here, not by start_fixture: an idle server uses less CPU than its wait for a running fixture asks for)
+"$FIXTURES/axum_server" --seconds 20 --sleep-ms 5 > "$WORK/axum_server.stdout" 2> "$WORK/axum_server.stderr" &
+FIXTURE_PID=$!
+BACKGROUND_PIDS+=("$FIXTURE_PID")
+wait_for 20 grep -q '^axum_fixture pid [0-9]* port [0-9]*' "$WORK/axum_server.stdout"
+port=$(sed -n 's/^axum_fixture pid [0-9]* port \([0-9]*\).*/\1/p' "$WORK/axum_server.stdout")
+wrk -t1 -c4 -d4s "http://127.0.0.1:$port/" > /dev/null 2>&1 &
+BACKGROUND_PIDS+=($!)
+wrk -t1 -c4 -d4s "http://127.0.0.1:$port/sleep" > /dev/null 2>&1 &
+BACKGROUND_PIDS+=($!)
+sleep 0.5
+"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 499 -o "$WORK/axum.folded" --wait-mode events --wait-output "$WORK/axum-wait.folded" \
+    > /dev/null 2> "$WORK/axum.err"
+check "axum: record exit 0" test $? -eq 0
+in_macro=$(cat "$WORK/axum.folded" "$WORK/axum-wait.folded" | grep -cE ' @ (select|join|try_join|select_mod|join_mod)\.rs:')
+named=$(grep -c 'axum::serve::handle_connection @ mod\.rs:[0-9]* (select!);' "$WORK/axum.folded")
+check "axum: CPU and wait profiles without an await point in a macro file ($in_macro stacks); handle_connection's at its select!'s line ($named stacks)" \
+    sh -c "test '$in_macro' = 0 && test '$named' -gt 0"
 stop_fixture
 
 # ---- ground truth: tokio's own Handle::dump() ----------------------------------------------------------------
