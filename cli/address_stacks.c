@@ -200,11 +200,12 @@ static uint32_t named_location(struct address_stacks *a, const char *name)
     struct address_line line = { .function = name };
     const char *at = strstr(name, " @ ");
     const char *colon = at ? strrchr(at, ':') : NULL;
+    size_t end_of_line = await_point_macro_at(name, strlen(name));   /* (before a " (select!)") */
     if (at && colon && colon[1] && (size_t)(at - name) < sizeof(function) &&
         (size_t)(colon - at - 3) < sizeof(file)) {
         char *end;
         unsigned long number = strtoul(colon + 1, &end, 10);
-        if (!*end && number > 0 && number <= UINT32_MAX) {
+        if ((!*end || end == name + end_of_line) && number > 0 && number <= UINT32_MAX) {
             snprintf(function, sizeof(function), "%.*s", (int)(at - name), name);
             snprintf(file, sizeof(file), "%.*s", (int)(colon - at - 3), at + 3);
             line = (struct address_line){ .function = function, .file = file, .line = (unsigned)number };

@@ -30,6 +30,8 @@
 #include "cli/wait_snapshots.h"
 #include "flamegraph/flamegraph.h"
 #include "sampler/sampler.h"
+#include "tasks/tasks.h"
+#include "base/u64_map.h"
 #include "base/vec.h"
 #include "symbolize/symbolize.h"
 
@@ -50,6 +52,15 @@ struct cached_address {
     uint32_t unsymbolized;     /* its object's counter in debug_info, or DEBUG_INFO_NO_OBJECT */
 };
 
+/* Where a task's polls began, for naming a task no sample named (name_unsampled_tasks). */
+struct task_first_poll {
+    uint64_t task_id;
+    uint64_t start_addr;
+    bool differ;               /* its polls began in different functions: polls of several tasks under one id (the
+                                  probes' ids joined to tokio's by samples: a worker's own id, 1 or 2 in tokio
+                                  1.54, is met in several tasks' polls); not named */
+};
+
 struct record_sink {
     struct symbolizer *symbolizer;
     struct profile *profile;
@@ -60,6 +71,12 @@ struct record_sink {
     bool failed;                   /* out of memory somewhere: the profile is incomplete */
     struct status_line status;     /* on a terminal: how the recording goes */
     struct debug_info debug;       /* separate debug files (debuginfod), and the objects without symbols */
+    struct u64_map first_poll_by_task;                /* task id -> index in first_polls */
+    VEC_OF(struct task_first_poll) first_polls;
+    struct task_root_namer *namer;   /* names tasks by the raw::poll<T, S> that polled them, opened on first use */
+    bool namer_failed;               /* (its opening failed: not tried again) */
+    pid_t namer_pid;
+    const char *namer_dwarf;         /* the file to read the DWARF from: the executable's debug file, or NULL */
     bool want_trace;               /* an -o is a Chrome trace: keep polls and samples with their times */
     struct trace_collect trace;
     struct address_stacks *addresses;  /* an -o is pprof: the stacks as addresses too, or NULL */
@@ -105,8 +122,10 @@ static const struct cached_address *frames_of(struct record_sink *k, uint64_t ad
         const struct sym_frame *f = r->n ? &r->frames[r->n - 1 - i] : NULL;
         char object_name[300];
         const char *name = address_frame_name(r, f, object_name, sizeof(object_name));
-        if (task_stacks_prepare(k->stacks, name, f ? f->file : NULL, f ? f->line : 0, kernel,
-                                &k->frame_pool.v[k->frame_pool.n + i]) != 0)
+        /* (a frame positioned in a macro's own source, tokio's select.rs: the macro's closure, see task_stacks.h) */
+        const char *macro = f && !kernel ? symbolize_macro_of(f->path) : NULL;
+        if (task_stacks_prepare_in_macro(k->stacks, name, f ? f->file : NULL, f ? f->line : 0, kernel, macro,
+                                         &k->frame_pool.v[k->frame_pool.n + i]) != 0)
             return NULL;
     }
     k->frame_pool.n += n;
@@ -148,12 +167,36 @@ static void sink_thread_name(void *ctx, uint32_t thread, pid_t tid, const char *
         k->failed = true;
 }
 
+/* The root future's name of the tasks the raw::poll<T, S> holding start_addr polls (the namer opened on first
+   use: the target's DWARF), NULL when it cannot be told. The trace's polls are named so when no sample told their
+   task's root (trace_collect.name_poll). */
+static const char *root_of_poll(void *ctx, uint64_t start_addr)
+{
+    struct record_sink *k = ctx;
+    char err[512];
+    if (!k->namer && (k->namer_failed || !k->namer_pid ||
+                      task_root_namer_open(&k->namer, k->namer_pid, k->namer_dwarf, err, sizeof(err)) != 0)) {
+        k->namer_failed = true;    /* (the target gone, no DWARF: such tasks stay [task entry unknown]) */
+        return NULL;
+    }
+    return task_root_namer_name(k->namer, start_addr);
+}
+
 static void sink_poll(void *ctx, const struct sampler_poll *p)
 {
     struct record_sink *k = ctx;
     if (trace_collect_poll(&k->trace, p) != 0)
         k->failed = true;
+    uint32_t index = 0;
+    int rc = p->start_addr && (k->first_poll_by_task.keys || u64_map_init(&k->first_poll_by_task, 1024) == 0)
+                 ? u64_map_index(&k->first_poll_by_task, p->task_id, &k->first_polls, &index)
+                 : -1;
+    if (rc == 1)
+        k->first_polls.v[index] = (struct task_first_poll){ p->task_id, p->start_addr, false };
+    else if (rc == 0 && k->first_polls.v[index].start_addr != p->start_addr)
+        k->first_polls.v[index].differ = true;
 }
+
 
 /* The frames of a sample's addresses, outermost first, as indices into the frame pool (frames_of may grow the
  * pool and move it: pointers are taken only once every address is resolved). Returns false when out of memory. */
@@ -331,6 +374,8 @@ static int write_output(const struct record_options *o, struct record_sink *k, s
                                       .addresses = k->addresses ? k->addresses->profile : NULL };
     struct trace_events trace;
     if (k->want_trace) {
+        k->trace.name_poll = root_of_poll;
+        k->trace.name_poll_ctx = k;
         if (trace_collect_finish(&k->trace, k->stacks, k->profile, (uint32_t)pid, start_ns, k->keep_doubtful_waits,
                                  &trace) != 0) {
             snprintf(err, errlen, "out of memory while preparing the trace; nothing written");
@@ -373,6 +418,9 @@ static void sink_free(struct record_sink *k)
     wait_collect_free(&k->wait);
     wait_snapshots_free(&k->snapshots);
     vec_free(&k->frame_pool);
+    u64_map_free(&k->first_poll_by_task);
+    vec_free(&k->first_polls);
+    task_root_namer_close(k->namer);
     free(k);
 }
 
@@ -389,6 +437,24 @@ struct recording {
     uint64_t replay_cpu_ns;        /* this thread's CPU replaying the journal after the recording */
     char err[1024];
 };
+
+/* Every task named by its root future (SPEC 3b), also those no sample caught: a task whose entry no sample told is
+   named by the tokio raw::poll<T, S> its polls went through (tasks/'s task_root_namer), as taskspy tasks names it.
+   Its polls and waits in the trace, its held-back samples, are then under "task: ROOT", not [task entry unknown]. */
+static void name_unsampled_tasks(struct recording *r)
+{
+    struct record_sink *k = r->k;
+    k->namer_pid = sampler_target_pid(r->s);
+    k->namer_dwarf = sampler_stats(r->s)->tls_debug_file;
+    for (size_t i = 0; i < k->first_polls.n; i++) {
+        const struct task_first_poll *f = &k->first_polls.v[i];
+        if (f->differ || task_stacks_entry_known(k->stacks, f->task_id))
+            continue;
+        const char *root = root_of_poll(k, f->start_addr);
+        if (root && task_stacks_name_task(k->stacks, f->task_id, root) != 0)
+            k->failed = true;
+    }
+}
 
 /* Each step returns CARRY_ON, or the exit status when the command ends there. */
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2, CARRY_ON = -1 };
@@ -549,6 +615,7 @@ static int run_sampler(struct recording *r)
     sink_journal_free(&journal);
     if (rc != 0)
         return fail(r, EXIT_RUNTIME);
+    name_unsampled_tasks(r);
     if (r->k->failed || task_stacks_finish(r->k->stacks) != 0 ||
         (r->k->addresses && address_profile_finish(r->k->addresses->profile, r->k->stacks) != 0)) {
         fprintf(stderr, "taskspy: out of memory while recording; nothing written\n");

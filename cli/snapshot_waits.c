@@ -154,8 +154,8 @@ int snapshot_waits_add(struct snapshot_waits *w, const struct task_snapshot *sna
         bool running = t->state == TASK_RUNNING || t->state == TASK_CHANGING;
         struct task_info bare = { .id = t->id, .root = t->root };
         const char *state = running ? "[running]" : t->state == TASK_SCHEDULED ? "[runnable]" : "[suspended]";
-        if (task_stack_ids(w->profile, running ? &bare : t, state, &w->ids) != 0 ||
-            profile_add_ids(w->profile, w->ids.v, w->ids.n, interval / 1000) != 0 ||
+        /* (split among the branches the task waits on at once: it counts once; its first branch added last) */
+        if (task_stack_add(w->profile, running ? &bare : t, state, interval / 1000, &w->ids) != 0 ||
             add_task(w, t, running, interval, now) != 0)
             return -1;
         w->task_readings++;

@@ -2,8 +2,8 @@
 /* snapshot_waits.h: the wait profile of `record --wait-output` in snapshot mode (SPEC section 3a), made from
  * snapshots of every task's async backtrace (tasks/tasks.h). Each snapshot adds, for every task in it, the
  * interval since the previous snapshot (the first: since the recording began, at most one period) to the
- * task's stack as `taskspy tasks -o` names it (cli/task_stack_names.h): `task: ROOT;frames;leaf;[suspended]`
- * when idle, `...;[runnable]` when scheduled, `task: ROOT;[running]` when running (or changing while read);
+ * task's stack as `taskspy tasks -o` names it (cli/task_stack_names.h), split evenly among the branches it waits
+ * on at once (the summary's figures follow its first branch): `task: ROOT;frames;leaf;[suspended]` when idle, `...;[runnable]` when scheduled, `task: ROOT;[running]` when running (or changing while read);
  * counts are microseconds. Per task it keeps the time in each state, whether it sat at one await (the same
  * frames and leaf) in every snapshot and whether nothing could wake it in any, for the summary; and, for a
  * Chrome trace, each task's runs of [suspended] or [runnable] as spans. Memory grows with the tasks alive at

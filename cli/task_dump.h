@@ -17,10 +17,12 @@
 int task_dump_text(FILE *out, pid_t pid, const struct task_snapshot *snap, const struct task_groups *groups,
                    bool verbose);
 
-/* One JSON object: {"pid", "runtime", "listed", "truncated", "target_exited", "workers": [{"tid", "name",
- * "index", "task", "local_queue"}], "tasks": [{"id", "state", "unwakeable", "root", "frames": [{"function",
- * "file", "line"}], "leaf", "detail"}]}, tasks in the order read, frames outermost first, null for what is
- * not known. Returns 0, or -1 when writing failed. */
+/* One JSON object: {"schema": 2, "pid", "runtime", "listed", "truncated", "target_exited", "workers": [{"tid",
+ * "name", "index", "task", "local_queue"}], "tasks": [{"id", "state", "unwakeable", "root", "frames":
+ * [{"function", "file", "line"}], "leaf", "detail", "tree": {"function", "file", "line", "macro", "macro_line",
+ * "leaf", "detail", "children": [...]}, "tree_truncated", and running: "stack": [{"function", "file",
+ * "line"}]}]}, tasks in the order read, frames outermost first (the tree's first pending path), the stack
+ * innermost first, null for what is not known. Returns 0, or -1 when writing (or memory) failed. */
 int task_dump_json(FILE *out, pid_t pid, const struct task_snapshot *snap);
 
 #endif

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* task_json.c: `taskspy tasks --json`: the snapshot as one JSON object (SPEC section 3b), a line per worker
- * and per task. Strings come from the target (thread names may hold any byte, a comm cut in the middle of a
+/* task_json.c: `taskspy tasks --json`: the snapshot as one JSON object (SPEC section 3b, schema 2), a line per
+ * worker and per task: each task's first pending path (`frames`), its tree (`tree`, nested) and, running, its
+ * worker's stack (`stack`, innermost first). Strings come from the target (thread names may hold any byte, a comm cut in the middle of a
  * UTF-8 sequence): each is written as a valid JSON string (RFC 8259), control characters escaped, bytes that
  * are not UTF-8 as U+FFFD. */
 #include "cli/task_dump.h"
+#include "cli/task_groups.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -82,24 +84,52 @@ static void put_worker(FILE *out, const struct task_worker *w)
     fputc('}', out);
 }
 
+static void put_frame_fields(FILE *out, const struct task_frame *f)
+{
+    fputs("\"function\": ", out);
+    put_string(out, f->function);
+    fputs(", \"file\": ", out);
+    put_string(out, f->file);
+    fputs(", \"line\": ", out);
+    put_unsigned(out, f->line, 0);
+}
+
 /* [{"function", "file", "line"}, ...] */
 static void put_frames(FILE *out, const struct task_frame *frames, size_t n)
 {
     fputc('[', out);
     for (size_t i = 0; i < n; i++) {
-        const struct task_frame *f = &frames[i];
-        fputs(i ? ", {\"function\": " : "{\"function\": ", out);
-        put_string(out, f->function);
-        fputs(", \"file\": ", out);
-        put_string(out, f->file);
-        fputs(", \"line\": ", out);
-        put_unsigned(out, f->line, 0);
+        fputs(i ? ", {" : "{", out);
+        put_frame_fields(out, &frames[i]);
         fputc('}', out);
     }
     fputc(']', out);
 }
 
-static void put_task(FILE *out, const struct task_info *t)
+/* node i of tree and its children, nested */
+static void put_node(FILE *out, const struct task_tree *tree, size_t i, int depth)
+{
+    const struct task_node *n = &tree->nodes[i];
+    fputc('{', out);
+    put_frame_fields(out, &n->frame);
+    fputs(", \"macro\": ", out);
+    put_string(out, n->frame.macro);
+    fprintf(out, ", \"macro_line\": %s, \"leaf\": ", n->frame.macro_line ? "true" : "false");
+    put_string(out, n->leaf);
+    fputs(", \"detail\": ", out);
+    put_string(out, n->detail);
+    fputs(", \"children\": [", out);
+    size_t child = i + 1;
+    for (uint32_t k = 0; k < n->n_children && child < tree->n; k++) {
+        if (k)
+            fputs(", ", out);
+        put_node(out, tree, child, depth + 1);
+        child += tree->nodes[child].subtree;
+    }
+    fputs("]}", out);
+}
+
+static int put_task(FILE *out, const struct task_info *t)
 {
     fprintf(out, "{\"id\": %" PRIu64 ", \"state\": ", t->id);
     put_string(out, task_state_name(t->state));
@@ -111,16 +141,27 @@ static void put_task(FILE *out, const struct task_info *t)
     put_string(out, t->leaf);
     fputs(", \"detail\": ", out);
     put_string(out, t->detail);
-    if (t->n_stack) {              /* a running task's native stack (a core's), innermost first */
+    struct task_tree tree;
+    if (task_tree_of(t, &tree) != 0)
+        return -1;
+    fputs(", \"tree\": ", out);
+    if (tree.n)
+        put_node(out, &tree, 0, 0);
+    else
+        fputs("null", out);
+    task_tree_free(&tree);
+    fprintf(out, ", \"tree_truncated\": %s", t->tree_truncated ? "true" : "false");
+    if (t->state == TASK_RUNNING) {    /* its worker's native stack, innermost first (empty: not read) */
         fputs(", \"stack\": ", out);
         put_frames(out, t->stack, t->n_stack);
     }
     fputc('}', out);
+    return 0;
 }
 
 int task_dump_json(FILE *out, pid_t pid, const struct task_snapshot *snap)
 {
-    fprintf(out, "{\"pid\": %d, \"runtime\": ", (int)pid);
+    fprintf(out, "{\"schema\": 2, \"pid\": %d, \"runtime\": ", (int)pid);
     put_string(out, snap->runtime);
     fprintf(out, ", \"listed\": %zu, \"truncated\": %s, \"target_exited\": %s,\n \"workers\": [", snap->listed,
             snap->list_truncated ? "true" : "false", snap->target_gone ? "true" : "false");
@@ -131,7 +172,8 @@ int task_dump_json(FILE *out, pid_t pid, const struct task_snapshot *snap)
     fputs(snap->n_workers ? "\n ],\n \"tasks\": [" : "],\n \"tasks\": [", out);
     for (size_t i = 0; i < snap->n_tasks; i++) {
         fputs(i ? ",\n  " : "\n  ", out);
-        put_task(out, &snap->tasks[i]);
+        if (put_task(out, &snap->tasks[i]) != 0)
+            return -1;
     }
     fputs(snap->n_tasks ? "\n ]}\n" : "]}\n", out);
     return ferror(out) ? -1 : 0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tasks_cmd.c: `taskspy tasks -p PID [--json] [-v] [-o FILE]` and `taskspy tasks --core CORE [--exe PROGRAM]
  * ...` (SPEC section 3b): one snapshot of every task's async backtrace, read from the target's memory (tasks/),
- * nothing stopped, or from a core dump (its running tasks with their worker's native stack, cli/native_stacks.h);
+ * nothing stopped, or from a core dump (its running tasks with their worker's native stack, cli/task_native_stacks.h);
  * printed on stdout as text grouped by backtrace (cli/task_dump.h) or as JSON; -o also writes "where all the
  * tasks are" as folded stacks or an SVG flame graph, one count per task (cli/task_stack_names.h), whole or not
  * at all (cli/output_file). Exit status: 0 done (also when the target exited mid-dump, or a core left out some
@@ -15,13 +15,13 @@
 #include <sys/stat.h>
 
 #include "cli/commands.h"
-#include "cli/native_stacks.h"
 #include "cli/option_table.h"
 #include "cli/output_file.h"
 #include "cli/output_formats.h"
 #include "cli/target_command_line.h"
 #include "cli/task_dump.h"
 #include "cli/task_groups.h"
+#include "cli/task_native_stacks.h"
 #include "cli/task_stack_names.h"
 #include "cli/version.h"
 #include "flamegraph/flamegraph.h"
@@ -55,8 +55,9 @@ static const struct option_spec tasks_specs[] = {
     { .name = "verbose", .short_name = 'v', .kind = OPTION_FLAG, .offset = AT(verbose),
       .help = "list every task with its id under its backtrace" },
     { .name = "output", .short_name = 'o', .arg = "FILE", .kind = OPTION_STRING, .offset = AT(output),
-      .non_empty = true, .help = "also write where the tasks are, one count per task:\n"
-                                 "FILE.folded (or .txt) folded stacks, FILE.svg flame graph" },
+      .non_empty = true, .help = "also write where the tasks are, one count per task (split among the\n"
+                                 "branches a task waits on at once): FILE.folded (or .txt) folded stacks,\n"
+                                 "FILE.svg flame graph" },
     { .name = "help", .short_name = 'h', .kind = OPTION_HELP, .help = "this help" },
 };
 
@@ -139,10 +140,12 @@ static void report_partial(pid_t pid, const struct task_snapshot *snap)
                         "showing the %zu tasks read\n", snap->listed);
 }
 
-static int print_dump(const struct tasks_args *a, const struct task_snapshot *snap)
+static int print_dump(const struct tasks_args *a, struct task_reader *reader, const struct task_snapshot *snap)
 {
     int rc;
     if (a->json) {
+        for (size_t i = 0; i < snap->n_tasks; i++)      /* every running task's worker stack */
+            task_reader_stack(reader, &snap->tasks[i]);
         rc = task_dump_json(stdout, snap->pid, snap);
     } else {
         struct task_groups groups;
@@ -150,6 +153,9 @@ static int print_dump(const struct tasks_args *a, const struct task_snapshot *sn
             fprintf(stderr, "taskspy: out of memory\n");
             return -1;
         }
+        for (size_t i = 0; i < groups.n; i++)          /* the stacks the text shows: a group of one's, or -v's */
+            for (size_t k = 0; k < groups.v[i].n && (a->verbose || groups.v[i].n == 1); k++)
+                task_reader_stack(reader, (struct task_info *)groups.v[i].tasks[k]);
         rc = task_dump_text(stdout, snap->pid, snap, &groups, a->verbose);
         task_groups_free(&groups);
     }
@@ -164,7 +170,8 @@ static int print_dump(const struct tasks_args *a, const struct task_snapshot *sn
 static int write_file(const struct tasks_args *a, const struct task_snapshot *snap, struct output_file *out)
 {
     struct profile *p = profile_new();
-    if (!p || task_stack_add_snapshot(p, snap) != 0) {
+    uint64_t per_task = 1;
+    if (!p || task_stack_add_snapshot(p, snap, &per_task) != 0) {
         fprintf(stderr, "taskspy: out of memory; %s not written\n", a->output);
         profile_free(p);
         return -1;
@@ -184,6 +191,7 @@ static int write_file(const struct tasks_args *a, const struct task_snapshot *sn
     so.title = title;
     so.header = header;
     so.count_name = "tasks";
+    so.count_divisor = per_task > 1 ? (unsigned)per_task : 0;   /* a task's share of each branch, in tasks */
     struct export_info info = { .name = cmdline, .exporter = "taskspy " TASKSPY_VERSION };
     struct output_content content = { .profile = p, .svg = &so, .info = &info };
     int rc = -1;
@@ -193,7 +201,11 @@ static int write_file(const struct tasks_args *a, const struct task_snapshot *sn
         fprintf(stderr, "taskspy: %s\n", err);
     else
         rc = 0;
-    if (rc == 0)
+    if (rc == 0 && per_task > 1)
+        fprintf(stderr, "taskspy: wrote %s (%zu tasks, %zu distinct stacks; each task counts %llu, split evenly "
+                        "among the branches it waits on at once)\n", a->output, snap->n_tasks,
+                profile_distinct_stacks(p), (unsigned long long)per_task);
+    else if (rc == 0)
         fprintf(stderr, "taskspy: wrote %s (%zu tasks, %zu distinct stacks)\n", a->output, snap->n_tasks,
                 profile_distinct_stacks(p));
     profile_free(p);
@@ -221,12 +233,14 @@ int tasks_command(int argc, char **argv)
         return EXIT_RUNTIME;
     }
     snprintf(root, sizeof(root), "/proc/%d/root", (int)args.pid);     /* the target's files, containers too */
-    struct native_stacks *stacks = args.core ? native_stacks_new() : NULL;
-    struct task_reader_options options = { .root = root };
-    if (stacks) {
-        options.native_stack = native_stacks_frames;
-        options.native_stack_ctx = stacks;
-    }
+    /* a running task's worker stack (a live one's without it: no stack shown; a core's needs it) */
+    struct task_native_stacks *stacks = NULL;
+    if (args.core)
+        stacks = task_native_stacks_for_core();
+    else if (task_native_stacks_open(&stacks, args.pid, root, err, sizeof(err)) != 0)
+        stacks = NULL;
+    const struct task_reader_options options = { .root = root, .worker_stack = stacks ? task_native_stack : NULL,
+                                                 .worker_stack_ctx = stacks };
     struct task_reader *reader = NULL;
     struct task_snapshot snap;
     int status = EXIT_RUNTIME;
@@ -238,7 +252,7 @@ int tasks_command(int argc, char **argv)
         rc = task_reader_open(&reader, args.pid, &options, err, sizeof(err));
     if ((args.core && !stacks) || rc != 0 || task_reader_snapshot(reader, &snap, err, sizeof(err)) != 0) {
         fprintf(stderr, "taskspy: %s\n", err);
-    } else if (print_dump(&args, &snap) == 0 && (!args.output || write_file(&args, &snap, &out) == 0)) {
+    } else if (print_dump(&args, reader, &snap) == 0 && (!args.output || write_file(&args, &snap, &out) == 0)) {
         report_partial(snap.pid, &snap);
         status = 0;
     }
@@ -246,6 +260,6 @@ int tasks_command(int argc, char **argv)
         output_file_abort(&out);
     if (reader)
         task_reader_close(reader);
-    native_stacks_free(stacks);
+    task_native_stacks_close(stacks);
     return status;
 }

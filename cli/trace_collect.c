@@ -14,6 +14,7 @@ void trace_collect_init(struct trace_collect *c, size_t cap)
 
 void trace_collect_free(struct trace_collect *c)
 {
+    vec_free(&c->poll_starts);
     vec_free(&c->polls);
     vec_free(&c->samples);
     vec_free(&c->waits);
@@ -46,10 +47,12 @@ int trace_collect_poll(struct trace_collect *c, const struct sampler_poll *p)
     if (!under_cap(c))
         return 0;
     struct trace_poll *poll = vec_push(&c->polls);
-    if (!poll)
+    uint64_t *start = poll ? vec_push(&c->poll_starts) : NULL;
+    if (!start)
         return -1;
     *poll = (struct trace_poll){ .start_ns = p->start_ns, .end_ns = p->end_ns, .task_id = p->task_id,
                                  .tid = p->tid, .root = PROFILE_NO_FRAME };
+    *start = p->start_addr;
     return 0;
 }
 
@@ -108,9 +111,19 @@ static int name_polls_and_waits(struct trace_collect *c, struct task_stacks *sta
     if (u64_map_init(&roots, 1024) != 0)
         return -1;
     int rc = 0;
-    for (size_t i = 0; i < c->polls.n && rc == 0; i++)
-        if ((c->polls.v[i].root = root_of(&roots, stacks, c->polls.v[i].task_id)) == PROFILE_NO_FRAME)
+    for (size_t i = 0; i < c->polls.n && rc == 0; i++) {
+        struct trace_poll *poll = &c->polls.v[i];
+        const char *entry;
+        /* a task no sample named: this poll by the function that polled it (one id may be several tasks' in
+           turn: tokio reuses a finished task's header, the probes' id of a task) */
+        if (!task_stacks_entry_known(stacks, poll->task_id) && c->name_poll && i < c->poll_starts.n &&
+            c->poll_starts.v[i] && (entry = c->name_poll(c->name_poll_ctx, c->poll_starts.v[i])))
+            poll->root = task_stacks_root_for(stacks, poll->task_id, entry);
+        else
+            poll->root = root_of(&roots, stacks, poll->task_id);
+        if (poll->root == PROFILE_NO_FRAME)
             rc = -1;
+    }
     size_t kept = 0;
     for (size_t i = 0; i < c->waits.n && rc == 0; i++) {
         if (c->wait_doubtful.v[i] && !keep_doubtful_waits)

@@ -31,6 +31,11 @@ struct trace_collect {
     VEC_OF(struct trace_pending_sample) pending;
     VEC_OF(struct trace_thread) threads;  /* by thread number */
     uint64_t left_out;               /* events over the cap */
+    VEC_OF(uint64_t) poll_starts;    /* by poll: where the probe that began it sits (sampler_poll.start_addr) */
+    /* a poll of a task whose root no sample told: named by the function its probe sits in (a tokio raw::poll<T,
+       S>'s T, as taskspy tasks names a root), NULL when it cannot be told; NULL: not named so */
+    const char *(*name_poll)(void *ctx, uint64_t start_addr);
+    void *name_poll_ctx;
 };
 
 void trace_collect_init(struct trace_collect *c, size_t cap);

@@ -367,6 +367,12 @@ bool dwarf_function_at(struct dwarf_types *d, uint64_t addr, Dwarf_Die *out)
     return dwarf_addrdie(d->dw, addr, &cu) && subprogram_at(d, &cu, addr, true, 0, out);
 }
 
+bool dwarf_function_containing(struct dwarf_types *d, uint64_t addr, Dwarf_Die *out)
+{
+    Dwarf_Die cu;
+    return dwarf_addrdie(d->dw, addr, &cu) && subprogram_at(d, &cu, addr, false, 0, out);
+}
+
 /* ---- vtables ------------------------------------------------------------------------------------------- */
 
 static bool index_vtable(void *ctx, Dwarf_Die *die)
@@ -600,6 +606,115 @@ bool dwarf_async_fn_linkage(struct dwarf_types *d, Dwarf_Die *env, char *buf, si
     return true;
 }
 
+/* ---- an async fn's awaits as the program wrote them ------------------------------------------------------ */
+
+struct awaitee_search {
+    struct dwarf_types *d;
+    const char **parts;        /* the scopes of the resume function, "a", "b", "select_wait" */
+    size_t *lens, n;
+    const char *function;      /* "{async_fn#0}" */
+    size_t function_len;
+    void (*fn)(void *ctx, Dwarf_Die *type, const char *path, uint32_t line);
+    void *ctx;
+    size_t found;
+    const char *crate;         /* only this crate's units are searched (NULL: any) */
+    size_t crate_len;
+};
+
+/* the `__awaitee` variables below die (a subprogram or a lexical block of it; not what is inlined into it) */
+static void awaitees_below(struct awaitee_search *s, Dwarf_Die *die, int depth)
+{
+    Dwarf_Die child;
+    if (depth > MAX_DEPTH || dwarf_child(die, &child) != 0)
+        return;
+    do {
+        int tag = dwarf_tag(&child);
+        Dwarf_Attribute attr;
+        const char *name;
+        Dwarf_Die type;
+        int line = 0;
+        if (tag == DW_TAG_lexical_block) {
+            awaitees_below(s, &child, depth + 1);
+        } else if (tag == DW_TAG_variable &&
+                   (name = dwarf_formstring(dwarf_attr_integrate(&child, DW_AT_name, &attr))) &&
+                   strcmp(name, "__awaitee") == 0 && dwarf_type_of(&child, &type)) {
+            Dwarf_Word word;
+            const char *path = dwarf_decl_file(&child);
+            if (dwarf_formudata(dwarf_attr_integrate(&child, DW_AT_decl_line, &attr), &word) == 0)
+                line = (int)word;
+            if (path && line > 0) {
+                s->fn(s->ctx, &type, path, (uint32_t)line);
+                s->found++;
+            }
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/* below scope, the resume functions the remaining path components lead to */
+static void awaitees_in(struct awaitee_search *s, Dwarf_Die *scope, size_t part)
+{
+    Dwarf_Die child;
+    if (part > MAX_DEPTH || dwarf_child(scope, &child) != 0)
+        return;
+    do {
+        int tag = dwarf_tag(&child);
+        const char *n = dwarf_diename(&child);
+        if (part == s->n) {
+            if (tag == DW_TAG_subprogram && n && strncmp(n, s->function, s->function_len) == 0 &&
+                (n[s->function_len] == '\0' || n[s->function_len] == '<'))
+                awaitees_below(s, &child, 0);
+        } else if ((tag == DW_TAG_namespace || tag == DW_TAG_structure_type) &&
+                   name_is(&child, s->parts[part], s->lens[part])) {
+            awaitees_in(s, &child, part + 1);
+        }
+    } while (next_sibling(s->d, &child) == 0);
+}
+
+static bool awaitees_in_unit(void *ctx, Dwarf_Die *unit)
+{
+    struct awaitee_search *s = ctx;
+    /* (an incremental build, a debug one, names its crate's units by a hash alone: "SOURCE/@/HASH", no crate) */
+    const char *name = dwarf_diename(unit), *at = name ? strstr(name, "/@/") : NULL;
+    if (!unit_of_crate(unit, s->crate, s->crate_len) && !(at && !strchr(at + 3, '.')))
+        return false;
+    awaitees_in(s, unit, 0);
+    return s->found > 0;       /* one unit's description of the function holds all its locals */
+}
+
+size_t dwarf_async_fn_awaitees(struct dwarf_types *d, Dwarf_Die *env,
+                               void (*fn)(void *ctx, Dwarf_Die *type, const char *path, uint32_t line), void *ctx)
+{
+    char qualified[4096], function[64];
+    const char *own = dwarf_diename(env);
+    const char *kind = own && strncmp(own, "{async_fn_env#", 14) == 0      ? "{async_fn#"
+                       : own && strncmp(own, "{async_block_env#", 17) == 0 ? "{async_block#"
+                                                                             : NULL;
+    if (!kind || dwarf_qualified_name(d, env, qualified, sizeof(qualified)) == 0)
+        return 0;
+    const char *number = strchr(own, '#') + 1;
+    snprintf(function, sizeof(function), "%s%.*s}", kind, (int)strspn(number, "0123456789"), number);
+    const char *parts[MAX_DEPTH];
+    size_t lens[MAX_DEPTH];
+    size_t n = split_path(qualified, parts, lens, MAX_DEPTH);
+    if (n < 2)
+        return 0;
+    struct awaitee_search s = { d, parts, lens, n - 1, function, strlen(function), fn, ctx, 0, NULL, 0 };
+    /* its own unit, then its crate's units (the resume function of a program's async fn is compiled there), then
+       the others */
+    Dwarf_Die unit;
+    if (dwarf_diecu(env, &unit, NULL, NULL) && awaitees_in_unit(&s, &unit))
+        return s.found;
+    s.crate = parts[0];
+    s.crate_len = lens[0];
+    if (each_unit(d, NULL, s.crate, s.crate_len, awaitees_in_unit, &s))
+        return s.found;
+    /* a library's generic async fn is compiled into the units of the crate that instantiates it (axum's
+       handle_connection in the program's): every unit, once per type the caller asks about */
+    s.crate = NULL;
+    each_unit(d, NULL, NULL, 0, awaitees_in_unit, &s);
+    return s.found;
+}
+
 /* ---- inline chains -------------------------------------------------------------------------------------- */
 
 size_t dwarf_inline_names(struct dwarf_types *d, uint64_t pc, void (*fn)(void *ctx, const char *name), void *ctx)
@@ -635,5 +750,84 @@ size_t dwarf_inline_names(struct dwarf_types *d, uint64_t pc, void (*fn)(void *c
     if (dwarf_qualified_name(d, &sub, name, sizeof(name)) == 0)
         snprintf(name, sizeof(name), "[unknown]");
     fn(ctx, name);
+    return n + 1;
+}
+
+/* the DIE a concrete or inlined instance describes (its abstract origin, or its specification): where its name
+   and the scopes that qualify it are */
+static Dwarf_Die origin_of(Dwarf_Die *die)
+{
+    Dwarf_Die at = *die, next;
+    Dwarf_Attribute attr;
+    for (int i = 0; i < 4; i++) {
+        if (!(dwarf_attr(&at, DW_AT_abstract_origin, &attr) || dwarf_attr(&at, DW_AT_specification, &attr)) ||
+            !dwarf_formref_die(&attr, &next))
+            break;
+        at = next;
+    }
+    return at;
+}
+
+/* the file DW_AT_call_file of an inlined subroutine names, and its DW_AT_call_line */
+static void call_position(Dwarf_Die *cu, Dwarf_Die *inlined, const char **file, uint32_t *line)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Word index, number;
+    Dwarf_Files *files;
+    size_t n_files;
+    *file = NULL;
+    *line = 0;
+    if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &number) == 0)
+        *line = (uint32_t)number;
+    if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &index) == 0 &&
+        dwarf_getsrcfiles(cu, &files, &n_files) == 0 && index < n_files)
+        *file = dwarf_filesrc(files, index, NULL, NULL);
+}
+
+size_t dwarf_frames_at(struct dwarf_types *d, uint64_t pc,
+                       void (*fn)(void *ctx, const char *name, const char *path, uint32_t line), void *ctx)
+{
+    Dwarf_Die cu, sub;
+    if (!dwarf_addrdie(d->dw, pc, &cu) || !subprogram_at(d, &cu, pc, false, 0, &sub))
+        return 0;
+    Dwarf_Die chain[MAX_DEPTH];
+    size_t n = 0;
+    Dwarf_Die at = sub, child;
+    while (n < MAX_DEPTH && dwarf_child(&at, &child) == 0) {
+        bool deeper = false;
+        do {
+            int tag = dwarf_tag(&child);
+            if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) && dwarf_haspc(&child, pc) == 1) {
+                if (tag == DW_TAG_inlined_subroutine)
+                    chain[n++] = child;
+                at = child;
+                deeper = true;
+                break;
+            }
+        } while (dwarf_siblingof(&child, &child) == 0);
+        if (!deeper)
+            break;
+    }
+    /* the innermost frame is at pc's line; each frame around an inlined one at its call site */
+    const char *file = NULL;
+    int line = 0;
+    Dwarf_Line *l = dwarf_getsrc_die(&cu, pc);
+    if (l) {
+        file = dwarf_linesrc(l, NULL, NULL);
+        dwarf_lineno(l, &line);
+    }
+    char name[2048];
+    uint32_t here = line > 0 ? (uint32_t)line : 0;
+    for (size_t i = n; i-- > 0;) {
+        Dwarf_Die origin = origin_of(&chain[i]);
+        if (dwarf_qualified_name(d, &origin, name, sizeof(name)) == 0)
+            snprintf(name, sizeof(name), "[unknown]");
+        fn(ctx, name, file, here);
+        call_position(&cu, &chain[i], &file, &here);
+    }
+    Dwarf_Die origin = origin_of(&sub);
+    if (dwarf_qualified_name(d, &origin, name, sizeof(name)) == 0)
+        snprintf(name, sizeof(name), "[unknown]");
+    fn(ctx, name, file, here);
     return n + 1;
 }

@@ -375,3 +375,8 @@ bool dwarf_decl_position(Dwarf_Die *die, const char **file, uint32_t *line)
     *line = (uint32_t)l;
     return true;
 }
+
+const char *dwarf_decl_path(Dwarf_Die *die)
+{
+    return dwarf_decl_file(die);
+}

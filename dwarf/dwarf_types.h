@@ -79,6 +79,8 @@ bool dwarf_template_param(Dwarf_Die *die, const char *name, Dwarf_Die *out);
 size_t dwarf_qualified_name(struct dwarf_types *d, Dwarf_Die *die, char *buf, size_t len);
 /* die's DW_AT_decl_file (base name) and DW_AT_decl_line; false when absent */
 bool dwarf_decl_position(Dwarf_Die *die, const char **file, uint32_t *line);
+/* die's DW_AT_decl_file as the DWARF names it (a full path where it has one), NULL when absent */
+const char *dwarf_decl_path(Dwarf_Die *die);
 
 /* The DW_TAG_variable whose DW_AT_linkage_name is symbol, and its type. near (n_near addresses, may be none):
  * link-time code addresses of functions likely compiled in the variable's unit (its module's); their units are
@@ -87,6 +89,8 @@ bool dwarf_variable_by_linkage(struct dwarf_types *d, const char *symbol, const 
                                Dwarf_Die *type);
 /* The function (concrete DW_TAG_subprogram) whose code starts at the link-time address addr. */
 bool dwarf_function_at(struct dwarf_types *d, uint64_t addr, Dwarf_Die *out);
+/* The function (concrete DW_TAG_subprogram, the out-of-line one) whose code holds link-time address addr. */
+bool dwarf_function_containing(struct dwarf_types *d, uint64_t addr, Dwarf_Die *out);
 /* The concrete type a trait object's vtable at link-time address addr belongs to (rustc's vtable variables). */
 bool dwarf_vtable_type(struct dwarf_types *d, uint64_t addr, Dwarf_Die *out);
 /* The structure type named by its qualified name ("tokio::runtime::task::core::Trailer"), exact. */
@@ -95,6 +99,15 @@ bool dwarf_type_by_name(struct dwarf_types *d, const char *qualified, Dwarf_Die 
 /* The linkage name of the function an async state machine type belongs to: rustc puts the resume function
  * `{async_fn#N}` (or `{async_block#N}`) beside its `{async_fn_env#N}` type in the same scope. */
 bool dwarf_async_fn_linkage(struct dwarf_types *d, Dwarf_Die *env, char *buf, size_t len);
+
+/* The `__awaitee` locals of the resume function of async state machine type env (rustc's `{async_fn#N}` beside
+ * its `{async_fn_env#N}`): the future each await holds, each declared at the await's source position. rustc gives
+ * a Suspend<k> variant the position of the await's expansion (inside a macro: the macro's own source), but
+ * declares the local at the position the program wrote (the macro's invocation). Calls fn(ctx, type, path, line)
+ * for each (type stripped, path as the DWARF names the file) from the first unit that describes the function
+ * (env's own, then its crate's); returns how many. */
+size_t dwarf_async_fn_awaitees(struct dwarf_types *d, Dwarf_Die *env,
+                               void (*fn)(void *ctx, Dwarf_Die *type, const char *path, uint32_t line), void *ctx);
 
 /* The instance of the generic structure type qualified ("tokio::runtime::task::core::Cell", its name's
  * generic arguments left out) whose template type parameters param_names[i] are the types params[i] (the same
@@ -107,5 +120,12 @@ bool dwarf_generic_type(struct dwarf_types *d, const char *qualified, const char
  * Returns the number of names given, 0 when pc is in no known function. */
 size_t dwarf_inline_names(struct dwarf_types *d, uint64_t pc, void (*fn)(void *ctx, const char *name),
                           void *ctx);
+
+/* The source frames executing at link-time address pc, innermost first: each function inlined there (qualified
+ * name) and the function they are inlined into, each with its position (pc's line for the innermost, the call
+ * site of the one inside it for the others; path as the DWARF names the file, NULL / 0 when not known): calls
+ * fn(ctx, name, path, line) for each. A return address's caller: pass the address before it. Returns how many. */
+size_t dwarf_frames_at(struct dwarf_types *d, uint64_t pc,
+                       void (*fn)(void *ctx, const char *name, const char *path, uint32_t line), void *ctx);
 
 #endif

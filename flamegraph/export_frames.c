@@ -2,6 +2,7 @@
 /* export_frames.c: reads back the frame names the flamegraph layer and other profilers write: the source
  * position a name carries, the inlined annotation, and the task or thread a root frame stands for. */
 #include "flamegraph/export_internal.h"
+#include "flamegraph/flamegraph.h"
 
 #include <string.h>
 
@@ -45,10 +46,12 @@ void export_parse_frame(const char *name, struct frame_parts *out)
         len -= 4;
     }
     out->function_len = len;
-    /* " @ FILE:LINE" */
-    size_t at = last_separator(name, len, " @");
-    if (at && at + 3 < len && name[at + 2] == ' ' &&
-        file_and_line(name + at + 3, len - at - 3, &out->file_len, &out->line)) {
+    /* " @ FILE:LINE", and " (select!)" after it when the await is inside a macro (its function keeps no such
+       suffix: the name of the function, and its position, are the await's) */
+    size_t before_macro = await_point_macro_at(name, len);
+    size_t at = last_separator(name, before_macro, " @");
+    if (at && at + 3 < before_macro && name[at + 2] == ' ' &&
+        file_and_line(name + at + 3, before_macro - at - 3, &out->file_len, &out->line)) {
         out->file = name + at + 3;
         out->function_len = at;
         return;

@@ -51,6 +51,16 @@ size_t profile_distinct_stacks(const struct profile *p);
  * mapped afresh, so the writer's pages are new ones the kernel zeroes either way). */
 void profile_trim(struct profile *p);
 
+/* ---- await points --------------------------------------------------------------------------------------- */
+
+/* An await point's frame name (await_names.c): "NAME @ FILE:LINE" ("NAME" when FILE or LINE is not known), then
+ * " (MACRO)" when the await is written inside a macro (macro: "select!", "join!"; FILE:LINE the line where it was
+ * invoked) or " (MACRO, its own line)" when FILE:LINE is the macro's own source. Returns snprintf's. */
+int await_point_name(char *buf, size_t len, const char *function, const char *file, unsigned line,
+                     const char *macro, bool macro_line);
+/* The length of name (len bytes) without such a " (MACRO...)" suffix: len when it has none. */
+size_t await_point_macro_at(const char *name, size_t len);
+
 /* ---- task-aware stacks ------------------------------------------------------------------------------ */
 
 /* One symbolized frame, prepared once per address (names interned in the profile). */
@@ -61,6 +71,10 @@ struct stack_frame {
     uint8_t runtime;           /* non-zero for a runtime's frame (flags): 1 polls one task (a known boundary
                                   or --task-boundary), 2 glue inlined below such a frame, 4 a worker loop,
                                   8 the frame the task's future follows, 16 a boundary whose rule has one */
+    bool async;                /* an async frame (its name had an async suffix) */
+    uint32_t macro;            /* an async frame positioned in a macro's own source (the closure a select! or
+                                  join! polls its branches in): the macro's name ("select!"), else
+                                  PROFILE_NO_FRAME */
 };
 
 enum task_grouping { GROUP_BY_ENTRY, GROUP_BY_TASK, GROUP_BY_NONE };
@@ -95,6 +109,13 @@ bool task_boundary_never_in_task(const struct task_boundary_counts *c);
 /* Prepare one frame: name as symbolized, source file base name and line (NULL/0 if unknown). */
 int task_stacks_prepare(struct task_stacks *t, const char *name, const char *file, unsigned line, bool kernel,
                         struct stack_frame *out);
+/* The same, for a frame whose position is in a macro's own source (macro: its name, "select!"; NULL: none, as
+ * task_stacks_prepare). Such an async frame is the macro's closure inside the function that invoked it: on a
+ * stack where that function's own async frame is above it (a few frames up), it is left out and that frame is
+ * shown as "NAME @ FILE:LINE (select!)" (its line is the invocation's); elsewhere it shows "NAME @ FILE:LINE
+ * (select!, its own line)". */
+int task_stacks_prepare_in_macro(struct task_stacks *t, const char *name, const char *file, unsigned line,
+                                 bool kernel, const char *macro, struct stack_frame *out);
 /* Add count samples of one stack, frames root first (outermost first), kernel frames last. thread_root is
  * the frame id of the thread's name. A task stack is cut below the innermost frame whose function is
  * marker_function (the frame that fired the poll marker), else below the innermost runtime frame, then
@@ -119,6 +140,14 @@ uint32_t task_stacks_last_node(const struct task_stacks *t);
  * --group-by none "task: ENTRY" too), "[task entry unknown]" when no sample told its entry; PROFILE_NO_FRAME
  * when out of memory. */
 uint32_t task_stacks_task_root(struct task_stacks *t, uint64_t task_id);
+/* Whether some sample told task_id's entry. */
+bool task_stacks_entry_known(const struct task_stacks *t, uint64_t task_id);
+/* Name task_id's entry from outside its samples (its root future, from the code that polled it) when no sample
+ * told it: its held-back samples, polls and waits are then rooted "task: ENTRY". Returns 0 or -1 (no memory). */
+int task_stacks_name_task(struct task_stacks *t, uint64_t task_id, const char *entry);
+/* The root task_id's samples would have (as task_stacks_task_root) if its entry were entry. PROFILE_NO_FRAME: no
+ * memory. */
+uint32_t task_stacks_root_for(struct task_stacks *t, uint64_t task_id, const char *entry);
 /* Settle samples held back because their task's entry was not known when they came. Call once at the end,
  * before writing. Returns 0 or -1 (no memory). */
 int task_stacks_finish(struct task_stacks *t);

@@ -67,9 +67,11 @@ static bool is_task_root_name(const char *s, size_t len)
     return i + 1 < len && s[i] == ':' && s[i + 1] == ' ';
 }
 
-/* "NAME @ FILE:LINE": the last " @ " is followed by a non-empty FILE, ':' and digits to the end. */
+/* "NAME @ FILE:LINE": the last " @ " is followed by a non-empty FILE, ':' and digits to the end (or to a
+   " (select!)" naming the macro the await is in). */
 static bool is_await_point_name(const char *s, size_t len)
 {
+    len = await_point_macro_at(s, len);
     size_t at = len;
     for (size_t i = len >= 3 ? len - 3 : 0; i > 0; i--) {
         if (s[i] == ' ' && s[i + 1] == '@' && s[i + 2] == ' ') {

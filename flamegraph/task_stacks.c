@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* task_stacks.c: builds the stacks the graph shows from symbolized frames: await-point labels on async
- * frames (prepared once per address), and per sample the runtime frames cut from task stacks and the task
- * root ("task: ENTRY", "task ID: ENTRY") or thread-name root put on top. */
+ * frames (prepared once per address), and per sample the runtime frames cut from task stacks, the task
+ * root ("task: ENTRY", "task ID: ENTRY") or thread-name root put on top, and a macro's closure joined to the
+ * frame of the function that invoked the macro (its await named "NAME @ FILE:LINE (select!)"). */
+#include "base/u64_map.h"
 #include "base/vec.h"
 #include "flamegraph/flamegraph.h"
 #include "flamegraph/runtime_rules.h"
@@ -48,6 +50,10 @@ struct task_stacks {
     uint32_t last_node;                  /* the stack node of the sample added last, PROFILE_NO_NODE: held back */
     uint32_t seen_marker;                /* the poll-marker frame's function of the last sample that had one */
     uint32_t ids[MAX_STACK + 2];
+    uint32_t entries[MAX_STACK + 2];     /* each of ids' frames' entry (put_frames) */
+    bool asyncs[MAX_STACK + 2];          /* ... and whether it is an async frame a macro's closure may join */
+    struct u64_map named_macros;         /* (display, macro) -> index in macro_displays */
+    VEC_OF(uint32_t) macro_displays;     /* "NAME @ FILE:LINE (select!)" frame ids */
 };
 
 struct task_stacks *task_stacks_new(struct profile *p, enum task_grouping group_by, bool await_points,
@@ -86,6 +92,8 @@ void task_stacks_free(struct task_stacks *t)
     free(t->known_ids);
     free(t->known_entries);
     vec_free(&t->pending);
+    u64_map_free(&t->named_macros);
+    vec_free(&t->macro_displays);
     free(t);
 }
 
@@ -209,18 +217,20 @@ static void sanitize(char *name)
             *c = ' ';
 }
 
-int task_stacks_prepare(struct task_stacks *t, const char *name, const char *file, unsigned line, bool kernel,
-                        struct stack_frame *out)
+int task_stacks_prepare_in_macro(struct task_stacks *t, const char *name, const char *file, unsigned line,
+                                 bool kernel, const char *macro, struct stack_frame *out)
 {
-    char plain[MAX_NAME], entry[MAX_NAME], display[MAX_NAME + 280];
+    char plain[MAX_NAME], entry[MAX_NAME], display[MAX_NAME + 400];
     snprintf(plain, sizeof(plain), "%s", name && *name ? name : "[unknown]");
     sanitize(plain);
     snprintf(entry, sizeof(entry), "%s", plain);
     bool async = !kernel && task_stacks_strip_async_suffix(entry);
+    if (!async)
+        macro = NULL;               /* (only an async frame's position is an await's) */
     if (kernel)
         snprintf(display, sizeof(display), "%s_[k]", plain);
     else if (async && t->await_points && file && line)
-        snprintf(display, sizeof(display), "%s @ %s:%u", entry, file, line);
+        await_point_name(display, sizeof(display), entry, file, line, macro, macro != NULL);
     else
         snprintf(display, sizeof(display), "%s", plain);
     sanitize(display);
@@ -228,9 +238,68 @@ int task_stacks_prepare(struct task_stacks *t, const char *name, const char *fil
     out->function = profile_intern(t->profile, plain, strlen(plain));
     out->entry = profile_intern(t->profile, entry, strlen(entry));
     out->runtime = kernel ? 0 : runtime_rules_classify(&t->rules, plain);
-    if (out->display == PROFILE_NO_FRAME || out->function == PROFILE_NO_FRAME || out->entry == PROFILE_NO_FRAME)
+    out->async = async;
+    out->macro = macro ? profile_intern(t->profile, macro, strlen(macro)) : PROFILE_NO_FRAME;
+    if (out->display == PROFILE_NO_FRAME || out->function == PROFILE_NO_FRAME || out->entry == PROFILE_NO_FRAME ||
+        (macro && out->macro == PROFILE_NO_FRAME))
         return -1;
     return 0;
+}
+
+int task_stacks_prepare(struct task_stacks *t, const char *name, const char *file, unsigned line, bool kernel,
+                        struct stack_frame *out)
+{
+    return task_stacks_prepare_in_macro(t, name, file, line, kernel, NULL, out);
+}
+
+/* The display of an async frame (display, its name "NAME @ FILE:LINE") with the macro it invokes there named:
+   "NAME @ FILE:LINE (select!)", made once per pair. */
+static uint32_t with_macro(struct task_stacks *t, uint32_t display, uint32_t macro)
+{
+    uint64_t key = (uint64_t)display << 32 | macro;
+    uint32_t index;
+    if (!t->named_macros.keys && u64_map_init(&t->named_macros, 64) != 0)
+        return display;
+    int rc = u64_map_index(&t->named_macros, key, &t->macro_displays, &index);
+    if (rc < 0)
+        return display;
+    if (rc == 1) {
+        char name[MAX_NAME + 400];
+        int len = snprintf(name, sizeof(name), "%s (%s)", profile_frame_name(t->profile, display),
+                           profile_frame_name(t->profile, macro));
+        uint32_t id = len > 0 && (size_t)len < sizeof(name) ? profile_intern(t->profile, name, (size_t)len)
+                                                             : PROFILE_NO_FRAME;
+        t->macro_displays.v[index] = id == PROFILE_NO_FRAME ? display : id;
+    }
+    return t->macro_displays.v[index];
+}
+
+#define MACRO_CLOSURE_REACH 4   /* frames above a macro's closure its function's own frame is looked for in */
+
+/* Frames first..n of a stack into t->ids from out on: a macro's closure (an async frame positioned in the macro's
+   source) whose function's own async frame is a few frames above is left out, and that frame named with the
+   macro (with_macro). Returns the new out. */
+static size_t put_frames(struct task_stacks *t, const struct stack_frame *const *frames, size_t first, size_t n,
+                         size_t out)
+{
+    size_t start = out;
+    for (size_t i = first; i < n; i++) {
+        const struct stack_frame *f = frames[i];
+        if (f->macro != PROFILE_NO_FRAME) {
+            size_t j = out;
+            while (j > start && out - j < MACRO_CLOSURE_REACH && t->entries[j - 1] != f->entry)
+                j--;
+            if (j > start && t->entries[j - 1] == f->entry && t->asyncs[j - 1]) {
+                if (t->await_points)
+                    t->ids[j - 1] = with_macro(t, t->ids[j - 1], f->macro);
+                continue;
+            }
+        }
+        t->entries[out] = f->entry;
+        t->asyncs[out] = f->async && f->macro == PROFILE_NO_FRAME;
+        t->ids[out++] = f->display;
+    }
+    return out;
 }
 
 static void learn_caller(struct task_stacks *t, uint32_t marker, uint32_t caller)
@@ -486,9 +555,7 @@ static int build_stack(struct task_stacks *t, uint32_t thread_root, enum stack_t
     } else {
         t->ids[out++] = thread_root;
     }
-    for (size_t i = first; i < n; i++)
-        t->ids[out++] = frames[i]->display;
-    *out_n = out;
+    *out_n = put_frames(t, frames, first, n, out);
     return 0;
 }
 
@@ -524,6 +591,34 @@ int task_stacks_cut(struct task_stacks *t, uint32_t thread_root, uint64_t task_i
     *ids = t->ids;
     *n_ids = rc == 1 ? 0 : out;
     return 0;
+}
+
+bool task_stacks_entry_known(const struct task_stacks *t, uint64_t task_id)
+{
+    return known_entry(t, task_id) != PROFILE_NO_FRAME;
+}
+
+int task_stacks_name_task(struct task_stacks *t, uint64_t task_id, const char *entry)
+{
+    if (known_entry(t, task_id) != PROFILE_NO_FRAME)
+        return 0;
+    char name[MAX_NAME];
+    snprintf(name, sizeof(name), "%s", entry);
+    sanitize(name);
+    uint32_t id = profile_intern(t->profile, name, strlen(name));
+    if (id == PROFILE_NO_FRAME)
+        return -1;
+    remember_entry(t, task_id, id);
+    return 0;
+}
+
+uint32_t task_stacks_root_for(struct task_stacks *t, uint64_t task_id, const char *entry)
+{
+    char name[MAX_NAME];
+    snprintf(name, sizeof(name), "%s", entry);
+    sanitize(name);
+    uint32_t id = profile_intern(t->profile, name, strlen(name));
+    return id == PROFILE_NO_FRAME ? PROFILE_NO_FRAME : task_root(t, task_id, id);
 }
 
 uint32_t task_stacks_last_node(const struct task_stacks *t)

@@ -273,4 +273,20 @@ size_t saved_stack_unwind(struct saved_stack_unwinder *u, const uint64_t *regs, 
                           size_t stack_len, uint64_t *ips, size_t max_ips, bool *truncated);
 void saved_stack_unwinder_free(struct saved_stack_unwinder *u);
 
+/* ---- one thread's stack now, read without stopping it (thread_stack.c) --------------------------------- */
+/* taskspy tasks shows a running task where it is: its worker's stack. A thread in a system call (a sleep, a
+ * blocking read, a lock) is read from /proc/PID/task/TID/syscall's stack and instruction pointers and its stack's
+ * bytes (process_vm_readv); a thread running in user space from one perf sample of it (its registers and stack
+ * copied by the kernel; waited for up to 100 ms). Both unwound as samples are. */
+struct thread_stack_reader;
+enum thread_stack_source { THREAD_STACK_NONE, THREAD_STACK_SYSCALL, THREAD_STACK_SAMPLE };
+/* Returns 0, or -1 with a line in err. root: the prefix to open the target's files through, or "". */
+int thread_stack_reader_open(struct thread_stack_reader **out, pid_t pid, const char *root, char *err,
+                             size_t errlen);
+/* Thread tid's return addresses now, innermost first (the first its instruction pointer), at most max, and how
+ * they were read. Returns how many: 0 when nothing could be read. */
+size_t thread_stack_read(struct thread_stack_reader *r, pid_t tid, uint64_t *ips, size_t max,
+                         enum thread_stack_source *source);
+void thread_stack_reader_close(struct thread_stack_reader *r);
+
 #endif

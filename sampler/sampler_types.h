@@ -35,6 +35,8 @@ struct sampler_poll {
     uint32_t thread;                 /* the thread's number as on_thread_name gave it, or SAMPLER_NO_THREAD */
     uint64_t task_id;
     uint64_t start_ns, end_ns;
+    uint64_t start_addr;             /* where the probe that began it sits (a runtime's poll function: tokio's
+                                        raw::poll<T, S>, whose T names the task), 0 when not known */
 };
 
 /* How marker hits reach taskspy (a debugging choice; each route falls back to the next when it cannot work). */

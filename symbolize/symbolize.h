@@ -94,4 +94,9 @@ char *symbolize_demangle(const char *mangled);
 /* Remove a Rust legacy hash suffix ("::h0123456789abcdef") in place. */
 void symbolize_strip_rust_hash(char *name);
 
+/* The macro a source file defines ("select!" for tokio's macros/select.rs, futures-util's select_mod.rs; "join!",
+ * "try_join!"), by its path as the DWARF names it (sym_frame.path); NULL for any other file. A frame positioned in
+ * such a file is inside the macro's own code (macro_source.c). */
+const char *symbolize_macro_of(const char *path);
+
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* future_leaves.c: the leaf futures taskspy names, by their type's qualified name, and what can be read of
- * them: tokio's Sleep (time left to its deadline), a JoinHandle (the id of the task it waits for), channel
+ * them: tokio's Sleep (time left to its deadline), a JoinHandle (the id of the task it waits for), a JoinSet
+ * (the ids of the tasks in it, read along its lists: idle and notified entries, each a JoinHandle), channel
  * receivers, semaphore acquires (Mutex, Semaphore, RwLock), Notify; sockets are weak leaves (an I/O object
  * met inside a connection struct: taken only when no suspended async fn is found), with their fd. */
 #include "tasks/tasks_internal.h"
@@ -13,6 +14,8 @@
 #include <time.h>
 
 #define MAX_FIND_DEPTH 10
+#define MAX_JOIN_SET 4096          /* entries of a JoinSet's lists walked */
+#define JOIN_SET_IDS 8             /* ids a JoinSet's detail names */
 
 /* the member named name anywhere inline inside type (no pointers): its offset and type */
 static bool find_member(Dwarf_Die *type, const char *name, int depth, struct dwarf_member *out)
@@ -71,7 +74,40 @@ static bool read_int(elf_memory_reader read, void *rctx, uint64_t addr, size_t s
     return true;
 }
 
-enum leaf_kind { SLEEP, JOIN, PLAIN, SOCKET };
+bool type_pointer_inside(Dwarf_Die *type, uint64_t *offset, Dwarf_Die *target)
+{
+    Dwarf_Die t = *type;
+    uint64_t at = *offset;
+    for (int depth = 0; depth < 10; depth++) {
+        if (dwarf_tag(&t) == DW_TAG_pointer_type) {
+            if (!dwarf_type_of(&t, target))
+                return false;
+            *offset = at;
+            return true;
+        }
+        struct dwarf_member m;
+        if (dwarf_has_variants(&t)) {        /* Option<NonNull<T>>: a niche, the pointer is Some's */
+            struct dwarf_member inner;
+            if (!dwarf_variant_named(&t, "Some", &m) || !dwarf_member(&m.type, "__0", &inner))
+                return false;
+            at += m.offset + inner.offset;
+            t = inner.type;
+            continue;
+        }
+        int tag = dwarf_tag(&t);
+        if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type)
+            return false;
+        /* the one member of a wrapper; a union's value, an UnsafeCell's, a NonNull's pointer, an Arc's ptr */
+        if (!(dwarf_member_count(&t) == 1 && dwarf_member_at(&t, 0, &m)) && !dwarf_member(&t, "value", &m) &&
+            !dwarf_member(&t, "pointer", &m) && !dwarf_member(&t, "p", &m) && !dwarf_member(&t, "ptr", &m))
+            return false;
+        at += m.offset;
+        t = m.type;
+    }
+    return false;
+}
+
+enum leaf_kind { SLEEP, JOIN, JOIN_SET, PLAIN, SOCKET };
 
 struct leaf_rule {
     const char *prefix;        /* of the type's qualified name */
@@ -82,6 +118,7 @@ struct leaf_rule {
 static const struct leaf_rule rules[] = {
     { "tokio::time::sleep::Sleep", SLEEP, NULL },
     { "tokio::runtime::task::join::JoinHandle<", JOIN, NULL },
+    { "tokio::task::join_set::JoinSet<", JOIN_SET, NULL },
     { "tokio::sync::oneshot::Receiver<", PLAIN, "oneshot channel: no value sent yet" },
     { "tokio::sync::batch_semaphore::Acquire", PLAIN, "waiting for a semaphore permit (Mutex, RwLock, Semaphore)" },
     { "tokio::sync::notify::Notified", PLAIN, "waiting for a Notify" },
@@ -92,6 +129,40 @@ static const struct leaf_rule rules[] = {
     { "tokio::net::unix::stream::UnixStream", SOCKET, NULL },
 };
 
+/* A JoinSet's lists (tokio's util::idle_notified_set): JoinSet { inner: IdleNotifiedSet { lists: Arc<Mutex<
+   ListsInner { notified: LinkedList, idle: LinkedList }>> } }, each list's head an entry ListEntry { pointers:
+   Pointers { .. next .. }, value: .. JoinHandle { raw: RawTask { ptr } } }. offset[0]: the Arc's pointer in the
+   JoinSet; [1], [2]: the notified and idle lists' heads in what it points to (ArcInner); [3]: an entry's next;
+   [4]: its JoinHandle's task header. */
+static bool find_join_set(Dwarf_Die *type, struct leaf_plan *out)
+{
+    struct dwarf_member lists, data, notified, idle, head, next, value, raw;
+    Dwarf_Die inner, entry, any;
+    uint64_t arc = 0, at;
+    if (!find_member(type, "lists", 0, &lists) || !type_pointer_inside(&lists.type, &arc, &inner) ||
+        !dwarf_member(&inner, "data", &data) || !find_member(&data.type, "notified", 0, &notified) ||
+        !find_member(&data.type, "idle", 0, &idle) || !find_member(&notified.type, "head", 0, &head))
+        return false;
+    out->offset[0] = lists.offset + arc;
+    at = 0;
+    if (!type_pointer_inside(&head.type, &at, &entry))
+        return false;
+    out->offset[1] = data.offset + notified.offset + head.offset + at;
+    out->offset[2] = data.offset + idle.offset + head.offset + at;     /* (the same LinkedList type) */
+    if (!find_member(&entry, "next", 0, &next) || !find_member(&entry, "value", 0, &value) ||
+        !find_member(&value.type, "raw", 0, &raw))
+        return false;
+    at = 0;
+    if (!type_pointer_inside(&next.type, &at, &any))
+        return false;
+    out->offset[3] = next.offset + at;
+    at = 0;
+    if (!type_pointer_inside(&raw.type, &at, &any))
+        return false;
+    out->offset[4] = value.offset + raw.offset + at;
+    return true;
+}
+
 /* Sleep: the deadline (a std Instant on CLOCK_MONOTONIC: tv_sec, tv_nsec); JoinHandle: raw.ptr, the awaited
    task's header; a socket: the file descriptor inside (std's OwnedFd { fd }) */
 static bool find_fields(enum leaf_kind kind, Dwarf_Die *type, struct leaf_plan *out)
@@ -99,6 +170,8 @@ static bool find_fields(enum leaf_kind kind, Dwarf_Die *type, struct leaf_plan *
     struct dwarf_member deadline, sec, nsec, raw, fd;
     const char *failed;
     switch (kind) {
+    case JOIN_SET:
+        return find_join_set(type, out);
     case SLEEP:
         return find_member(type, "deadline", 0, &deadline) && find_member(&deadline.type, "tv_sec", 0, &sec) &&
                find_member(&deadline.type, "tv_nsec", 0, &nsec) &&
@@ -131,6 +204,51 @@ void future_leaf_plan(const char *qualified, Dwarf_Die *type, struct leaf_plan *
     }
 }
 
+static int by_value(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* "waits for tasks 41, 42, 43": the ids of the tasks a JoinSet at addr holds, read along its two lists */
+static const char *join_set_detail(const struct tokio_layout *l, struct string_pool *pool, elf_memory_reader read,
+                                   void *rctx, const struct leaf_plan *plan, uint64_t addr)
+{
+    uint64_t inner, ids[JOIN_SET_IDS];
+    size_t n = 0, all = 0, steps = 0;
+    if (!read(rctx, addr + plan->offset[0], &inner, 8) || !inner)
+        return NULL;
+    for (int list = 1; list <= 2; list++) {
+        uint64_t entry;
+        if (!read(rctx, inner + plan->offset[list], &entry, 8))
+            return NULL;
+        while (entry && steps++ < MAX_JOIN_SET) {
+            uint64_t header;
+            struct task_header h;
+            if (!read(rctx, entry + plan->offset[4], &header, 8) || !tokio_read_header(l, read, rctx, header, &h))
+                return NULL;
+            if (n < JOIN_SET_IDS)
+                ids[n++] = h.id;
+            all++;
+            if (!read(rctx, entry + plan->offset[3], &entry, 8))
+                return NULL;
+        }
+    }
+    if (steps > MAX_JOIN_SET)
+        return NULL;         /* (a cycle, or a list changing under the walk) */
+    qsort(ids, n, sizeof(ids[0]), by_value);
+    char text[64 + JOIN_SET_IDS * 22];
+    int at = all == 0   ? snprintf(text, sizeof(text), "no tasks")
+             : all == 1 ? snprintf(text, sizeof(text), "waits for task")
+             : all == n ? snprintf(text, sizeof(text), "waits for tasks")
+                        : snprintf(text, sizeof(text), "waits for %zu tasks:", all);
+    for (size_t i = 0; i < n && at > 0 && (size_t)at < sizeof(text); i++)
+        at += snprintf(text + at, sizeof(text) - (size_t)at, "%s %llu", i ? "," : "", (unsigned long long)ids[i]);
+    if (all > n && at > 0 && (size_t)at < sizeof(text))
+        snprintf(text + at, sizeof(text) - (size_t)at, ", ...");
+    return string_pool_intern(pool, text);
+}
+
 const char *future_leaf_detail(const struct tokio_layout *l, struct string_pool *pool, elf_memory_reader read,
                                void *rctx, const struct leaf_plan *plan, uint64_t addr)
 {
@@ -159,6 +277,8 @@ const char *future_leaf_detail(const struct tokio_layout *l, struct string_pool 
             return NULL;
         snprintf(text, sizeof(text), "waits for task %llu", (unsigned long long)h.id);
         return string_pool_intern(pool, text);
+    case JOIN_SET:
+        return join_set_detail(l, pool, read, rctx, plan, addr);
     case PLAIN:
         return string_pool_intern(pool, r->what);
     case SOCKET:

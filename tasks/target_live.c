@@ -134,7 +134,7 @@ static const struct target_view_ops live_ops = {
     .close = live_close,
 };
 
-static int maps_load(pid_t pid, struct target_maps *out)
+int target_maps_load(pid_t pid, struct target_maps *out)
 {
     memset(out, 0, sizeof(*out));
     char path[64];
@@ -192,7 +192,7 @@ int view_open_live(struct target_view **out, pid_t pid, const char *root, char *
         free(lt);
         return -1;
     }
-    if (maps_load(pid, &lt->base.maps) != 0) {
+    if (target_maps_load(pid, &lt->base.maps) != 0) {
         snprintf(err, errlen, "cannot read /proc/%d/maps", (int)pid);
         free(lt);
         return -1;

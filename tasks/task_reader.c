@@ -27,6 +27,7 @@
 #define MAX_HEADS 4096
 #define REREADS 3
 #define MAX_RETURNS 256
+#define MAX_STACK_FRAMES 128          /* a running task's native stack, frames kept */
 
 struct plan_vec {
     struct task_plan *v;
@@ -55,6 +56,14 @@ struct task_reader {
     struct plan_vec plans;
     struct task_vec tasks;
     struct worker_vec workers;
+    struct {
+        uint64_t *v;
+        size_t n, cap;
+    } worker_fsbase;                  /* each worker's thread pointer (where its CONTEXT is read again) */
+    struct {
+        size_t *v;
+        size_t n, cap;
+    } worker_thread;                  /* each worker's thread in threads (a core's: its registers and stack) */
     struct u64_map visited;
     struct memory_cache cache;        /* one task's pages at a time */
     struct memory_cache threads_cache;   /* a snapshot's reads of its threads and runtimes (glibc's thread list,
@@ -71,6 +80,17 @@ struct task_reader {
         size_t n, cap;
     } path;                           /* the headers on the walk's way from the list's head */
 };
+
+/* what a task's reading allocated (its tree, with its first path's frames in the same block; its stack) */
+static void task_info_release(struct task_info *t)
+{
+    free(t->nodes);
+    free(t->stack);
+    t->nodes = NULL;
+    t->frames = NULL;
+    t->stack = NULL;
+    t->n_nodes = t->n_frames = t->n_stack = 0;
+}
 
 const char *task_state_name(enum task_state s)
 {
@@ -266,12 +286,12 @@ void task_reader_close(struct task_reader *r)
 {
     if (!r)
         return;
-    for (size_t i = 0; i < r->tasks.n; i++) {
-        free(r->tasks.v[i].frames);
-        free(r->tasks.v[i].stack);
-    }
+    for (size_t i = 0; i < r->tasks.n; i++)
+        task_info_release(&r->tasks.v[i]);
     vec_free(&r->tasks);
     vec_free(&r->workers);
+    vec_free(&r->worker_fsbase);
+    vec_free(&r->worker_thread);
     vec_free(&r->plans);
     vec_free(&r->path);
     u64_map_free(&r->plan_by_vtable);
@@ -322,10 +342,9 @@ static void read_task(struct task_reader *r, uint64_t header, const struct task_
     t->id = h.id;
     t->header = header;
     for (int attempt = 0;; attempt++) {
-        free(t->frames);
-        t->frames = NULL;
-        t->n_frames = 0;
+        task_info_release(t);
         t->leaf = t->detail = NULL;
+        t->tree_truncated = false;
         const struct task_plan *plan = plan_for(r, &h);
         t->root = plan && plan->ok ? plan->root : NULL;
         if (h.state & TOKIO_STATE_COMPLETE) {
@@ -344,6 +363,9 @@ static void read_task(struct task_reader *r, uint64_t header, const struct task_
         bool same = tokio_read_state(&r->layout, read_now, &now, header, &state_again) &&
                     state_again == h.state;
         if (same || attempt == REREADS) {
+            t->nodes = d.nodes;
+            t->n_nodes = d.n_nodes;
+            t->tree_truncated = d.truncated;
             t->frames = d.frames;
             t->n_frames = d.n_frames;
             t->leaf = d.leaf;
@@ -355,14 +377,12 @@ static void read_task(struct task_reader *r, uint64_t header, const struct task_
             uint64_t held = 1 + ((h.state & TOKIO_STATE_JOIN_INTEREST) ? 1 : 0);   /* the owned list, a JoinHandle */
             t->unwakeable = same && t->state == TASK_IDLE && refs == held;
             if (!same) {
-                free(t->frames);
-                t->frames = NULL;
-                t->n_frames = 0;
+                task_info_release(t);
                 t->leaf = t->detail = NULL;
             }
             return;
         }
-        free(d.frames);
+        free(d.nodes);
         memory_cache_reset(&r->cache);        /* the next try reads what follows the changed state word */
         if (!tokio_read_header(&r->layout, memory_cache_read, &r->cache, header, &h)) {
             t->state = TASK_CHANGING;         /* freed while read */
@@ -433,37 +453,41 @@ static bool walk_list(struct task_reader *r, uint64_t head, struct task_snapshot
     return true;
 }
 
-/* The native stack of each running task polled by a thread whose state the target saved (a core's registers and
-   stack), through the caller's unwinder (options.native_stack). worker_thread: each worker's index in
-   r->threads. False when out of memory. */
-static bool native_stacks(struct task_reader *r, const size_t *worker_thread)
+size_t task_reader_stack(struct task_reader *r, struct task_info *t)
 {
-    enum { MAX_NATIVE_FRAMES = 256 };
-    if (!r->opt.native_stack)
-        return true;
+    if (!r->opt.worker_stack || t->state != TASK_RUNNING || t->stack || !r->target)
+        return t->n_stack;
+    struct target_view *target = r->target;
     for (size_t w = 0; w < r->workers.n; w++) {
-        const struct target_thread *th = &r->threads.v[worker_thread[w]];
-        struct task_info *t = NULL;
-        for (size_t i = 0; i < r->tasks.n && !t && th->regs && r->workers.v[w].current_task; i++)
-            if (r->tasks.v[i].id == r->workers.v[w].current_task && r->tasks.v[i].state == TASK_RUNNING)
-                t = &r->tasks.v[i];
-        if (!t || t->stack)
+        if (r->workers.v[w].current_task != t->id)
             continue;
-        struct task_native_state state = { th->tid, th->regs, th->stack, th->stack_len, r->mappings.v, r->mappings.n };
-        struct task_frame frames[MAX_NATIVE_FRAMES];
-        size_t n = r->opt.native_stack(r->opt.native_stack_ctx, &state, frames, MAX_NATIVE_FRAMES);
+        uint64_t ips[MAX_STACK_FRAMES];
+        size_t n;
+        if (target->core) {   /* the dump's registers and saved stack of the worker's thread */
+            const struct target_thread *th = w < r->worker_thread.n ? &r->threads.v[r->worker_thread.v[w]] : NULL;
+            if (!th || !th->regs)
+                break;
+            struct task_native_state state = { th->tid, th->regs, th->stack, th->stack_len, r->mappings.v,
+                                               r->mappings.n };
+            n = r->opt.worker_stack(r->opt.worker_stack_ctx, th->tid, &state, ips, MAX_STACK_FRAMES);
+        } else {
+            n = r->opt.worker_stack(r->opt.worker_stack_ctx, r->workers.v[w].tid, NULL, ips, MAX_STACK_FRAMES);
+            /* the worker still polls the task (read straight from it): else the stack may be another task's */
+            struct thread_context c;
+            if (n > 0 && w < r->worker_fsbase.n &&
+                (!tokio_thread_context(&r->layout, view_read, target, r->worker_fsbase.v[w], &c) ||
+                 c.current_task != t->id))
+                n = 0;
+        }
         if (n == 0)
-            continue;
-        if (!(t->stack = calloc(n, sizeof(*t->stack))))
-            return false;
-        for (size_t i = 0; i < n; i++)
-            t->stack[i] = (struct task_frame){
-                .function = frames[i].function ? string_pool_intern(&r->pool, frames[i].function) : NULL,
-                .file = frames[i].file ? string_pool_intern(&r->pool, frames[i].file) : NULL,
-                .line = frames[i].line };
-        t->n_stack = n;
+            break;
+        t->stack = calloc(MAX_STACK_FRAMES, sizeof(*t->stack));
+        if (t->stack)
+            t->n_stack = native_frames(&r->layout, &target->maps, target->program, r->root, &r->pool, ips, n,
+                                       t->stack, MAX_STACK_FRAMES);
+        break;
     }
-    return true;
+    return t->n_stack;
 }
 
 /* err for a snapshot that found no runtime: the process exited, or no thread is in one (and what a core left out,
@@ -492,12 +516,12 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
         return -1;
     }
     struct target_view *target = r->target;
-    for (size_t i = 0; i < r->tasks.n; i++) {
-        free(r->tasks.v[i].frames);
-        free(r->tasks.v[i].stack);
-    }
+    for (size_t i = 0; i < r->tasks.n; i++)
+        task_info_release(&r->tasks.v[i]);
     r->tasks.n = 0;
     r->workers.n = 0;
+    r->worker_fsbase.n = 0;
+    r->worker_thread.n = 0;
     u64_map_free(&r->visited);
     if (u64_map_init(&r->visited, 1024) != 0) {
         snprintf(err, errlen, "out of memory");
@@ -516,11 +540,6 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
             snprintf(err, errlen, "process %d exited", (int)target->pid);
         return -1;
     }
-    size_t *worker_thread = calloc(r->threads.n ? r->threads.n : 1, sizeof(*worker_thread));
-    if (!worker_thread) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
     uint64_t runtimes[MAX_RUNTIMES];
     bool multi[MAX_RUNTIMES];
     size_t n_runtimes = 0;
@@ -537,9 +556,12 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
             multi[n_runtimes++] = c.multi_thread;
         }
         struct task_worker *w = vec_push(&r->workers);
-        if (!w)
+        uint64_t *fsbase = vec_push(&r->worker_fsbase);
+        size_t *thread = vec_push(&r->worker_thread);
+        if (!w || !fsbase || !thread)
             break;
-        worker_thread[r->workers.n - 1] = i;
+        *fsbase = th->fsbase;
+        *thread = i;
         w->tid = th->tid;
         target->ops->thread_name(target, th->tid, w->name);
         w->index = c.worker_index;
@@ -550,7 +572,6 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
                              : -1;
     }
     if (n_runtimes == 0) {
-        free(worker_thread);
         no_runtime(r, err, errlen);
         return -1;
     }
@@ -562,8 +583,6 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
         for (size_t i = 0; i < n && ok; i++)
             ok = walk_list(r, heads[i], snap);
     }
-    ok = ok && native_stacks(r, worker_thread);
-    free(worker_thread);
     if (!ok) {
         snprintf(err, errlen, "out of memory");
         return -1;

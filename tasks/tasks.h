@@ -24,11 +24,32 @@ enum task_state {
 };
 const char *task_state_name(enum task_state s);   /* "idle", "scheduled", ... */
 
-/* One async frame, outermost first in a task's backtrace: an async fn (or block) suspended at an await. */
+/* One async frame, outermost first in a task's backtrace: an async fn (or block) suspended at an await. The await's
+ * position is the program's own: written inside a macro (tokio's select!, join!), it is the line where the macro
+ * was invoked, with the macro named; where the DWARF cannot tell that line, the macro's own file and line are kept
+ * and macro_line says so (never a guessed line). */
 struct task_frame {
     const char *function;      /* "my_app::handle" (async suffixes removed) */
     const char *file;          /* base name of the await's file, or NULL */
     uint32_t line;             /* the await's line, 0 when unknown */
+    const char *macro;         /* the macro the await is written in ("select!", "join!", "try_join!"; "macro"
+                                  for another), NULL when none */
+    bool macro_line;           /* file and line are the macro's own source: the program's line was not found */
+};
+
+/* One node of a task's async backtrace tree: an async fn suspended at an await (frame.function set) and/or
+ * the leaf future it waits for. A node's children are what it waits for at once: every pending branch of a
+ * join!, select!, join_all, FuturesUnordered/FuturesOrdered or select_all (a finished branch is left out). A
+ * chain of awaits is a node with one child. Nodes are in preorder: a node's children follow it, each child's
+ * subtree after the previous one's; nodes[0] is the root. */
+#define TASK_NO_NODE UINT32_MAX
+struct task_node {
+    struct task_frame frame;   /* frame.function NULL: no async fn here (a leaf, or futures awaited directly) */
+    const char *leaf;          /* the leaf future's type, or NULL */
+    const char *detail;        /* what could be read of it, or NULL */
+    uint32_t parent;           /* TASK_NO_NODE for the root */
+    uint32_t n_children;
+    uint32_t subtree;          /* nodes in its subtree, itself included */
 };
 
 struct task_info {
@@ -38,12 +59,18 @@ struct task_info {
     bool unwakeable;           /* idle, not notified, and no waker holds a reference: nothing can wake it
                                   (decided only from the state word's reference count) */
     const char *root;          /* the root future's function ("my_app::main"), or its type name */
-    struct task_frame *frames; /* outermost first */
+    struct task_node *nodes;   /* the tree (preorder), n_nodes 0: nothing read (running, complete, changing) */
+    size_t n_nodes;
+    bool tree_truncated;       /* the walk stopped at a bound (depth, bytes, nodes): branches may be missing */
+    /* the first pending path of the tree (the first child at each node): */
+    struct task_frame *frames; /* its async frames, outermost first */
     size_t n_frames;
     const char *leaf;          /* the innermost future's type ("tokio::time::sleep::Sleep"), or NULL */
     const char *detail;        /* what could be read of it ("deadline in 2.1 ms"), or NULL */
-    struct task_frame *stack;  /* a running task: its worker's native stack, innermost first (a core's, from the
-                                  dump's registers: task_reader_options.native_stack), or NULL */
+    /* a running task: the native stack of the worker thread polling it (innermost first; n_stack 0 when not
+       read, task_reader_stack, or when it could not be): a live one's read without stopping it, a core's from
+       the dump's registers and saved stack */
+    struct task_frame *stack;
     size_t n_stack;
 };
 
@@ -80,7 +107,7 @@ struct task_snapshot {
 };
 
 /* A thread's state at a core's dump, for its native stack: its registers and the stack the core saved, and the
- * target's file mappings (to unwind and symbolize with). */
+ * target's file mappings (to unwind with). */
 struct task_mapping {
     uint64_t start, end, offset;
     const char *path;          /* the file taskspy reads for it */
@@ -94,9 +121,11 @@ struct task_native_state {
     const struct task_mapping *mappings;   /* sorted by start */
     size_t n_mappings;
 };
-/* Writes the frames of a thread's native stack, innermost first, up to max (their strings live until the
- * snapshot's next call at least: the reader copies them) and returns how many. */
-typedef size_t (*task_native_stack_fn)(void *ctx, const struct task_native_state *state, struct task_frame *frames,
+/* A running task's native stack (task_reader_stack): the return addresses of thread tid (the worker polling it),
+ * innermost first (its instruction pointer first), into ips (at most max); returns how many. A live process's
+ * (state NULL): read now, without stopping the thread; a core's: unwound from state, the thread's registers and
+ * stack at the dump. The reader names them with the program's DWARF. */
+typedef size_t (*task_worker_stack_fn)(void *ctx, pid_t tid, const struct task_native_state *state, uint64_t *ips,
                                        size_t max);
 
 struct task_reader;
@@ -109,8 +138,8 @@ struct task_reader_options {
     size_t max_bytes;          /* bound on bytes read per task's futures (0: 4 MB) */
     bool no_details;           /* leave task_info.detail NULL: nothing read of the leaf futures (their text
                                   differs at each snapshot: a reader that takes many keeps its memory flat) */
-    task_native_stack_fn native_stack;   /* a core's running tasks: their worker's native stack (NULL: none) */
-    void *native_stack_ctx;
+    task_worker_stack_fn worker_stack;   /* a running task's native stack (NULL: none read) */
+    void *worker_stack_ctx;
 };
 
 /* Open a reader for pid: its executable's DWARF (or the verified debug file), tokio's structures found by
@@ -134,6 +163,22 @@ int task_reader_open_core(struct task_reader **out, const char *core, const char
 /* Take a snapshot into *snap (valid until the next snapshot or close). Returns 0, or -1 with err (the target
  * gone before anything was read, or no runtime found in any thread). */
 int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char *err, size_t errlen);
+/* The native stack of running task t of the last snapshot, read now (options.worker_stack) into t->stack: its
+ * worker's, kept only if the worker still polls t after the read. Read on demand (a caller reads those it shows:
+ * each costs a read of the worker's stack, or a perf sample of it). Returns t->n_stack. */
+size_t task_reader_stack(struct task_reader *r, struct task_info *t);
 void task_reader_close(struct task_reader *r);
+
+/* ---- a task named by its root future, from the code that polls it (task_roots.c) ------------------------- */
+/* tokio polls each task through the raw::poll<T, S> of its future type T (the task vtable's poll entry), so the
+ * copy a poll went through names the task as taskspy tasks does: record names so the tasks no sample caught. */
+struct task_root_namer;
+/* For process pid; dwarf_path: the file to read its DWARF from (its separate debug file), NULL: its executable.
+ * Returns 0, or -1 with one line in err. */
+int task_root_namer_open(struct task_root_namer **out, pid_t pid, const char *dwarf_path, char *err, size_t errlen);
+/* The root future's name of the tasks polled by the raw::poll<T, S> holding runtime address addr (the address of a
+ * probe in it), NULL when addr is in no such function. Found once per address; valid until close. */
+const char *task_root_namer_name(struct task_root_namer *n, uint64_t addr);
+void task_root_namer_close(struct task_root_namer *n);
 
 #endif

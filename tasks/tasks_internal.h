@@ -95,6 +95,8 @@ bool view_read(void *ctx, uint64_t addr, void *buf, size_t len);
 void view_close(struct target_view *t);
 /* the mapping that holds addr, or NULL */
 const struct target_mapping *target_maps_find(const struct target_maps *m, uint64_t addr);
+/* a live process's mappings, from /proc/PID/maps (sorted by address). Returns 0, or -1 with errno. */
+int target_maps_load(pid_t pid, struct target_maps *out);
 void target_maps_free(struct target_maps *m);
 /* the load bias of the object at path (as maps names it) whose ELF is ef; false when it is not mapped */
 bool target_maps_bias(const struct target_maps *m, const char *path, const struct elf_file *ef, uint64_t *bias);
@@ -240,9 +242,12 @@ struct leaf_plan {
     enum leaf_strength strength;   /* LEAF_NONE: not a leaf taskspy knows */
     int rule;                      /* (future_leaves.c's rules) */
     bool fields_found;             /* the fields the detail reads */
-    uint64_t offset[2];
+    uint64_t offset[5];
     size_t size[2];
 };
+/* The one raw pointer inside a value of type (an AtomicPtr, Unique, NonNull, an Option<NonNull> niche, an Arc:
+ * wrappers around it): its offset added to *offset, the type it points to in target. */
+bool type_pointer_inside(Dwarf_Die *type, uint64_t *offset, Dwarf_Die *target);
 /* Whether qualified (type's name) is a leaf future taskspy knows, and where what can be read of it is. */
 void future_leaf_plan(const char *qualified, Dwarf_Die *type, struct leaf_plan *out);
 /* The leaf at addr described (pooled), or NULL when nothing could be read. */
@@ -258,16 +263,32 @@ enum type_kind {
     TYPE_TRACE_ROOT,           /* tokio's taskdump wrapper: searched through */
     TYPE_SHARED,               /* Arc, Rc, the runtime's own state: not searched */
     TYPE_BOX,                  /* followed */
+    TYPE_VEC,                  /* alloc::vec::Vec<T>: its elements are branches (select_all's futures) */
+    TYPE_UNORDERED,            /* futures' FuturesUnordered: its tasks' futures, a raw-pointer list, are branches */
+};
+/* Where a set of futures awaited at once keeps them: a slice's or Vec's elements, a FuturesUnordered's list. */
+struct branch_set {
+    bool ok;
+    uint64_t pointer_offset;   /* the elements' (or the list head's) pointer */
+    uint64_t length_offset;    /* a slice's or Vec's length */
+    uint64_t next_offset;      /* FuturesUnordered: a task's next_all pointer */
+    uint64_t element_offset;   /* FuturesUnordered: a task's future */
+    Dwarf_Die element;         /* the element type (FuturesUnordered: the task's future's) */
+    int64_t element_size;
 };
 struct type_facts {
     int tag;                   /* DW_TAG_*: only a structure type's other facts are found */
     bool async_env;            /* an async fn's or block's state machine */
     bool branches;             /* a tuple: select!'s or join!'s branches */
+    bool closure;              /* a closure's captures */
     bool members_known;        /* its members are members.v[members_at ..][n_members] */
     uint32_t members_at, n_members;
     const char *name;          /* qualified name (pooled), NULL: none */
     const char *function;      /* an async state machine's function (pooled), NULL: none or not one */
+    const char *home;          /* an async state machine's source file (its Unresumed variant's, as the DWARF
+                                  names it; pooled), NULL: not known */
     bool has_variants;         /* a Rust enum */
+    bool maybe_done;           /* a MaybeDone (tokio's, futures'): its Done and Gone variants hold no future */
     bool discr_known;          /* its discriminant's place is known (discr_size 0: untagged) */
     uint64_t discr_offset;
     size_t discr_size;
@@ -281,6 +302,13 @@ struct type_facts {
     bool box_dyn, has_target;
     uint64_t pointer_offset, vtable_offset;
     Dwarf_Die target;
+    /* a boxed or borrowed slice (Box<[T]>, &mut [T]: join_all's futures), a Vec, a FuturesUnordered */
+    struct branch_set set;
+    /* a closure of tokio's select!: its mask of disabled branches (a member `disabled`, by reference or not),
+       which the tuple of its futures (its other member) is read with */
+    bool has_mask, mask_indirect;
+    uint64_t mask_offset;
+    size_t mask_size;
 };
 /* The variant a value of one enum type holds, per discriminant value met, with what an async state machine's
  * variant says (the await's position, the awaited future). */
@@ -290,8 +318,11 @@ struct variant_facts {
     bool ok;                   /* the value selects a variant */
     struct dwarf_member variant;
     const char *name;          /* the variant type's name (Suspend0, Unresumed, ...) */
-    const char *file;          /* a Suspend variant's await */
+    const char *file;          /* a Suspend variant's await: the program's line (see task_frame) */
     uint32_t line;
+    const char *macro;         /* the macro the await is written in, NULL: none */
+    bool macro_line;           /* file and line are the macro's own */
+    bool done;                 /* a MaybeDone's Done or Gone: no future in it */
     bool has_awaitee;
     struct dwarf_member awaitee;
     bool has_field0;           /* a tuple variant's first field (Stage's Running(T)) */
@@ -336,17 +367,35 @@ struct task_plan {
 };
 
 bool task_plan_find(const struct tokio_layout *l, struct string_pool *pool, uint64_t poll, struct task_plan *out);
+/* The root future's name of the tasks whose vtable's poll function is poll (a link-time address in it): its
+ * function (an async fn's, as the CPU profile names it) or its type, from raw::poll<T, S>'s template parameter T,
+ * into buf. False when poll is not in a tokio raw::poll<T, S> or T has no name. */
+bool task_root_name(struct dwarf_types *dwarf, uint64_t poll, char *buf, size_t len);
 
+/* "a::b::{async_fn_env#0}<T>" -> "a::b": async suffixes removed, in place (SPEC 3) */
+void tasks_strip_async(char *name);
+
+/* ---- native_frames.c: a running task's worker stack as frames ----------------------------------------- */
+/* ips (innermost first, as the worker_stack callback read them) as frames into out (at most max): exe is the
+ * executable's path as maps names it, root the prefix to open the target's files through. Returns how many. */
+size_t native_frames(const struct tokio_layout *l, const struct target_maps *maps, const char *exe, const char *root,
+                     struct string_pool *pool, const uint64_t *ips, size_t n, struct task_frame *out, size_t max);
+
+/* A task's decoded tree (struct task_node, preorder), its first pending path, its leaf: all in one allocation
+ * (nodes, then frames), owned by the caller (free(nodes)). */
 struct decoded_future {
+    struct task_node *nodes;
+    size_t n_nodes;
+    bool truncated;
     struct task_frame *frames;
-    size_t n_frames, cap_frames;
+    size_t n_frames;
     const char *leaf;
     const char *detail;
 };
 
-/* Decode the future of the task at header (plan from its vtable) into out (frames appended, strings pooled;
- * types: what is known of the types met so far, kept by the caller).
- * Returns false when the task's stage is not a running future (complete, consumed) or nothing could be read. */
+/* Decode the future of the task at header (plan from its vtable) into out (strings pooled; types: what is known
+ * of the types met so far, kept by the caller). Returns false when the task's stage is not a running future
+ * (complete, consumed) or nothing could be read; out is then empty. */
 bool future_decode(const struct tokio_layout *l, struct string_pool *pool, struct type_cache *types,
                    const struct decode_limits *limits,
                    elf_memory_reader read, void *rctx, uint64_t header, const struct task_plan *plan,

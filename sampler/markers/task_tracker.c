@@ -135,7 +135,8 @@ static int apply_hit(struct task_tracker *t, uint32_t idx, uint64_t time_ns, enu
             t->timed_polls++;
             if (t->on_poll) {
                 struct sampler_poll poll = { .tid = th->tid, .thread = UINT32_MAX, .task_id = arg0,
-                                             .start_ns = th->poll_start_ns, .end_ns = th->poll_start_ns + d };
+                                             .start_ns = th->poll_start_ns, .end_ns = th->poll_start_ns + d,
+                                             .start_addr = th->probe_addr };
                 t->on_poll(t->poll_ctx, &poll);
             }
         }

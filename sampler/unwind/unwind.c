@@ -420,3 +420,14 @@ size_t unwinder_unwind(struct unwinder *u, const uint64_t *sampled_regs, const u
     }
     return n;
 }
+
+bool unwinder_function_start(struct unwinder *u, uint64_t ip, uint64_t *start)
+{
+    unw_proc_info_t pi;
+    struct unwind_sample s = { .u = u };
+    memset(&pi, 0, sizeof(pi));
+    if (find_proc_info(u->as, ip, &pi, 0, &s) < 0 || pi.start_ip == 0)
+        return false;
+    *start = pi.start_ip;
+    return true;
+}

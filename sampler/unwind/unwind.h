@@ -27,4 +27,7 @@ void unwinder_free(struct unwinder *u);
 size_t unwinder_unwind(struct unwinder *u, const uint64_t *regs, const uint8_t *stack, size_t stack_len,
                        uint64_t *ips, size_t max_ips, bool *truncated);
 
+/* The start of the function (its unwind table entry's) holding ip; false when no unwind info covers it. */
+bool unwinder_function_start(struct unwinder *u, uint64_t ip, uint64_t *start);
+
 #endif

@@ -5,7 +5,9 @@
  * pointer into it or anywhere else (reads outside fail, as process_vm_readv's would). The first byte picks
  * which raw::poll<T, S> (so which future type) decodes the task at BASE; the same bytes are then read as a
  * task header, a thread's CONTEXT and a runtime handle. Garbage pointers, cycles and enum values that match
- * no variant must end in a clean answer, never a crash or a hang. */
+ * no variant must end in a clean answer, never a crash or a hang; the tree decoded must be whole (check_tree: its
+ * preorder, parents, child counts and subtree sizes agree, its first path is its frames). The fixture's --trees
+ * mode gives the decoder select!'s, join!'s, join_all's, FuturesUnordered's, select_all's and JoinSet's types. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +82,38 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
+/* The tree's own consistency: any break is a decoder bug, reported as a crash. */
+static void check_tree(const struct decoded_future *out)
+{
+    size_t children = 0, first_path = 0;
+    for (size_t i = 0; i < out->n_nodes; i++) {
+        const struct task_node *n = &out->nodes[i];
+        if ((i == 0) != (n->parent == TASK_NO_NODE) || (i > 0 && n->parent >= i) || n->subtree == 0 ||
+            i + n->subtree > out->n_nodes)
+            abort();
+        size_t sum = 1, child = i + 1;
+        for (uint32_t k = 0; k < n->n_children; k++) {
+            if (child >= out->n_nodes || out->nodes[child].parent != i)
+                abort();
+            sum += out->nodes[child].subtree;
+            child += out->nodes[child].subtree;
+        }
+        if (sum != n->subtree)
+            abort();
+        children += n->n_children;
+    }
+    if (out->n_nodes && children != out->n_nodes - 1)
+        abort();
+    for (size_t i = 0; i < out->n_nodes; i++) {
+        if (out->nodes[i].frame.function)
+            first_path++;
+        if (out->nodes[i].n_children == 0)
+            break;
+    }
+    if (first_path != out->n_frames)
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -89,7 +123,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct decode_limits limits = { 256, 1u << 20, (data[0] & 0x80) != 0 };   /* leaves described, or not */
     struct decoded_future out = { 0 };
     future_decode(&state->layout, &state->pool, &state->types, &limits, read_image, &im, BASE, plan, &out);
-    free(out.frames);
+    check_tree(&out);
+    free(out.nodes);         /* (the frames are in the same block) */
     struct task_header h;
     tokio_read_header(&state->layout, read_image, &im, BASE, &h);
     struct thread_context c;

@@ -29,6 +29,7 @@ srcs() {
     demangle)     echo symbolize/demangle.c flamegraph/*.c base/*.c ;;
     core_file)    echo elf/elf_core.c $ELF_READER ;;
     task_decode)  echo tasks/future_decode.c tasks/future_leaves.c tasks/tokio_layout.c dwarf/*.c symbolize/demangle.c \
+                       symbolize/macro_source.c \
                        flamegraph/*.c base/*.c elf/elf_file.c elf/elf_notes.c elf/elf_segments.c elf/elf_symbols.c ;;
     esac
 }

@@ -98,14 +98,17 @@ wrk_latency_us() {
     awk '$1 == "Latency" { v = $2; u = v; sub(/[a-z]+$/, "", v); sub(/^[0-9.]+/, "", u);
         print v * (u == "s" ? 1e6 : u == "ms" ? 1e3 : 1) }' "$1"
 }
-# timer_check LABEL STDOUT WAIT_FOLDED PATTERN WRK_OUT T_MS: an HTTP fixture's /sleep handler, awaiting a T_MS
+# timer_check LABEL STDOUT WAIT_FOLDED PATTERN WRK_OUT T_MS [BRANCHES]: an HTTP fixture's /sleep handler, awaiting a T_MS
 # timer, waits at the stacks matching PATTERN about T_MS per request (the server's "requests /sleep N"): at
 # least 0.9 T_MS, at most wrk's mean latency + 10% (a request waits at the timer's line within its own latency,
 # and a loaded machine fires timers late: that lateness is wait at the line too)
+# BRANCHES (default 1): the branches the connection task waits on at once (axum's select! of the connection and
+# the graceful-shutdown watch: 2); a snapshot wait profile splits its time evenly among them, so the time at the
+# timer's line is multiplied back by them
 timer_check() {
-    local label=$1 stdout=$2 folded=$3 pattern=$4 wrk_out=$5 t_ms=$6 requests per_request latency
+    local label=$1 stdout=$2 folded=$3 pattern=$4 wrk_out=$5 t_ms=$6 branches=${7:-1} requests per_request latency
     requests=$(sed -n 's/^requests \/sleep \([0-9]*\)$/\1/p' "$stdout")
-    per_request=$(ratio "$(samples "$folded" "$pattern")" "${requests:-0}")
+    per_request=$(ratio "$(( $(samples "$folded" "$pattern") * branches ))" "${requests:-0}")
     latency=$(wrk_latency_us "$wrk_out")
     check "$label: $requests requests of /sleep wait at the handler's timer line ($pattern) $per_request us each: at least 0.9 x $t_ms ms, at most wrk's mean latency (${latency:-?} us) + 10%" \
         between "$per_request" $((t_ms * 900)) "$(awk -v l="${latency:-0}" 'BEGIN { print l * 1.1 }')"

@@ -23,9 +23,9 @@
 #define START (1000 * MS)
 #define PERIOD (20 * MS)
 
-static struct task_frame sleeper_frames[] = { { "app::park", "main.rs", 17 }, { "app::nap", "main.rs", 13 } };
-static struct task_frame reader_frames[] = { { "app::read", "main.rs", 40 } };
-static struct task_frame reader_frames_41[] = { { "app::read", "main.rs", 41 } };
+static struct task_frame sleeper_frames[] = { { .function = "app::park", .file = "main.rs", .line = 17 }, { .function = "app::nap", .file = "main.rs", .line = 13 } };
+static struct task_frame reader_frames[] = { { .function = "app::read", .file = "main.rs", .line = 40 } };
+static struct task_frame reader_frames_41[] = { { .function = "app::read", .file = "main.rs", .line = 41 } };
 
 #define SLEEPER(task_id)                                                                                       \
     { .id = (task_id), .state = TASK_IDLE, .root = "app::park", .frames = sleeper_frames, .n_frames = 2,     \
@@ -196,6 +196,43 @@ static void test_spans(void **state)
     snapshot_waits_free(&w);
 }
 
+/* A task waiting on three futures at once (a select!): its time split evenly among them, the task counted once;
+   the summary's figures (stuck, its await) follow its first branch. */
+static void test_tree_split(void **state)
+{
+    (void)state;
+    struct task_node nodes[] = {
+        { .frame = { .function = "app::run", .file = "main.rs", .line = 7, .macro = "select!" },
+          .parent = TASK_NO_NODE, .n_children = 3, .subtree = 4 },
+        { .frame = { .function = "app::read", .file = "main.rs", .line = 40 }, .leaf = "Rx", .parent = 0, .subtree = 1 },
+        { .leaf = "Notified", .parent = 0, .subtree = 1 },
+        { .leaf = "Sleep", .parent = 0, .subtree = 1 },
+    };
+    struct task_frame path[] = { nodes[0].frame, nodes[1].frame };
+    struct task_info tasks[] = { { .id = 1, .state = TASK_IDLE, .root = "app::run", .nodes = nodes, .n_nodes = 4,
+                                   .frames = path, .n_frames = 2, .leaf = "Rx" } };
+    struct snapshot_waits w;
+    assert_int_equal(snapshot_waits_init(&w, START, PERIOD, false, 0), 0);
+    struct task_snapshot s = snapshot_of(START + PERIOD, tasks, 1);
+    assert_int_equal(snapshot_waits_add(&w, &s), 0);
+    s.taken_ns += PERIOD;
+    assert_int_equal(snapshot_waits_add(&w, &s), 0);
+    assert_int_equal(profile_total(w.profile), 40000);         /* 2 x 20 ms, once */
+    assert_int_equal(count_of(w.profile, "task: app::run;app::run @ main.rs:7 (select!);app::read @ main.rs:40;Rx;"
+                                         "[suspended]"), 2 * 6667);
+    assert_int_equal(count_of(w.profile, "task: app::run;app::run @ main.rs:7 (select!);Notified;[suspended]"),
+                     2 * 6667);
+    assert_int_equal(count_of(w.profile, "task: app::run;app::run @ main.rs:7 (select!);Sleep;[suspended]"), 2 * 6666);
+    assert_int_equal(w.suspended_ns, 2 * PERIOD);
+    struct snapshot_stuck_group groups[2];
+    size_t n_groups;
+    assert_int_equal(snapshot_waits_stuck(&w, groups, 2, &n_groups), 1);
+    assert_int_equal(n_groups, 1);
+    assert_string_equal(profile_frame_name(w.profile, groups[0].task->site), "app::read @ main.rs:40");
+    assert_string_equal(profile_frame_name(w.profile, groups[0].task->leaf), "Rx");
+    snapshot_waits_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_ended_tasks_and_longest),
         cmocka_unit_test(test_stuck_and_unwakeable),
         cmocka_unit_test(test_spans),
+        cmocka_unit_test(test_tree_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

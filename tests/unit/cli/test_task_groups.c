@@ -22,12 +22,12 @@
 
 /* The sleepers of the issue's example: park_sleep -> nap -> Sleep. */
 static struct task_frame sleeper_frames[] = {
-    { "my_app::park_sleep", "main.rs", 17 },
-    { "my_app::nap", "main.rs", 13 },
+    { .function = "my_app::park_sleep", .file = "main.rs", .line = 17 },
+    { .function = "my_app::nap", .file = "main.rs", .line = 13 },
 };
 /* A receiver whose await line differs from a second one: a different backtrace. */
-static struct task_frame receiver_frames[] = { { "my_app::consume", "main.rs", 40 } };
-static struct task_frame receiver_frames_41[] = { { "my_app::consume", "main.rs", 41 } };
+static struct task_frame receiver_frames[] = { { .function = "my_app::consume", .file = "main.rs", .line = 40 } };
+static struct task_frame receiver_frames_41[] = { { .function = "my_app::consume", .file = "main.rs", .line = 41 } };
 
 #define SLEEPER(task_id, text)                                                                                \
     { .id = (task_id), .header = 0x1000 + (task_id), .state = TASK_IDLE, .root = "my_app::park_sleep",      \
@@ -99,7 +99,7 @@ static void test_groups_by_backtrace_not_detail(void **state)
 static void test_key_parts_split_groups(void **state)
 {
     (void)state;
-    struct task_frame other_file[] = { { "my_app::park_sleep", "lib.rs", 17 }, { "my_app::nap", "main.rs", 13 } };
+    struct task_frame other_file[] = { { .function = "my_app::park_sleep", .file = "lib.rs", .line = 17 }, { .function = "my_app::nap", .file = "main.rs", .line = 13 } };
     struct task_info tasks[] = {
         SLEEPER(1, NULL), SLEEPER(2, NULL), SLEEPER(3, NULL), SLEEPER(4, NULL), SLEEPER(5, NULL), SLEEPER(6, NULL),
     };
@@ -232,7 +232,7 @@ static void test_text(void **state)
 static void test_text_partial_and_odd(void **state)
 {
     (void)state;
-    struct task_frame unknown[] = { { "my_app::handle", NULL, 0 }, { NULL, "x.rs", 3 } };
+    struct task_frame unknown[] = { { .function = "my_app::handle", .file = NULL, .line = 0 }, { .function = NULL, .file = "x.rs", .line = 3 } };
     struct task_info tasks[] = {
         { .id = 1, .state = TASK_IDLE, .root = NULL, .frames = unknown, .n_frames = 2, .detail = "odd\ndetail" },
     };
@@ -263,7 +263,7 @@ static void test_json(void **state)
     char *text = NULL;
     CAPTURE(text, task_dump_json(OUT, 1234, &snap));
     assert_string_equal(text,
-        "{\"pid\": 1234, \"runtime\": \"tokio 1.24.2\", \"listed\": 8, \"truncated\": false, \"target_exited\": false,\n"
+        "{\"schema\": 2, \"pid\": 1234, \"runtime\": \"tokio 1.24.2\", \"listed\": 8, \"truncated\": false, \"target_exited\": false,\n"
         " \"workers\": [\n"
         "  {\"tid\": 1236, \"name\": \"tokio-runtime-w\", \"index\": 1, \"task\": 1, \"local_queue\": 0},\n"
         "  {\"tid\": 1234, \"name\": \"my_app\", \"index\": null, \"task\": null, \"local_queue\": null}\n"
@@ -271,11 +271,17 @@ static void test_json(void **state)
         " \"tasks\": [\n"
         "  {\"id\": 9, \"state\": \"idle\", \"unwakeable\": false, \"root\": \"my_app::consume\", \"frames\": "
         "[{\"function\": \"my_app::consume\", \"file\": \"main.rs\", \"line\": 40}], \"leaf\": "
-        "\"tokio::sync::mpsc::Receiver\", \"detail\": null},\n"
+        "\"tokio::sync::mpsc::Receiver\", \"detail\": null, \"tree\": {\"function\": \"my_app::consume\", \"file\": "
+        "\"main.rs\", \"line\": 40, \"macro\": null, \"macro_line\": false, \"leaf\": \"tokio::sync::mpsc::Receiver\", "
+        "\"detail\": null, \"children\": []}, \"tree_truncated\": false},\n"
         "  {\"id\": 5, \"state\": \"idle\", \"unwakeable\": false, \"root\": \"my_app::park_sleep\", \"frames\": "
         "[{\"function\": \"my_app::park_sleep\", \"file\": \"main.rs\", \"line\": 17}, {\"function\": "
         "\"my_app::nap\", \"file\": \"main.rs\", \"line\": 13}], \"leaf\": \"tokio::time::sleep::Sleep\", "
-        "\"detail\": \"deadline in 3599.9 s\"}\n"
+        "\"detail\": \"deadline in 3599.9 s\", \"tree\": {\"function\": \"my_app::park_sleep\", \"file\": \"main.rs\", "
+        "\"line\": 17, \"macro\": null, \"macro_line\": false, \"leaf\": null, \"detail\": null, \"children\": "
+        "[{\"function\": \"my_app::nap\", \"file\": \"main.rs\", \"line\": 13, \"macro\": null, \"macro_line\": false, "
+        "\"leaf\": \"tokio::time::sleep::Sleep\", \"detail\": \"deadline in 3599.9 s\", \"children\": []}]}, "
+        "\"tree_truncated\": false}\n"
         " ]}\n");
     free(text);
 }
@@ -286,7 +292,7 @@ static void test_json_escapes(void **state)
     /* a comm cut inside a UTF-8 sequence ("\xc3" of "é"), quotes, backslash, control characters, 4-byte UTF-8,
        an overlong form and a surrogate (not UTF-8: U+FFFD each byte) */
     struct task_worker workers[] = { { .tid = 1, .name = "caf\xc3", .index = 0, .local_queue = 1 } };
-    struct task_frame frames[] = { { "a\"b\\c", NULL, 0 } };
+    struct task_frame frames[] = { { .function = "a\"b\\c", .file = NULL, .line = 0 } };
     struct task_info tasks[] = { { .id = 3, .state = TASK_CHANGING, .unwakeable = true, .root = "tab\there\x01",
                                    .frames = frames, .n_frames = 1, .leaf = "\xf0\x9f\xa6\x80 \xc0\xaf \xed\xa0\x80",
                                    .detail = "caf\xc3\xa9" } };
@@ -304,7 +310,7 @@ static void test_json_escapes(void **state)
     free(text);
     struct task_snapshot empty = { .runtime = "tokio" };
     CAPTURE(text, task_dump_json(OUT, 1, &empty));
-    assert_string_equal(text, "{\"pid\": 1, \"runtime\": \"tokio\", \"listed\": 0, \"truncated\": false, "
+    assert_string_equal(text, "{\"schema\": 2, \"pid\": 1, \"runtime\": \"tokio\", \"listed\": 0, \"truncated\": false, "
                               "\"target_exited\": false,\n \"workers\": [],\n \"tasks\": []}\n");
     free(text);
 }
@@ -315,7 +321,9 @@ static void test_folded(void **state)
     struct task_snapshot snap = mixed_snapshot();
     struct profile *p = profile_new();
     assert_non_null(p);
-    assert_int_equal(task_stack_add_snapshot(p, &snap), 0);
+    uint64_t per_task = 0;
+    assert_int_equal(task_stack_add_snapshot(p, &snap, &per_task), 0);
+    assert_int_equal(per_task, 1);
     assert_int_equal(profile_total(p), N_MIXED);
     char *text = NULL;
     CAPTURE(text, profile_write_folded(p, OUT));
@@ -333,7 +341,7 @@ static void test_folded(void **state)
 static void test_folded_names_safe(void **state)
 {
     (void)state;
-    struct task_frame frames[] = { { "f<[u8; 4]>", "a.rs", 2 }, { "g", "b.rs", 0 }, { "h", NULL, 9 } };
+    struct task_frame frames[] = { { .function = "f<[u8; 4]>", .file = "a.rs", .line = 2 }, { .function = "g", .file = "b.rs", .line = 0 }, { .function = "h", .file = NULL, .line = 9 } };
     struct task_info task = { .id = 1, .state = TASK_SCHEDULED, .root = NULL, .frames = frames, .n_frames = 3,
                               .leaf = "Leaf\nType" };
     struct profile *p = profile_new();
@@ -352,6 +360,165 @@ static void test_folded_names_safe(void **state)
     profile_free(p);
 }
 
+/* A select! over three futures: a channel's recv (an async fn and its leaf), a Notify (a leaf alone) and a nap
+   (an async fn and its Sleep), as future_decode builds it: preorder, the leaves on their frames. */
+#define SELECT_NODES(deadline_)                                                                                   \
+    {                                                                                                         \
+        { .frame = { .function = "app::run", .file = "server.rs", .line = 338, .macro = "select!" },         \
+          .parent = TASK_NO_NODE, .n_children = 3, .subtree = 5 },                                            \
+        { .frame = { .function = "app::read", .file = "server.rs", .line = 90 },                              \
+          .leaf = "tokio::sync::mpsc::chan::Rx<u64>", .parent = 0, .subtree = 1 },                             \
+        { .leaf = "tokio::sync::notify::Notified", .detail = "waiting for a Notify", .parent = 0, .subtree = 1 }, \
+        { .frame = { .function = "app::nap", .file = "server.rs", .line = 12 }, .parent = 0, .n_children = 1,   \
+          .subtree = 2 },                                                                                     \
+        { .leaf = "tokio::time::sleep::Sleep", .detail = (deadline_), .parent = 3, .subtree = 1 },               \
+    }
+static struct task_node select_a[] = SELECT_NODES("deadline in 2.0 s");
+static struct task_node select_b[] = SELECT_NODES("deadline in 3.0 s");
+static struct task_frame select_path[] = { { .function = "app::run", .file = "server.rs", .line = 338,
+                                             .macro = "select!" },
+                                           { .function = "app::read", .file = "server.rs", .line = 90 } };
+/* a join! of two naps, its line the macro's own (the program's not in the DWARF) */
+static struct task_node join_nodes[] = {
+    { .frame = { .function = "app::both", .file = "join.rs", .line = 207, .macro = "join!", .macro_line = true },
+      .parent = TASK_NO_NODE, .n_children = 2, .subtree = 3 },
+    { .frame = { .function = "app::nap", .file = "server.rs", .line = 12 }, .leaf = "tokio::time::sleep::Sleep",
+      .parent = 0, .subtree = 1 },
+    { .frame = { .function = "app::nap", .file = "server.rs", .line = 12 }, .leaf = "tokio::time::sleep::Sleep",
+      .parent = 0, .subtree = 1 },
+};
+
+#define TREE_TASK(task_id, nodes_, n_)                                                                         \
+    { .id = (task_id), .state = TASK_IDLE, .root = "app::run", .nodes = (nodes_), .n_nodes = (n_),             \
+      .frames = select_path, .n_frames = 2, .leaf = "tokio::sync::mpsc::chan::Rx<u64>" }
+
+static void test_trees_grouped_and_drawn(void **state)
+{
+    (void)state;
+    struct task_info tasks[] = { TREE_TASK(4, select_a, 5), TREE_TASK(6, select_b, 5),
+                                 { .id = 9, .state = TASK_IDLE, .root = "app::both", .nodes = join_nodes, .n_nodes = 3,
+                                   .frames = join_nodes[0].frame.function ? &join_nodes[1].frame : NULL, .n_frames = 1,
+                                   .leaf = "tokio::time::sleep::Sleep" } };
+    struct task_groups g;
+    assert_int_equal(task_groups_build(&g, tasks, 3), 0);
+    assert_int_equal(g.n, 2);               /* the two selects differ only in a detail: one group */
+    assert_int_equal(g.v[0].n, 2);
+    task_groups_free(&g);
+    struct task_snapshot snap = { .runtime = "tokio 1.54.1", .tasks = tasks, .n_tasks = 3, .listed = 3 };
+    char *text = text_dump(1, &snap, false);
+    assert_string_equal(text,
+        "tokio 1.54.1, pid 1: 3 tasks read\n"
+        "\n"
+        "2 tasks idle\n"
+        "    app::run @ server.rs:338 (select!)\n"
+        "    ├─ app::read @ server.rs:90\n"
+        "    │  tokio::sync::mpsc::chan::Rx<u64>\n"
+        "    ├─ tokio::sync::notify::Notified (waiting for a Notify)\n"
+        "    └─ app::nap @ server.rs:12\n"
+        "       tokio::time::sleep::Sleep (deadline in 2.0-3.0 s)\n"
+        "\n"
+        "1 task idle\n"
+        "    app::both @ join.rs:207 (join!: the macro's own line, the program's not in the DWARF)\n"
+        "    ├─ app::nap @ server.rs:12\n"
+        "    │  tokio::time::sleep::Sleep\n"
+        "    └─ app::nap @ server.rs:12\n"
+        "       tokio::time::sleep::Sleep\n");
+    free(text);
+    /* a tree that differs in shape is another group */
+    struct task_node other[5];
+    memcpy(other, select_a, sizeof(other));
+    other[3].frame.line = 13;
+    tasks[1].nodes = other;
+    assert_int_equal(task_groups_build(&g, tasks, 3), 0);
+    assert_int_equal(g.n, 3);
+    task_groups_free(&g);
+}
+
+static void test_tree_json(void **state)
+{
+    (void)state;
+    struct task_info tasks[] = { TREE_TASK(4, select_a, 5) };
+    struct task_snapshot snap = { .runtime = "tokio", .tasks = tasks, .n_tasks = 1, .listed = 1 };
+    char *text = NULL;
+    CAPTURE(text, task_dump_json(OUT, 1, &snap));
+    const char *tree =
+        "\"tree\": {\"function\": \"app::run\", \"file\": \"server.rs\", \"line\": 338, \"macro\": \"select!\", "
+        "\"macro_line\": false, \"leaf\": null, \"detail\": null, \"children\": ["
+        "{\"function\": \"app::read\", \"file\": \"server.rs\", \"line\": 90, \"macro\": null, \"macro_line\": false, "
+        "\"leaf\": \"tokio::sync::mpsc::chan::Rx<u64>\", \"detail\": null, \"children\": []}, "
+        "{\"function\": null, \"file\": null, \"line\": null, \"macro\": null, \"macro_line\": false, "
+        "\"leaf\": \"tokio::sync::notify::Notified\", \"detail\": \"waiting for a Notify\", \"children\": []}, "
+        "{\"function\": \"app::nap\", \"file\": \"server.rs\", \"line\": 12, \"macro\": null, \"macro_line\": false, "
+        "\"leaf\": null, \"detail\": null, \"children\": [{\"function\": null, \"file\": null, \"line\": null, "
+        "\"macro\": null, \"macro_line\": false, \"leaf\": \"tokio::time::sleep::Sleep\", \"detail\": "
+        "\"deadline in 2.0 s\", \"children\": []}]}]}, \"tree_truncated\": false}";
+    if (!strstr(text, tree))
+        fail_msg("no tree as expected in:\n%s", text);
+    assert_non_null(strstr(text, "\"frames\": [{\"function\": \"app::run\", \"file\": \"server.rs\", \"line\": 338}, "
+                                 "{\"function\": \"app::read\", \"file\": \"server.rs\", \"line\": 90}]"));
+    assert_null(strstr(text, "\"stack\""));          /* only running tasks have one */
+    free(text);
+    struct task_frame stack[] = { { .function = "std::thread::sleep", .file = "thread.rs", .line = 9 },
+                                  { .function = "app::block", .file = "main.rs", .line = 5 } };
+    struct task_info running[] = { { .id = 2, .state = TASK_RUNNING, .root = "app::block", .stack = stack,
+                                     .n_stack = 2 } };
+    snap.tasks = running;
+    CAPTURE(text, task_dump_json(OUT, 1, &snap));
+    assert_non_null(strstr(text, "\"tree\": null, \"tree_truncated\": false, \"stack\": [{\"function\": "
+                                 "\"std::thread::sleep\", \"file\": \"thread.rs\", \"line\": 9}, {\"function\": "
+                                 "\"app::block\", \"file\": \"main.rs\", \"line\": 5}]}"));
+    free(text);
+}
+
+static void test_tree_folded_split(void **state)
+{
+    (void)state;
+    /* the select's three branches and the join's two: each task counts lcm(3, 2) = 6, 2 a select branch, 3 a
+       join branch */
+    struct task_info tasks[] = { TREE_TASK(4, select_a, 5),
+                                 { .id = 9, .state = TASK_IDLE, .root = "app::both", .nodes = join_nodes, .n_nodes = 3,
+                                   .frames = &join_nodes[1].frame, .n_frames = 1, .leaf = "tokio::time::sleep::Sleep" } };
+    struct task_snapshot snap = { .tasks = tasks, .n_tasks = 2, .listed = 2 };
+    assert_int_equal(task_stack_paths(&tasks[0]), 3);
+    assert_int_equal(task_stack_paths(&tasks[1]), 2);
+    struct profile *p = profile_new();
+    assert_non_null(p);
+    uint64_t per_task = 0;
+    assert_int_equal(task_stack_add_snapshot(p, &snap, &per_task), 0);
+    assert_int_equal(per_task, 6);
+    assert_int_equal(profile_total(p), 12);
+    char *text = NULL;
+    CAPTURE(text, profile_write_folded(p, OUT));
+    assert_string_equal(text,
+        "task: app::both;app::both @ join.rs:207 (join!, its own line);app::nap @ server.rs:12;"
+        "tokio::time::sleep::Sleep;[idle] 6\n"
+        "task: app::run;app::run @ server.rs:338 (select!);app::nap @ server.rs:12;tokio::time::sleep::Sleep;[idle] 2\n"
+        "task: app::run;app::run @ server.rs:338 (select!);app::read @ server.rs:90;"
+        "tokio::sync::mpsc::chan::Rx<u64>;[idle] 2\n"
+        "task: app::run;app::run @ server.rs:338 (select!);tokio::sync::notify::Notified;[idle] 2\n");
+    free(text);
+    profile_free(p);
+    /* an uneven count: 10 over three branches is 4, 3, 3 (the first branch added last: the last leaf its) */
+    p = profile_new();
+    struct task_stack_ids ids = { 0 };
+    assert_int_equal(task_stack_add(p, &tasks[0], "[suspended]", 10, &ids), 0);
+    assert_int_equal(profile_total(p), 10);
+    assert_string_equal(profile_frame_name(p, ids.v[ids.n - 2]), "tokio::sync::mpsc::chan::Rx<u64>");
+    CAPTURE(text, profile_write_folded(p, OUT));
+    assert_non_null(strstr(text, "app::read @ server.rs:90;tokio::sync::mpsc::chan::Rx<u64>;[suspended] 4\n"));
+    assert_non_null(strstr(text, "tokio::sync::notify::Notified;[suspended] 3\n"));
+    assert_non_null(strstr(text, "tokio::time::sleep::Sleep;[suspended] 3\n"));
+    free(text);
+    /* 1 over three: the first branch only (shares of 0 left out) */
+    profile_free(p);
+    p = profile_new();
+    assert_int_equal(task_stack_add(p, &tasks[0], "[suspended]", 1, &ids), 0);
+    assert_int_equal(profile_total(p), 1);
+    assert_int_equal(profile_distinct_stacks(p), 1);
+    free(ids.v);
+    profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +532,9 @@ int main(void)
         cmocka_unit_test(test_json_escapes),
         cmocka_unit_test(test_folded),
         cmocka_unit_test(test_folded_names_safe),
+        cmocka_unit_test(test_trees_grouped_and_drawn),
+        cmocka_unit_test(test_tree_json),
+        cmocka_unit_test(test_tree_folded_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

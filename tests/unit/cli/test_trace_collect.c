@@ -138,12 +138,54 @@ static void test_finish(void **state)
     profile_free(e.p);
 }
 
+static const char *name_by_start(void *ctx, uint64_t start_addr)
+{
+    (void)ctx;
+    return start_addr == 0x1000 ? "app::sleeper" : start_addr == 0x2000 ? "app::other" : NULL;
+}
+
+/* A poll of a task no sample named is named by the function its probe sat in (name_poll: one id may be several
+   tasks' in turn), a task a sample named keeps its root, and without a name the poll stays [task entry unknown]. */
+static void test_polls_named_by_their_function(void **state)
+{
+    (void)state;
+    struct env e;
+    char err[128];
+    e.p = profile_new();
+    assert_non_null(e.p);
+    e.t = task_stacks_new(e.p, GROUP_BY_ENTRY, true, NULL, err, sizeof(err));
+    assert_non_null(e.t);
+    add_task_sample(&e, 3, "app::serve::{{closure}}");
+    struct trace_collect c;
+    trace_collect_init(&c, 100);
+    c.name_poll = name_by_start;
+    struct sampler_poll polls[] = {
+        { .tid = 9, .task_id = 3, .start_ns = 50, .end_ns = 60, .start_addr = 0x2000 },  /* sampled: its own root */
+        { .tid = 9, .task_id = 4, .start_ns = 70, .end_ns = 80, .start_addr = 0x1000 },
+        { .tid = 9, .task_id = 4, .start_ns = 90, .end_ns = 95, .start_addr = 0x2000 },  /* the id reused */
+        { .tid = 9, .task_id = 5, .start_ns = 96, .end_ns = 99, .start_addr = 0x3000 },  /* no name */
+    };
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(trace_collect_poll(&c, &polls[i]), 0);
+    assert_int_equal(task_stacks_finish(e.t), 0);
+    struct trace_events ev;
+    assert_int_equal(trace_collect_finish(&c, e.t, e.p, 1, 0, false, &ev), 0);
+    assert_string_equal(profile_frame_name(e.p, ev.polls[0].root), "task: app::serve");
+    assert_string_equal(profile_frame_name(e.p, ev.polls[1].root), "task: app::sleeper");
+    assert_string_equal(profile_frame_name(e.p, ev.polls[2].root), "task: app::other");
+    assert_string_equal(profile_frame_name(e.p, ev.polls[3].root), "[task entry unknown]");
+    trace_collect_free(&c);
+    task_stacks_free(e.t);
+    profile_free(e.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cap),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_finish),
+        cmocka_unit_test(test_polls_named_by_their_function),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -650,6 +650,31 @@ static void test_task_without_frames(void **state)
     env_free(&e);
 }
 
+/* A task no sample named (its samples all inside its poll wrapper) named from outside (its root future, from the
+   raw::poll that polled it): its held-back samples go under "task: ENTRY"; a task a sample named keeps its name. */
+static void test_task_named_from_outside(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    push_worker_prefix(&e);
+    push(&e, MARKER, "harness.rs", 480, false);
+    add(&e, "w", STACK_IN_TASK, 7, MARKER, 2);          /* inside the wrapper: held back */
+    push_worker_prefix(&e);
+    push(&e, MARKER, "harness.rs", 480, false);
+    push(&e, "app::handler::{{closure}}", "main.rs", 42, false);
+    add(&e, "w", STACK_IN_TASK, 8, MARKER, 1);
+    assert_false(task_stacks_entry_known(e.t, 7));
+    assert_true(task_stacks_entry_known(e.t, 8));
+    assert_int_equal(task_stacks_name_task(e.t, 7, "app::sleeper"), 0);
+    assert_int_equal(task_stacks_name_task(e.t, 8, "app::other"), 0);   /* known: kept */
+    assert_true(task_stacks_entry_known(e.t, 7));
+    assert_string_equal(name_of(&e, task_stacks_task_root(e.t, 7)), "task: app::sleeper");
+    assert_string_equal(name_of(&e, task_stacks_task_root(e.t, 8)), "task: app::handler");
+    expect_folded(&e, "task: app::handler;app::handler @ main.rs:42 1\ntask: app::sleeper 2\n");
+    env_free(&e);
+}
+
 /* ---- task_stacks_boundary_counts and task_boundary_never_in_task ----------------------------------------------- */
 
 static struct task_boundary_counts counts_of(struct env *e)
@@ -749,6 +774,95 @@ static void test_boundary_counts_marker_and_runtime(void **state)
     env_free(&e);
 }
 
+/* ---- an await inside a macro --------------------------------------------------------------------------------- */
+
+static const struct stack_frame *push_in_macro(struct env *e, const char *name, const char *file, unsigned line,
+                                               const char *macro)
+{
+    assert_true(e->n < 32);
+    assert_int_equal(task_stacks_prepare_in_macro(e->t, name, file, line, false, macro, &e->frames[e->n]), 0);
+    return &e->frames[e->n++];
+}
+
+/* The closure tokio's select! polls its branches in (positioned in select.rs) joins the frame of the function
+   that invoked select!, named with the macro; alone, or not below its function, it says its line is the
+   macro's own; a frame in a macro that is not async is left as it is. */
+static void test_macro_closure_joins_its_function(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    push_worker_prefix(&e);
+    push(&e, MARKER, "harness.rs", 480, false);
+    push(&e, "app::run::{{closure}}", "server.rs", 338, false);
+    push(&e, "<tokio::future::poll_fn::PollFn<F> as core::future::future::Future>::poll", "poll_fn.rs", 58, false);
+    push_in_macro(&e, "app::run::{{closure}}::{{closure}}", "select.rs", 746, "select!");
+    push(&e, "app::read::{{closure}}", "server.rs", 90, false);
+    push(&e, "app::parse", "server.rs", 12, false);
+    add(&e, "w", STACK_IN_TASK, 1, MARKER, 3);
+    /* the closure alone (the function's frame cut off): kept, its line said to be the macro's */
+    push_in_macro(&e, "app::run::{{closure}}::{{closure}}", "select.rs", 746, "select!");
+    push(&e, "app::parse", "server.rs", 12, false);
+    add(&e, "w", STACK_UNKNOWN_TASK, 0, NULL, 1);
+    /* another function's frame above: not its function, kept */
+    push_worker_prefix(&e);
+    push(&e, MARKER, "harness.rs", 480, false);
+    push(&e, "app::other::{{closure}}", "other.rs", 5, false);
+    push_in_macro(&e, "app::run::{{closure}}::{{closure}}", "select.rs", 746, "select!");
+    add(&e, "w", STACK_IN_TASK, 2, MARKER, 1);
+    /* not an async frame: no await, nothing joined */
+    push_worker_prefix(&e);
+    push(&e, MARKER, "harness.rs", 480, false);
+    push(&e, "app::run::{{closure}}", "server.rs", 338, false);
+    push_in_macro(&e, "tokio::macros::support::thread_rng_n", "select.rs", 700, "select!");
+    add(&e, "w", STACK_IN_TASK, 3, MARKER, 1);
+    expect_folded(&e,
+        "[unknown task];app::run @ select.rs:746 (select!, its own line);app::parse 1\n"
+        "task: app::other;app::other @ other.rs:5;app::run @ select.rs:746 (select!, its own line) 1\n"
+        "task: app::run;app::run @ server.rs:338 (select!);<tokio::future::poll_fn::PollFn<F> as "
+        "core::future::future::Future>::poll;app::read @ server.rs:90;app::parse 3\n"
+        "task: app::run;app::run @ server.rs:338;tokio::macros::support::thread_rng_n 1\n");
+    env_free(&e);
+    /* without await points: the closure still joins its function, no macro named */
+    env_init(&e, GROUP_BY_ENTRY, false, NULL);
+    push_worker_prefix(&e);
+    push(&e, MARKER, "harness.rs", 480, false);
+    push(&e, "app::run::{{closure}}", "server.rs", 338, false);
+    push_in_macro(&e, "app::run::{{closure}}::{{closure}}", "select.rs", 746, "select!");
+    push(&e, "app::parse", "server.rs", 12, false);
+    add(&e, "w", STACK_IN_TASK, 1, MARKER, 1);
+    expect_folded(&e, "task: app::run;app::run::{{closure}};app::parse 1\n");
+    env_free(&e);
+}
+
+static void test_await_point_names(void **state)
+{
+    (void)state;
+    char buf[128];
+    await_point_name(buf, sizeof(buf), "a::run", "s.rs", 3, NULL, false);
+    assert_string_equal(buf, "a::run @ s.rs:3");
+    await_point_name(buf, sizeof(buf), "a::run", "s.rs", 3, "select!", false);
+    assert_string_equal(buf, "a::run @ s.rs:3 (select!)");
+    await_point_name(buf, sizeof(buf), "a::run", "select.rs", 746, "select!", true);
+    assert_string_equal(buf, "a::run @ select.rs:746 (select!, its own line)");
+    await_point_name(buf, sizeof(buf), "a::run", NULL, 0, "join!", false);
+    assert_string_equal(buf, "a::run (join!)");
+    static const struct {
+        const char *name;
+        size_t at;
+    } cases[] = {
+        { "a::run @ s.rs:3 (select!)", 15 },
+        { "a::run @ s.rs:3 (select!, its own line)", 15 },
+        { "a::run @ s.rs:3 (macro)", 15 },
+        { "a::run @ s.rs:3", 15 },
+        { "f(x) (a b!)", 11 },           /* not a macro's name: kept */
+        { "Foo<(u8, u16)>", 14 },
+        { "(select!)", 9 },              /* nothing before it */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        assert_int_equal(await_point_macro_at(cases[i].name, strlen(cases[i].name)), cases[i].at);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -770,8 +884,11 @@ int main(void)
         cmocka_unit_test(test_group_by_entry_roots),
         cmocka_unit_test(test_unknown_task),
         cmocka_unit_test(test_task_without_frames),
+        cmocka_unit_test(test_task_named_from_outside),
         cmocka_unit_test(test_boundary_counts_never_in_task),
         cmocka_unit_test(test_boundary_counts_marker_and_runtime),
+        cmocka_unit_test(test_macro_closure_joins_its_function),
+        cmocka_unit_test(test_await_point_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
