@@ -125,8 +125,11 @@ int task_stacks_add(struct task_stacks *t, uint32_t thread_root, enum stack_task
                     uint32_t marker_function, const struct stack_frame *const *frames, size_t n, uint64_t count);
 /* The stack task_stacks_add would add for a stack of task task_id (in a task; cut below the poll-marker frame the
  * samples showed last when it is on this stack, else at the runtime boundaries), without adding it: frame ids root first in *ids (valid until the next call on t), their
- * number in *n_ids; 0 when only the task's root can be told (a stack inside the poll wrapper of a task whose
- * entry is not known yet: task_stacks_task_root at the end names it). Returns 0 or -1 (no memory). */
+ * number in *n_ids; 0 when only the task's root can be told: a stack inside the poll wrapper of a task whose
+ * entry is not known yet (task_stacks_task_root at the end names it), or one on which no boundary is found
+ * (where a sample keeps its innermost frames, a wait would be filed under the thread's whole stack: a
+ * registration stack taken before any sample showed the poll marker's function, at a recording's start).
+ * Returns 0 or -1 (no memory). */
 /* A stack inside a poll marker's poll that task_stacks_add does not get (a waker-registration stack) had
  * marker_function as its poll-marker frame's function: task_stacks_cut cuts below it from now on, as after a
  * sample with it. PROFILE_NO_FRAME: nothing changes. */

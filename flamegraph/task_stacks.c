@@ -33,6 +33,7 @@ struct task_stacks {
     struct task_boundary_counts below_boundary;   /* samples the markers placed, with task code below a boundary */
     uint32_t unknown_root;               /* "[unknown task]": a marker record was lost */
     uint32_t unknown_entry_root;         /* "[task entry unknown]": a task's samples never left its wrapper */
+    bool last_cut_found;                 /* the last stack built in a task had a boundary to cut at */
     /* entry frame id -> "task: ENTRY" root id, grown on demand */
     VEC_OF(uint32_t) entry_roots;        /* entry frame id -> its "task: ENTRY" frame, or PROFILE_NO_FRAME */
     /* task id -> its entry frame, learned from stacks that reach the task's boundary; used for samples
@@ -501,8 +502,10 @@ static int build_stack(struct task_stacks *t, uint32_t thread_root, enum stack_t
         }
     }
     size_t cut = SIZE_MAX;
+    t->last_cut_found = false;
     if (state == STACK_IN_TASK) {
         cut = find_boundary(t, frames, n, marker_function);
+        t->last_cut_found = cut != SIZE_MAX;
         first = cut == SIZE_MAX ? 0 : past_glue(frames, n, cut);
         /* The boundary found runs a worker loop (a thread back in the scheduler after the poll, when only
          * poll entries are probed), or no boundary is on a stack that reaches a worker loop (the runtime's
@@ -589,7 +592,8 @@ int task_stacks_cut(struct task_stacks *t, uint32_t thread_root, uint64_t task_i
     if (rc < 0)
         return -1;
     *ids = t->ids;
-    *n_ids = rc == 1 ? 0 : out;
+    /* (no boundary on it: its root alone, never the thread's whole stack under the task's root) */
+    *n_ids = rc == 1 || (!t->last_cut_found && t->group_by != GROUP_BY_NONE) ? 0 : out;
     return 0;
 }
 

@@ -349,6 +349,36 @@ static void test_cut_at_wait_stacks_own_marker_frame(void **state)
     env_free(&e);
 }
 
+/* A wait stack of a task on which no boundary is known yet (before any sample or wait stack showed the poll
+ * marker's frame: a registration at a recording's start) is not filed under the thread's whole stack: the task's
+ * root alone, until a stack that can be cut comes. */
+static void test_wait_stack_without_boundary_is_root_alone(void **state)
+{
+    (void)state;
+    struct env e;
+    struct wait_options o = { .start_ns = 0 };
+    memset(&e, 0, sizeof(e));
+    e.p = profile_new();
+    assert_non_null(e.p);
+    e.t = task_stacks_new(e.p, GROUP_BY_ENTRY, true, NULL, e.err, sizeof(e.err));   /* no --task-boundary */
+    assert_non_null(e.t);
+    e.w = wait_profile_new(e.t, e.p, &o);
+    assert_non_null(e.w);
+    e.thread_root = profile_intern(e.p, "worker", 6);
+    const char *names[4] = { "start_thread", "exec::instrumented_poll", "app::serve::{{closure}}", "app::read" };
+    struct stack_frame f[4];
+    const struct stack_frame *ptrs[4];
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(task_stacks_prepare(e.t, names[i], "lib.rs", 7, false, &f[i]), 0);
+        ptrs[i] = &f[i];
+    }
+    event(&e, WAIT_POLL_START, 3, 0);
+    assert_int_equal(wait_profile_stack(e.w, 3, 1 * US, e.thread_root, ptrs, 4, WAIT_NO_KEY, 0), 0);
+    event(&e, WAIT_POLL_END, 3, 10);
+    expect_folded(&e, 20, "[task entry unknown];[suspended] 10\n");
+    env_free(&e);
+}
+
 /* A CPU sample of task in app::handler: tells the task's entry (its root) without a registration stack. */
 static void sample_in_handler(struct env *e, uint64_t task)
 {
@@ -595,7 +625,8 @@ int main(void)
         cmocka_unit_test(test_overlapping_polls_on_two_threads),
         cmocka_unit_test(test_duration_bound),
         cmocka_unit_test(test_short_lived_tasks_bounded),
-        cmocka_unit_test(test_cut_at_wait_stacks_own_marker_frame),   /* tokio's waker stacks in marker programs */
+        cmocka_unit_test(test_cut_at_wait_stacks_own_marker_frame),
+        cmocka_unit_test(test_wait_stack_without_boundary_is_root_alone),   /* tokio's waker stacks in marker programs */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
