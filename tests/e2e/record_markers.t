@@ -25,7 +25,7 @@ check_tasks() { # check_tasks LABEL FOLDED
 
 # By PID, dwarf, no frame pointers
 start_fixture executor 30
-"$TASKSPY" record --markers probes -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/exec.folded" 2> "$WORK/exec.err"
+"$TASKSPY" record --markers probes -p "$FIXTURE_PID" -d 2 -F 499 -o "$WORK/exec.folded" 2> "$WORK/exec.err"
 check "record the executor: exit 0" test $? -eq 0
 check_tasks "dwarf" "$WORK/exec.folded"
 check "summary: poll markers attached" grep -q "taskspy_demo:task__poll__start x 1" "$WORK/exec.err"
@@ -62,20 +62,20 @@ stop_fixture
 # CPUs), uprobe PMU events otherwise (--debug-uprobes=pmu).
 EVENTS=/sys/kernel/tracing/uprobe_events
 start_fixture executor 30
-"$TASKSPY" record --markers probes --debug-marker-records=perf -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/perfrec.folded" 2> "$WORK/perfrec.err" &
+"$TASKSPY" record --markers probes --debug-marker-records=perf -p "$FIXTURE_PID" -d 2 -F 499 -o "$WORK/perfrec.folded" 2> "$WORK/perfrec.err" &
 rec=$!
 # (attaching to a running process can take seconds on a loaded machine: wait up to 10 s)
 wait_for 10 grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS"
 check "tracefs: the markers are tracefs uprobe events while recording" grep -q "^p:taskspy_$rec/task__poll__start" "$EVENTS"
 wait $rec
 check "tracefs: their definitions are removed at the end" sh -c "! grep -q '^p:taskspy_$rec/' '$EVENTS'"
-"$TASKSPY" record --markers probes --debug-marker-records=perf --debug-uprobes=pmu -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/pmu.folded" 2> /dev/null &
+"$TASKSPY" record --markers probes --debug-marker-records=perf --debug-uprobes=pmu -p "$FIXTURE_PID" -d 2 -F 499 -o "$WORK/pmu.folded" 2> /dev/null &
 rec=$!
 wait_for 20 probes_in "$FIXTURE_PID" "$FIXTURES/executor"
 # (task-terminate's arg0 is a heap memory operand: that one needs tracefs in either way)
 check "uprobe PMU: poll markers are not tracefs events" sh -c "! grep -q '^p:taskspy_$rec/task__poll' '$EVENTS'"
 wait $rec
-"$TASKSPY" record --markers probes --debug-marker-records=bpf-event -p "$FIXTURE_PID" -d 4 -F 199 -o "$WORK/bpfevent.folded" 2> "$WORK/bpfevent.err"
+"$TASKSPY" record --markers probes --debug-marker-records=bpf-event -p "$FIXTURE_PID" -d 2 -F 499 -o "$WORK/bpfevent.folded" 2> "$WORK/bpfevent.err"
 stop_fixture
 check_tasks "uprobe PMU" "$WORK/pmu.folded"
 check_tasks "hits as perf samples" "$WORK/perfrec.folded"
@@ -85,7 +85,7 @@ check "programs on uprobe events: hits through BPF" grep -q "; hits through BPF$
 
 # Frame pointers, fp call graphs
 start_fixture executor_fp 30
-"$TASKSPY" record --markers probes -p "$FIXTURE_PID" -d 3 -F 199 --call-graph fp -o "$WORK/fp.folded" 2> /dev/null
+"$TASKSPY" record --markers probes -p "$FIXTURE_PID" -d 2 -F 499 --call-graph fp -o "$WORK/fp.folded" 2> /dev/null
 stop_fixture
 check_tasks "fp" "$WORK/fp.folded"
 
@@ -122,12 +122,12 @@ done
 stop_fixture
 
 # Markers in a shared library dlopen()ed 0.5 s after start (launch mode)
-"$TASKSPY" record --markers probes -d 3 -F 199 -o "$WORK/dl.folded" -- "$FIXTURES/executor_dl" 10 > /dev/null 2> "$WORK/dl.err"
+"$TASKSPY" record --markers probes -d 2 -F 499 -o "$WORK/dl.folded" -- "$FIXTURES/executor_dl" 10 > /dev/null 2> "$WORK/dl.err"
 check "dlopen()ed markers: attached" grep -q "task__poll__start x 1" "$WORK/dl.err"
 check "dlopen()ed markers: task roots" grep -q '^task: task_compress;' "$WORK/dl.folded"
 
 # Launch mode with markers in the executable
-"$TASKSPY" record --markers probes -d 3 -F 199 -o "$WORK/launch.folded" -- "$FIXTURES/executor" 10 > /dev/null 2> /dev/null
+"$TASKSPY" record --markers probes -d 2 -F 499 -o "$WORK/launch.folded" -- "$FIXTURES/executor" 10 > /dev/null 2> /dev/null
 check "launch mode: task roots" grep -q '^task: task_parse;' "$WORK/launch.folded"
 
 # Locked memory limited: a user with CAP_SYS_ADMIN (uprobes) but not CAP_IPC_LOCK may lock only
@@ -163,7 +163,7 @@ rm -rf "$LIMITED"
 # LLD-linked (text segment vaddr != file offset), semaphores
 if [ -x "$FIXTURES/executor_lld" ]; then
     start_fixture executor_lld 30
-    "$TASKSPY" record --markers probes -p "$FIXTURE_PID" -d 3 -F 199 -o "$WORK/lld.folded" 2> /dev/null
+    "$TASKSPY" record --markers probes -p "$FIXTURE_PID" -d 2 -F 499 -o "$WORK/lld.folded" 2> /dev/null
     stop_fixture
     check "LLD-linked executor: task roots" grep -q '^task: task_render;' "$WORK/lld.folded"
 else
