@@ -717,15 +717,12 @@ size_t dwarf_async_fn_awaitees(struct dwarf_types *d, Dwarf_Die *env,
 
 /* ---- inline chains -------------------------------------------------------------------------------------- */
 
-size_t dwarf_inline_names(struct dwarf_types *d, uint64_t pc, void (*fn)(void *ctx, const char *name), void *ctx)
+/* The chain of inlined subroutines of function sub that contain pc, outermost first, into chain (at most
+   MAX_DEPTH); returns how many. */
+static size_t inline_chain(Dwarf_Die *sub, uint64_t pc, Dwarf_Die *chain)
 {
-    Dwarf_Die cu, sub;
-    if (!dwarf_addrdie(d->dw, pc, &cu) || !subprogram_at(d, &cu, pc, false, 0, &sub))
-        return 0;
-    /* the chain of inlined subroutines containing pc, outermost first, then given innermost first */
-    Dwarf_Die chain[MAX_DEPTH];
     size_t n = 0;
-    Dwarf_Die at = sub, child;
+    Dwarf_Die at = *sub, child;
     while (n < MAX_DEPTH && dwarf_child(&at, &child) == 0) {
         bool deeper = false;
         do {
@@ -741,6 +738,17 @@ size_t dwarf_inline_names(struct dwarf_types *d, uint64_t pc, void (*fn)(void *c
         if (!deeper)
             break;
     }
+    return n;
+}
+
+size_t dwarf_inline_names(struct dwarf_types *d, uint64_t pc, void (*fn)(void *ctx, const char *name), void *ctx)
+{
+    Dwarf_Die cu, sub;
+    if (!dwarf_addrdie(d->dw, pc, &cu) || !subprogram_at(d, &cu, pc, false, 0, &sub))
+        return 0;
+    /* the chain of inlined subroutines containing pc, outermost first, then given innermost first */
+    Dwarf_Die chain[MAX_DEPTH];
+    size_t n = inline_chain(&sub, pc, chain);
     char name[2048];
     for (size_t i = n; i-- > 0;) {
         if (dwarf_qualified_name(d, &chain[i], name, sizeof(name)) == 0)
@@ -791,23 +799,7 @@ size_t dwarf_frames_at(struct dwarf_types *d, uint64_t pc,
     if (!dwarf_addrdie(d->dw, pc, &cu) || !subprogram_at(d, &cu, pc, false, 0, &sub))
         return 0;
     Dwarf_Die chain[MAX_DEPTH];
-    size_t n = 0;
-    Dwarf_Die at = sub, child;
-    while (n < MAX_DEPTH && dwarf_child(&at, &child) == 0) {
-        bool deeper = false;
-        do {
-            int tag = dwarf_tag(&child);
-            if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) && dwarf_haspc(&child, pc) == 1) {
-                if (tag == DW_TAG_inlined_subroutine)
-                    chain[n++] = child;
-                at = child;
-                deeper = true;
-                break;
-            }
-        } while (dwarf_siblingof(&child, &child) == 0);
-        if (!deeper)
-            break;
-    }
+    size_t n = inline_chain(&sub, pc, chain);
     /* the innermost frame is at pc's line; each frame around an inlined one at its call site */
     const char *file = NULL;
     int line = 0;

@@ -50,30 +50,12 @@ struct cursor {
 
 static uint64_t read_n(struct cursor *c, size_t n)
 {
-    uint64_t v = 0;
-    if ((size_t)(c->end - c->p) < n) {
-        c->p = c->end;
-        return 0;
-    }
-    for (size_t i = 0; i < n; i++)
-        v |= (uint64_t)c->p[i] << (8 * i);
-    c->p += n;
-    return v;
+    return dwarf_bytes_fixed(&c->p, c->end, n);
 }
 
 static uint64_t read_uleb(struct cursor *c)
 {
-    uint64_t v = 0;
-    unsigned shift = 0;
-    while (c->p < c->end) {
-        uint8_t b = *c->p++;
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7f) << shift;
-        shift += 7;
-        if (!(b & 0x80))
-            break;
-    }
-    return v;
+    return dwarf_bytes_uleb(&c->p, c->end);
 }
 
 static int64_t read_sleb(struct cursor *c)

@@ -346,30 +346,12 @@ static bool range_add(line_range_vec *list, uint32_t first, uint32_t *n, uint64_
 
 static uint64_t read_address(const uint8_t **p, const uint8_t *end, unsigned size)
 {
-    uint64_t v = 0;
-    if ((size_t)(end - *p) < size) {
-        *p = end;
-        return 0;
-    }
-    for (unsigned i = 0; i < size; i++)
-        v |= (uint64_t)(*p)[i] << (8 * i);
-    *p += size;
-    return v;
+    return dwarf_bytes_fixed(p, end, size);
 }
 
 static uint64_t read_uleb(const uint8_t **p, const uint8_t *end)
 {
-    uint64_t v = 0;
-    unsigned shift = 0;
-    while (*p < end) {
-        uint8_t b = *(*p)++;
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7f) << shift;
-        shift += 7;
-        if (!(b & 0x80))
-            break;
-    }
-    return v;
+    return dwarf_bytes_uleb(p, end);
 }
 
 /* A range list (DWARF 4's .debug_ranges, DWARF 5's .debug_rnglists without the indexed entries, which libbfd

@@ -209,4 +209,34 @@ void kallsyms_free(struct kallsyms *k);
  * set, Rust hash removed. Returns a malloc'd string, or NULL on allocation failure. */
 char *symbolize_display_name(const char *raw, bool demangle);
 
+/* ---- DWARF's little-endian and LEB128 numbers in a section (dwarf_lines.c, dwarf_lookup.c): every read is
+ * bounds-checked; a read past end moves *p to end and gives 0, as libbfd's safe reads do. */
+static inline uint64_t dwarf_bytes_fixed(const uint8_t **p, const uint8_t *end, size_t n)
+{
+    uint64_t v = 0;
+    if ((size_t)(end - *p) < n) {
+        *p = end;
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        v |= (uint64_t)(*p)[i] << (8 * i);
+    *p += n;
+    return v;
+}
+
+static inline uint64_t dwarf_bytes_uleb(const uint8_t **p, const uint8_t *end)
+{
+    uint64_t v = 0;
+    unsigned shift = 0;
+    while (*p < end) {
+        uint8_t b = *(*p)++;
+        if (shift < 64)
+            v |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+        if (!(b & 0x80))
+            break;
+    }
+    return v;
+}
+
 #endif
