@@ -1,19 +1,20 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-3.0-or-later
 # ci_table.sh STEPS LOG [TOTAL_SECONDS]: the table .ci/run prints at its end: each step of STEPS (ci_step.sh's
-# "NAME<TAB>SECONDS<TAB>STATUS" lines) with its share of the run, then the end-to-end files' wall times as
+# "NAME<TAB>SECONDS<TAB>STATUS" lines) with its share of the run (a name indented by two spaces is a part of the
+# step after it, run beside others: not added to the steps' sum), then the end-to-end files' wall times as
 # prove --timer logged them in LOG ("[hh:mm:ss] tests/e2e/NAME.t .... ok  12345 ms"), the slowest first.
 steps=$1 log=$2 total=${3:-}
 [ -f "$steps" ] || { echo "ci_table.sh: no steps recorded in $steps" >&2; exit 1; }
 echo "== where the run's time went =="
 awk -F '\t' -v total="$total" '
-    { name[NR] = $1; secs[NR] = $2; status[NR] = $3; sum += $2 }
+    { name[NR] = $1; secs[NR] = $2; status[NR] = $3; if ($1 !~ /^  /) sum += $2 }
     END {
         if (total == "") total = sum
         printf "%-56s %9s %7s %s\n", "step", "seconds", "share", "status"
         for (i = 1; i <= NR; i++)
             printf "%-56s %9.1f %6.1f%% %s\n", name[i], secs[i], (total > 0 ? 100 * secs[i] / total : 0), (status[i] == 0 ? "ok" : "FAILED (" status[i] ")")
-        printf "%-56s %9.1f\n", "steps together", sum
+        printf "%-56s %9.1f\n", "steps together (the indented ones are parts of the next)", sum
         if (total != sum) printf "%-56s %9.1f\n", "the whole run", total
     }' "$steps"
 [ -f "$log" ] || exit 0
