@@ -59,7 +59,8 @@ check "no permission: one line" one_line "$WORK/perm.err"
 check "no permission: no file left" empty_dir
 
 # The target exits while recorded (launch): what was gathered is written, and that is said.
-run exits record -d 20 -o "$out_dir/exit.folded" -- "$FIXTURES/shares_nofp" 1.5
+# (999 Hz: the samples of a 1.5-s target are counted, and at 99 Hz a starved CI machine once left fewer than 50)
+run exits record -d 20 -F 999 -o "$out_dir/exit.folded" -- "$FIXTURES/shares_nofp" 1.5
 check "target exits (launch): exit 0" test "$RC" -eq 0
 check "target exits (launch): says so" grep -q "the target exited during the recording" "$WORK/exits.err"
 secs=$(recorded_secs "$WORK/exits.err")
@@ -68,7 +69,7 @@ check "target exits (launch): output has the samples" test "$(samples "$out_dir/
 
 # The target exits while recorded (-p)
 start_fixture shares_nofp 2.5
-run exits_pid record -p "$FIXTURE_PID" -d 20 -o "$out_dir/exit-pid.folded"
+run exits_pid record -p "$FIXTURE_PID" -d 20 -F 999 -o "$out_dir/exit-pid.folded"
 check "target exits (-p): exit 0 and says so" sh -c "[ $RC -eq 0 ] && grep -q 'exited during the recording' '$WORK/exits_pid.err'"
 check "target exits (-p): output has the samples" test "$(samples "$out_dir/exit-pid.folded" burn_)" -gt 30
 

@@ -140,8 +140,9 @@ PROBE_BIAS=3
 # shares_123 LABEL FOLDED PARSE RENDER COMPRESS [EXTRA]: the check that the samples under the three task-kind
 # patterns (awk regexes) of a 1:2:3 fixture (the executor's and the tokio fixture's task kinds burn 1, 2 and 3
 # units a poll) split 16.7/33.3/50.0, each within share_tol of their sample count plus EXTRA points (a route's
-# known bias, said where it is given), and in that order. The fixture's design is the truth each recording is
-# held to, never another recording.
+# known bias, said where it is given). The fixture's design is the truth each recording is held to, never
+# another recording. (Their order is not asked apart: within a tolerance under 8.3 points, half the design's
+# gaps, it follows; above it, from a few hundred samples on a starved machine, noise alone can swap two.)
 shares_123() {
     local label=$1 f=$2 pp=$3 rp=$4 cp=$5 extra=${6:-0} all n p r c tol
     all="($pp|$rp|$cp)"
@@ -149,8 +150,7 @@ shares_123() {
     p=$(share "$f" "$pp" "$all"); r=$(share "$f" "$rp" "$all"); c=$(share "$f" "$cp" "$all")
     tol=$(awk -v t="$(share_tol "$n")" -v e="$extra" 'BEGIN { print t + e }')
     check "$label: shares parse $p% render $r% compress $c% ~ 1:2:3 (+-$tol points for $n samples)" \
-        sh -c "$(declare -f within); within $p 16.7 $tol && within $r 33.3 $tol && within $c 50 $tol &&
-               awk -v p=$p -v r=$r -v c=$c 'BEGIN { exit !(p < r && r < c) }'"
+        sh -c "$(declare -f within); within $p 16.7 $tol && within $r 33.3 $tol && within $c 50 $tol"
 }
 # within VALUE EXPECTED TOLERANCE
 within() { awk -v v="$1" -v e="$2" -v t="$3" 'BEGIN { exit !(v != "nan" && v - e <= t && e - v <= t) }'; }
