@@ -1267,7 +1267,7 @@ def bench_zero_probe():
     with the TLS store (executor, unprofiled: the store is all zero-probe attribution adds to a poll), and
     with the poll markers probed (taskspy --markers probes at 1 Hz: the uprobe traps and their BPF
     programs). (b) tokio_plain's throughput loss at 99 and 999 Hz (dwarf) under taskspy's zero-probe
-    attribution (the default), its probe route (--markers probes: Harness::poll uprobes) and perf record,
+    attribution (the default), its probe route (--markers probes: raw::poll uprobes) and perf record,
     each against the bracketing unprofiled runs."""
     log("9. zero-probe attribution: per-poll cost (executor), tokio throughput loss; %d pairs" % PAIRS)
     t = time.monotonic()

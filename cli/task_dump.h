@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "cli/task_groups.h"
 #include "tasks/tasks.h"
 
 /* The text dump; verbose: every task's id (and its own detail) under its group. Returns 0, or -1 when

@@ -5,7 +5,6 @@
  * UTF-8 sequence): each is written as a valid JSON string (RFC 8259), control characters escaped, bytes that
  * are not UTF-8 as U+FFFD. */
 #include "cli/task_dump.h"
-#include "cli/task_groups.h"
 
 #include <inttypes.h>
 #include <string.h>

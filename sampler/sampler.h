@@ -86,7 +86,7 @@ struct sampler_sample {
 };
 
 /* The wait profile's events (cfg->wait_profile). For tokio without markers task_id is the task's header
- * pointer, the value Harness<T,S>::poll and the waker vtable functions receive in rdi; with poll markers it
+ * pointer, the value raw::poll<T,S> and the waker vtable functions receive in rdi; with poll markers it
  * is the markers' arg0, tokio's waker functions' headers joined to it (the task whose poll registered the
  * header). */
 enum sampler_task_event_kind {

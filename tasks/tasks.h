@@ -10,6 +10,7 @@
 #ifndef TASKSPY_TASKS_H
 #define TASKSPY_TASKS_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -180,5 +181,123 @@ int task_root_namer_open(struct task_root_namer **out, pid_t pid, const char *dw
  * probe in it), NULL when addr is in no such function. Found once per address; valid until close. */
 const char *task_root_namer_name(struct task_root_namer *n, uint64_t addr);
 void task_root_namer_close(struct task_root_namer *n);
+
+/* ---- where tokio keeps the id of the task a thread polls (tokio_layout.c) ------------------------------- */
+/* tokio::runtime::context::CONTEXT (a thread-local, tokio 1.24 and later) holds current_task_id: the id of the
+ * task the thread polls, None outside a poll. The sampler reads it at each sample (the zero-probe route); the task
+ * reader reads it from each thread. Found once, here, from the file's symbol table, TLS segment and DWARF. */
+struct tokio_task_id_place {
+    char symbol[1024];         /* CONTEXT's storage symbol ("" when there is none) */
+    int64_t context_tp_offset; /* the storage from the thread pointer (x86-64 static TLS) */
+    uint64_t context_size;     /* its size */
+    bool found;                /* the DWARF describes current_task_id; then: */
+    int64_t id_tp_offset;      /* the id from the thread pointer, id_size bytes */
+    uint32_t id_size;
+    bool has_tag;              /* the Option has a discriminant of its own (else the id is, 0 None): */
+    int64_t tag_tp_offset;     /* its place from the thread pointer, */
+    uint32_t tag_size;         /* size (1, 2, 4 or 8), */
+    uint64_t some_value;       /* and value for Some */
+};
+/* In the file at path (the executable, or its separate debug file: the same TLS segment). Returns 1 found, 0 when
+ * not (no CONTEXT: symbol ""; CONTEXT without the DWARF types that describe it: symbol and context_* set), -1 when
+ * the file cannot be read as ELF. */
+int tokio_task_id_place_find(const char *path, struct tokio_task_id_place *out);
+
+/* ---- a snapshot's tasks grouped by identical async backtrace (task_groups.c) ----------------------------- */
+/* As `taskspy tasks` prints them and `taskspy top` shows them (like Go's goroutine dump): a group's key is its
+ * state, whether nothing can wake it, its root, its tree (every node's frame: function, file, line, macro; its
+ * leaf future; its place in the tree); the leaves' details (a deadline, say) differ from task to task and are not
+ * part of the key. Groups come largest first, ties by their smallest task id; a group's tasks by id. Also the
+ * view of a task's tree every output draws. */
+/* A task's tree as the outputs draw it: its nodes, or, for a task with frames and no nodes (made by hand), its
+ * frames and leaf as a chain (own: allocated then). */
+struct task_tree {
+    const struct task_node *nodes;
+    size_t n;
+    struct task_node *own;
+};
+/* Returns 0, or -1 when out of memory (tree empty). */
+int task_tree_of(const struct task_info *t, struct task_tree *tree);
+void task_tree_free(struct task_tree *tree);
+/* Node index's frame, leaf, detail of t (index < its tree's nodes; for a chain: its frames, then its leaf). */
+const char *task_node_detail(const struct task_info *t, size_t index);
+
+struct task_group {
+    const struct task_info *const *tasks;   /* its tasks, by id (into task_groups.order) */
+    size_t n;
+};
+
+struct task_groups {
+    const struct task_info **order;         /* every task of the snapshot, by key: the groups point into it */
+    struct task_group *v;
+    size_t n;
+};
+
+/* Group the n tasks (which must outlive the groups). Returns 0, or -1 when out of memory (g is then empty). */
+int task_groups_build(struct task_groups *g, const struct task_info *tasks, size_t n);
+void task_groups_free(struct task_groups *g);
+
+/* The detail a group's leaf line shows, written into buf: the detail when all its tasks have the same one; a
+ * range when they all read "TEXT NUMBER UNIT" with the same TEXT and UNIT ("deadline in 3598.1-3599.9 s");
+ * else the first task's with "; others differ". Returns buf, or NULL when no task of the group has one.
+ * task_group_detail: of the first pending path's leaf; task_group_node_detail: of node index of the group's
+ * tree (its tasks' trees have one shape). */
+const char *task_group_detail(const struct task_group *group, char *buf, size_t len);
+const char *task_group_node_detail(const struct task_group *group, size_t index, char *buf, size_t len);
+
+/* ---- a snapshot every 1/HZ s on a thread of its own (snapshot_loop.c) ----------------------------------- */
+/* What record's snapshot wait profile and `taskspy top` share: one reader opened before the loop starts, then a
+ * deadline every 1/HZ s on CLOCK_MONOTONIC and a snapshot at each, handed to a callback on the loop's thread
+ * (deadlines that pass while one is being taken are counted missed and skipped: the next snapshot's interval is
+ * the real time since the last). Nothing is attached to the target: its memory is read with process_vm_readv.
+ * In launch mode the reader is opened on the command's file and attached once the process runs it; until its
+ * runtime exists, snapshots fail and are tried again at the next deadline. The loop's own CPU (snapshots and the
+ * callback, not its sleeps) is counted. */
+struct task_snapshot_loop;
+
+/* Each snapshot, on the loop's thread (snap valid during the call only). Returns 0, or -1 when out of memory:
+ * the loop takes no more snapshots and says failed. */
+typedef int (*task_snapshot_fn)(void *ctx, const struct task_snapshot *snap);
+
+struct task_snapshot_loop_options {
+    unsigned hz;                     /* snapshots per second */
+    uint64_t start_ns;               /* the first deadline (CLOCK_MONOTONIC) */
+    pid_t launch_pid;                /* launch mode: the process to attach the reader to (0: attached at open) */
+    uint64_t deadline_ns;            /* no snapshot after it (0: none) */
+    volatile sig_atomic_t *stop_requested;   /* no snapshot once it is set (may be NULL) */
+    task_snapshot_fn on_snapshot;
+    void *ctx;
+};
+
+struct task_snapshot_loop_stats {
+    uint64_t taken, missed, failed_snapshots, attach_tries;
+    uint64_t cpu_ns;                 /* the thread's CPU in snapshots and their callbacks (not in sleeping) */
+    uint64_t first_cpu_ns;           /* of which the first snapshot's (it indexes the DWARF it needs) */
+    uint64_t first_ns;               /* when the first snapshot was taken (CLOCK_MONOTONIC), 0: none */
+    uint64_t stopped_ns;             /* no snapshot after it (task_snapshot_loop_stop's stop_ns), 0: running */
+    bool failed;                     /* the callback failed (out of memory): what it made is not whole */
+    bool target_gone;                /* the target exited */
+    char last_error[256];            /* why the last attach or snapshot failed */
+};
+
+/* Open the loop's reader (options: as for task_reader_open; NULL: the target's root, no details): on process
+ * pid (attach mode), or on the command's executable file path (launch mode, pid 0; attached to the process once
+ * it runs). Attach mode takes one snapshot now, so that the DWARF the decoding needs is indexed before the loop
+ * starts. Returns 0, or -1 with one line in err (the reader cannot read this program's tasks: no tokio, no DWARF
+ * types). */
+int task_snapshot_loop_open(struct task_snapshot_loop **out, pid_t pid, const char *path,
+                            const struct task_reader_options *options, char *err, size_t errlen);
+/* The reader the loop reads with (for a caller that wants a running task's stack, task_reader_stack, from its own
+ * thread: only between two snapshots, in the callback). */
+struct task_reader *task_snapshot_loop_reader(struct task_snapshot_loop *l);
+/* Start the thread. The loop ends at options->deadline_ns, when *stop_requested is set or when the target exits,
+ * whichever is first: no snapshot is taken after that, even before task_snapshot_loop_stop. Returns 0, or -1 (no
+ * memory, no thread). */
+int task_snapshot_loop_start(struct task_snapshot_loop *l, const struct task_snapshot_loop_options *options);
+/* No snapshot after stop_ns (0: now; one under way finishes); stop the thread and wait for it. */
+void task_snapshot_loop_stop(struct task_snapshot_loop *l, uint64_t stop_ns);
+/* The counts so far (read them once stopped, or accept a moment's staleness). */
+const struct task_snapshot_loop_stats *task_snapshot_loop_stats(const struct task_snapshot_loop *l);
+void task_snapshot_loop_free(struct task_snapshot_loop *l);
 
 #endif

@@ -162,11 +162,22 @@ int thread_lister_list(struct thread_lister *t, elf_memory_reader read, void *re
 void thread_lister_close(struct thread_lister *t);
 
 /* ---- tokio_layout.c: tokio's structures, found by name ------------------------------------------------ */
+/* CONTEXT's current_task_id, from the start of its Context struct: the id, and how its Option says Some */
+struct tokio_id_field {
+    uint64_t id_offset;
+    uint32_t id_size;          /* 1 to 8 bytes (tokio's Id is a u64) */
+    bool has_tag;              /* the Option has a discriminant of its own (else the id is, 0 None) */
+    uint64_t tag_offset;
+    uint32_t tag_size;
+    uint64_t some_value;       /* the discriminant's value for Some */
+};
+
 struct tokio_layout {
     struct dwarf_types *dwarf;
     uint64_t bias;             /* the executable's load bias: runtime address = link-time + bias */
     int64_t context_tp_offset; /* tokio's CONTEXT (its Context struct) from the thread pointer */
     Dwarf_Die context;         /* its type */
+    struct tokio_id_field task_id;   /* its current_task_id */
     int64_t worker_tp_offset;  /* tokio 1.24's multi-thread worker::CURRENT (a Cell<*const Context>), 0: none */
     Dwarf_Die header, vtable, trailer;
     Dwarf_Die handle_multi, handle_current;   /* the runtime handles' types (found: has_handle_*) */

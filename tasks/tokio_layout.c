@@ -3,7 +3,9 @@
  * program's DWARF (never offsets per version): the CONTEXT thread-local (its current task id, the runtime
  * handle it holds, the worker it runs), the runtime handle's owned-task lists and workers' run queues, the
  * task header, its vtable and trailer. Where tokio versions differ, each alternative is a path of its own,
- * tried in order; a failure names the path that did not match. Read by task_walk.c and future_decode.c. */
+ * tried in order; a failure names the path that did not match. Read by task_reader.c and future_decode.c; the
+ * sampler's zero-probe route places CONTEXT.current_task_id through tokio_task_id_place_find (tasks.h), so that
+ * CONTEXT is found and decoded here only. */
 #include "tasks/tasks_internal.h"
 
 #include <dwarf.h>
@@ -15,6 +17,7 @@
 #define WORKER_SYMBOL "12multi_thread6worker7CURRENT"            /* tokio 1.24's worker::CURRENT */
 #define TLS_STORAGE "__RUST_STD_INTERNAL_VAL"                    /* std's thread_local! storage */
 #define MAX_SEARCH_DEPTH 8
+#define CONTEXT_DEPTH 12                                         /* CONTEXT's Context in its storage */
 #define MAX_READ 4096
 #define MAX_SHARDS 65536
 
@@ -124,7 +127,7 @@ static bool arc_data(elf_memory_reader read, void *rctx, Dwarf_Die *arc, uint64_
 #define MAX_NEAR 4
 
 struct tls_symbol {
-    uint64_t value;
+    uint64_t value, size;
     char name[1024];
     uint64_t near[MAX_NEAR];    /* functions of the variable's module: the DWARF unit that defines it holds them */
     size_t n_near;
@@ -194,6 +197,7 @@ static bool tokio_tls_symbol(const struct elf_file *ef, const char *part, struct
             if (sym.type == STT_TLS && sym.section != SHN_UNDEF && strstr(sym.name, part) &&
                 strstr(sym.name, TLS_STORAGE)) {
                 out->value = sym.value;
+                out->size = sym.size;
                 snprintf(out->name, sizeof(out->name), "%s", sym.name);
                 out->n_near = 0;
                 near_functions(ef, out);
@@ -213,7 +217,8 @@ static bool tp_offset(const struct elf_file *ef, uint64_t st_value, int64_t *out
     return true;
 }
 
-/* tokio's Context inside a thread-local's storage type: a struct named Context with current_task_id */
+/* tokio's Context inside a thread-local's storage type: a struct named Context with current_task_id (std's
+   LocalKey storage wraps it in a few layers: searched to CONTEXT_DEPTH) */
 static bool find_context(Dwarf_Die *type, int depth, Dwarf_Die *context, uint64_t *offset)
 {
     const char *n = dwarf_diename(type);
@@ -224,7 +229,7 @@ static bool find_context(Dwarf_Die *type, int depth, Dwarf_Die *context, uint64_
         *offset = 0;
         return true;
     }
-    for (size_t i = 0; depth < MAX_SEARCH_DEPTH && dwarf_member_at(type, i, &m); i++) {
+    for (size_t i = 0; depth < CONTEXT_DEPTH && dwarf_member_at(type, i, &m); i++) {
         uint64_t inner;
         if (find_context(&m.type, depth + 1, context, &inner)) {
             *offset = m.offset + inner;
@@ -232,6 +237,55 @@ static bool find_context(Dwarf_Die *type, int depth, Dwarf_Die *context, uint64_
         }
     }
     return false;
+}
+
+/* Context.current_task_id (Cell<Option<task::Id>>, through Cell's and UnsafeCell's value to the Option): where
+   the id is (an integer inside task::Id, itself a u64 or a NonZeroU64) and how the Option says Some. The Option
+   either has a discriminant of its own (tokio 1.24 to 1.40), or is niche-encoded (1.41 on: Id holds a
+   NonZeroU64): the id is its own discriminant, 0 None. */
+static bool find_task_id_field(Dwarf_Die *context, struct tokio_id_field *out)
+{
+    memset(out, 0, sizeof(*out));
+    struct dwarf_member m, some, id, discr;
+    if (!dwarf_member(context, "current_task_id", &m))
+        return false;
+    uint64_t base = m.offset;
+    Dwarf_Die option = m.type;
+    for (int i = 0; i < 4 && dwarf_member(&option, "value", &m); i++) {
+        base += m.offset;
+        option = m.type;
+    }
+    uint64_t inner;
+    int64_t size;
+    if (!dwarf_variant_named(&option, "Some", &some) || !dwarf_member(&some.type, "__0", &id) ||
+        !inner_integer(&id.type, &inner, &size))
+        return false;
+    out->id_offset = base + some.offset + id.offset + inner;
+    out->id_size = (uint32_t)size;
+    bool has_value;
+    uint64_t value;
+    if (!dwarf_variant_discr(&option, "Some", &discr, &has_value, &value))
+        return true;                       /* no discriminant at all: 0 is None */
+    if (!has_value)                        /* Some is the default variant: a niche, the id itself */
+        return base + discr.offset == out->id_offset;
+    int64_t tag_size = dwarf_type_size(&discr.type);
+    if (tag_size != 1 && tag_size != 2 && tag_size != 4 && tag_size != 8)
+        return false;
+    out->has_tag = true;
+    out->tag_offset = base + discr.offset;
+    out->tag_size = (uint32_t)tag_size;
+    out->some_value = value;
+    return true;
+}
+
+/* CONTEXT in the DWARF: its Context struct (context), where that is in the storage (within), and the task id
+   field. False when the DWARF does not describe it this way. */
+static bool context_in_dwarf(struct dwarf_types *d, struct tls_symbol *sym, Dwarf_Die *context, uint64_t *within,
+                             struct tokio_id_field *field)
+{
+    Dwarf_Die storage;
+    return dwarf_variable_by_linkage(d, sym->name, sym->near, sym->n_near, &storage) &&
+           find_context(&storage, 0, context, within) && find_task_id_field(context, field);
 }
 
 /* "tokio 1.54.1" from the directory tokio was compiled in (".../tokio-1.54.1"), else "tokio" */
@@ -276,10 +330,8 @@ int tokio_layout_find(struct tokio_layout *out, const char *exe, char *err, size
         return -1;
     }
     int rc = dwarf_types_open(&out->dwarf, exe);
-    Dwarf_Die storage;
     uint64_t within;
-    bool found = rc == 0 && dwarf_variable_by_linkage(out->dwarf, context_sym.name, context_sym.near,
-                                                      context_sym.n_near, &storage);
+    bool found = rc == 0 && context_in_dwarf(out->dwarf, &context_sym, &out->context, &within, &out->task_id);
     /* (whether the DWARF has types at all is asked only when CONTEXT's is not found: a walk of its own) */
     if (!found && (rc != 0 || !dwarf_types_has_types(out->dwarf))) {
         snprintf(err, errlen, "tokio's task structures need DWARF types, and %s has %s (build with debug = 2, or keep "
@@ -287,9 +339,9 @@ int tokio_layout_find(struct tokio_layout *out, const char *exe, char *err, size
         tokio_layout_free(out);
         return -1;
     }
-    if (!found || !find_context(&storage, 0, &out->context, &within)) {
+    if (!found) {
         tokio_layout_free(out);
-        return fail(err, errlen, "CONTEXT thread-local", "Context struct with current_task_id");
+        return fail(err, errlen, "CONTEXT thread-local", "Context struct with current_task_id: Option<Id>");
     }
     out->context_tp_offset += (int64_t)within;
     version_of(&out->context, out->version, sizeof(out->version));
@@ -342,30 +394,50 @@ void tokio_layout_free(struct tokio_layout *l)
     l->dwarf = NULL;
 }
 
+int tokio_task_id_place_find(const char *path, struct tokio_task_id_place *out)
+{
+    memset(out, 0, sizeof(*out));
+    struct elf_file ef;
+    if (elf_file_open(&ef, path) != 0)
+        return -1;
+    struct tls_symbol sym;
+    bool placed = tokio_tls_symbol(&ef, CONTEXT_SYMBOL, &sym) && tp_offset(&ef, sym.value, &out->context_tp_offset);
+    elf_file_close(&ef);
+    if (!placed)
+        return 0;
+    snprintf(out->symbol, sizeof(out->symbol), "%s", sym.name);
+    out->context_size = sym.size;
+    struct dwarf_types *d;
+    if (dwarf_types_open(&d, path) != 0)
+        return 0;
+    Dwarf_Die context;
+    uint64_t within;
+    struct tokio_id_field f;
+    bool found = context_in_dwarf(d, &sym, &context, &within, &f);
+    dwarf_types_close(d);
+    if (!found)
+        return 0;
+    int64_t at = out->context_tp_offset + (int64_t)within;
+    out->found = true;
+    out->id_tp_offset = at + (int64_t)f.id_offset;
+    out->id_size = f.id_size;
+    out->has_tag = f.has_tag;
+    out->tag_tp_offset = f.has_tag ? at + (int64_t)f.tag_offset : 0;
+    out->tag_size = f.tag_size;
+    out->some_value = f.some_value;
+    return 1;
+}
+
 /* ---- reading a thread's CONTEXT -------------------------------------------------------------------------- */
 
-/* the Option<Id> current_task_id at addr: the id, 0 for None */
+/* the Option<Id> current_task_id of the Context at context: the id, 0 for None */
 static uint64_t read_task_id(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t context)
 {
-    struct dwarf_member m;
-    Dwarf_Die type, context_type = l->context;
-    uint64_t at, id = 0;
-    if (!dwarf_member(&context_type, "current_task_id", &m))
+    const struct tokio_id_field *f = &l->task_id;
+    uint64_t tag, id;
+    if (f->has_tag && (!read_uint(read, rctx, context + f->tag_offset, f->tag_size, &tag) || tag != f->some_value))
         return 0;
-    at = context + m.offset;
-    type = m.type;
-    for (int i = 0; i < 4 && dwarf_member(&type, "value", &m); i++) {   /* Cell, UnsafeCell */
-        at += m.offset;
-        type = m.type;
-    }
-    uint64_t payload;
-    Dwarf_Die id_type;
-    uint64_t off;
-    int64_t size;
-    if (!variant_payload(read, rctx, &type, at, "Some", &payload, &id_type) || !inner_integer(&id_type, &off, &size) ||
-        !read_uint(read, rctx, payload + off, size, &id))
-        return 0;
-    return id;
+    return read_uint(read, rctx, context + f->id_offset, f->id_size, &id) ? id : 0;
 }
 
 /* the runtime handle in the thread's Context: tokio 1.54's current.handle, or 1.24's handle */
