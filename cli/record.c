@@ -439,7 +439,8 @@ static int make_sink(struct recording *r)
         return fail(r, EXIT_USAGE);
     const struct sample_frames_objects objects = { .counter = object_counter, .sample = object_sample,
                                                    .saw = object_saw, .ctx = &k->debug };
-    sample_frames_init(&k->frames, k->symbolizer, k->stacks, k->profile, &objects);
+    const struct sample_symbols symbols = sample_symbols_of(k->symbolizer);
+    sample_frames_init(&k->frames, &symbols, k->stacks, k->profile, &objects);
     return keep_addresses_for_pprof(r);
 }
 

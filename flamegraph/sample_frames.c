@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
-void sample_frames_init(struct sample_frames *f, struct symbolizer *symbolizer, struct task_stacks *stacks,
+void sample_frames_init(struct sample_frames *f, const struct sample_symbols *symbols, struct task_stacks *stacks,
                         struct profile *profile, const struct sample_frames_objects *objects)
 {
     memset(f, 0, sizeof(*f));
-    f->symbolizer = symbolizer;
+    f->symbols = *symbols;
     f->stacks = stacks;
     f->profile = profile;
     if (objects)
@@ -43,7 +43,7 @@ static void note_unmapped(struct sample_frames *f, uint64_t addr)
         return;
     struct sym_mapping below;
     f->first_unmapped = addr;
-    if (symbolize_mapping_below(f->symbolizer, addr, &below) && addr >= below.end)
+    if (f->symbols.mapping_below(f->symbols.ctx, addr, &below) && addr >= below.end)
         snprintf(f->first_unmapped_near, sizeof(f->first_unmapped_near), "0x%" PRIx64 " past the end of %s [0x%"
                  PRIx64 "-0x%" PRIx64 ")", addr - below.end, below.path, below.start, below.end);
 }
@@ -51,8 +51,8 @@ static void note_unmapped(struct sample_frames *f, uint64_t addr)
 const struct sample_address *sample_frames_of(struct sample_frames *f, uint64_t addr, bool return_address,
                                               bool kernel)
 {
-    const struct sym_result *r = kernel ? symbolize_kernel(f->symbolizer, addr)
-                                        : symbolize_user(f->symbolizer, addr, return_address);
+    const struct sym_result *r = kernel ? f->symbols.kernel(f->symbols.ctx, addr)
+                                        : f->symbols.user(f->symbols.ctx, addr, return_address);
     if (!kernel && !r->object)
         note_unmapped(f, addr);
     if (r->id < f->by_result.n && f->by_result.v[r->id].n)
@@ -73,7 +73,7 @@ const struct sample_address *sample_frames_of(struct sample_frames *f, uint64_t 
         char object_name[300];
         const char *name = sample_frame_name(r, sf, object_name, sizeof(object_name));
         /* (a frame positioned in a macro's own source, tokio's select.rs: the macro's closure, see task_stacks.h) */
-        const char *macro = sf && !kernel ? symbolize_macro_of(sf->path) : NULL;
+        const char *macro = sf && !kernel ? f->symbols.macro_of(sf->path) : NULL;
         if (task_stacks_prepare_in_macro(f->stacks, name, sf ? sf->file : NULL, sf ? sf->line : 0, kernel, macro,
                                          &f->pool.v[f->pool.n + i]) != 0)
             return NULL;

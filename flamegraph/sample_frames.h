@@ -30,6 +30,35 @@ struct sample_frames_objects {
     void *ctx;
 };
 
+/* How addresses are symbolized: symbolize/'s functions, given by the caller (sample_symbols_of), so that this layer
+ * links without symbolize/ (its fuzzers build it alone). */
+struct sample_symbols {
+    const struct sym_result *(*user)(void *ctx, uint64_t addr, bool return_address);
+    const struct sym_result *(*kernel)(void *ctx, uint64_t addr);
+    bool (*mapping_below)(void *ctx, uint64_t addr, struct sym_mapping *out);
+    const char *(*macro_of)(const char *path);
+    void *ctx;
+};
+
+static inline const struct sym_result *sample_symbols_user(void *s, uint64_t addr, bool return_address)
+{
+    return symbolize_user(s, addr, return_address);
+}
+static inline const struct sym_result *sample_symbols_kernel(void *s, uint64_t addr)
+{
+    return symbolize_kernel(s, addr);
+}
+static inline bool sample_symbols_mapping_below(void *s, uint64_t addr, struct sym_mapping *out)
+{
+    return symbolize_mapping_below(s, addr, out);
+}
+/* The symbolizer's functions, for a caller that links symbolize/. */
+static inline struct sample_symbols sample_symbols_of(struct symbolizer *s)
+{
+    return (struct sample_symbols){ sample_symbols_user, sample_symbols_kernel, sample_symbols_mapping_below,
+                                    symbolize_macro_of, s };
+}
+
 /* One address's frames in the pool: pool[first .. first + n), outermost first. */
 struct sample_address {
     uint32_t first;
@@ -38,7 +67,7 @@ struct sample_address {
 };
 
 struct sample_frames {
-    struct symbolizer *symbolizer;
+    struct sample_symbols symbols;
     struct task_stacks *stacks;                 /* names frames into its profile */
     struct profile *profile;
     struct sample_frames_objects objects;
@@ -52,8 +81,8 @@ struct sample_frames {
     const struct stack_frame *expanded[SAMPLE_FRAMES_MAX];   /* the same as pointers, once resolved */
 };
 
-/* symbolizer and stacks (its profile) outlive f; objects may be NULL. */
-void sample_frames_init(struct sample_frames *f, struct symbolizer *symbolizer, struct task_stacks *stacks,
+/* What symbols' context and stacks (its profile) outlive f; objects may be NULL. */
+void sample_frames_init(struct sample_frames *f, const struct sample_symbols *symbols, struct task_stacks *stacks,
                         struct profile *profile, const struct sample_frames_objects *objects);
 void sample_frames_free(struct sample_frames *f);
 
