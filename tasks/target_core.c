@@ -180,6 +180,14 @@ static int core_threads(struct target_view *t, elf_memory_reader read, void *rct
     return 0;
 }
 
+static bool core_thread_wait(struct target_view *t, pid_t tid, uint64_t *wait_ns)
+{
+    (void)t;
+    (void)tid;
+    *wait_ns = 0;
+    return false;          /* (a core keeps no scheduler counts) */
+}
+
 static void core_thread_name(struct target_view *t, pid_t tid, char name[16])
 {
     (void)t, (void)tid;
@@ -222,6 +230,7 @@ static const struct target_view_ops core_ops = {
     .read_with_page = core_read_with_page,
     .threads = core_threads,
     .thread_name = core_thread_name,
+    .thread_wait = core_thread_wait,
     .gone = core_gone,
     .now = core_now,
     .close = core_close,

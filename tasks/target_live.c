@@ -53,6 +53,21 @@ static bool live_read_with_page(struct target_view *t, uint64_t addr, void *buf,
 }
 
 /* a thread's name, read from /proc once per thread (tokio names its workers before they run it) */
+/* /proc/PID/task/TID/schedstat: time on a CPU, time waiting on a run queue (ns), time slices */
+static bool live_thread_wait(struct target_view *t, pid_t tid, uint64_t *wait_ns)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)t->pid, (int)tid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    unsigned long long run, wait;
+    bool read = fscanf(f, "%llu %llu", &run, &wait) == 2;
+    fclose(f);
+    *wait_ns = read ? wait : 0;
+    return read;
+}
+
 static void live_thread_name(struct target_view *t, pid_t tid, char name[16])
 {
     struct live_target *lt = (struct live_target *)t;
@@ -129,6 +144,7 @@ static const struct target_view_ops live_ops = {
     .read_with_page = live_read_with_page,
     .threads = live_threads,
     .thread_name = live_thread_name,
+    .thread_wait = live_thread_wait,
     .gone = live_gone,
     .now = live_now,
     .close = live_close,

@@ -52,6 +52,7 @@ struct task_reader {
     struct tokio_layout layout;
     struct target_view *target;            /* NULL until attached */
     struct string_pool pool;
+    struct string_pool details;       /* the leaves' details of the last snapshot (emptied at each: memory flat) */
     struct u64_map plan_by_vtable;    /* vtable address -> index in plans */
     struct plan_vec plans;
     struct task_vec tasks;
@@ -297,6 +298,7 @@ void task_reader_close(struct task_reader *r)
     u64_map_free(&r->plan_by_vtable);
     u64_map_free(&r->visited);
     string_pool_free(&r->pool);
+    string_pool_free(&r->details);
     type_cache_free(&r->types);
     memory_cache_free(&r->cache);
     memory_cache_free(&r->threads_cache);
@@ -337,7 +339,7 @@ static bool read_now(void *ctx, uint64_t addr, void *buf, size_t len)
 static void read_task(struct task_reader *r, uint64_t header, const struct task_header *first, uint64_t next,
                       struct task_info *t)
 {
-    struct decode_limits limits = { r->opt.max_depth, r->opt.max_bytes, r->opt.no_details };
+    struct decode_limits limits = { r->opt.max_depth, r->opt.max_bytes, r->opt.no_details, &r->details };
     struct task_header h = *first;
     t->id = h.id;
     t->header = header;
@@ -347,6 +349,12 @@ static void read_task(struct task_reader *r, uint64_t header, const struct task_
         t->tree_truncated = false;
         const struct task_plan *plan = plan_for(r, &h);
         t->root = plan && plan->ok ? plan->root : NULL;
+        if (plan && plan->ok) {
+            t->root_file = plan->file;
+            t->root_line = plan->line;
+            t->future_size = plan->future_size;
+            t->boxed_size = plan->boxed_size;
+        }
         if (h.state & TOKIO_STATE_COMPLETE) {
             t->state = TASK_COMPLETE;
             return;
@@ -519,6 +527,7 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
     for (size_t i = 0; i < r->tasks.n; i++)
         task_info_release(&r->tasks.v[i]);
     r->tasks.n = 0;
+    string_pool_free(&r->details);    /* (the last snapshot's details: it is no longer valid) */
     r->workers.n = 0;
     r->worker_fsbase.n = 0;
     r->worker_thread.n = 0;
@@ -566,6 +575,9 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
         target->ops->thread_name(target, th->tid, w->name);
         w->index = c.worker_index;
         w->current_task = c.current_task;
+        w->tick = c.tick;
+        uint64_t wait;
+        w->run_queue_wait_ns = target->ops->thread_wait(target, th->tid, &wait) ? (int64_t)wait : -1;
         w->local_queue = c.worker_index >= 0
                              ? tokio_local_queue(&r->layout, memory_cache_read, &r->threads_cache, c.handle,
                                                  c.worker_index)
@@ -575,6 +587,11 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
         no_runtime(r, err, errlen);
         return -1;
     }
+    snap->global_queue = tokio_global_queue(&r->layout, memory_cache_read, &r->threads_cache, runtimes[0], multi[0]);
+    if (!tokio_blocking_threads(&r->layout, memory_cache_read, &r->threads_cache, runtimes[0], multi[0],
+                                &snap->blocking_threads, &snap->blocking_idle))
+        snap->blocking_threads = snap->blocking_idle = -1;
+    snap->next_task_id = tokio_next_task_id(&r->layout, memory_cache_read, &r->threads_cache);
     bool ok = true;
     for (size_t k = 0; k < n_runtimes && ok; k++) {
         uint64_t heads[MAX_HEADS];

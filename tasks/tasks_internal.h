@@ -64,6 +64,9 @@ struct target_view_ops {
                    size_t errlen);
     /* a thread's name (its comm), "" when not known (a core does not keep threads' names) */
     void (*thread_name)(struct target_view *t, pid_t tid, char name[16]);
+    /* a thread's time waiting for a CPU while runnable, so far (ns, the scheduler's own count); false when not
+       known (a core) */
+    bool (*thread_wait)(struct target_view *t, pid_t tid, uint64_t *wait_ns);
     bool (*gone)(struct target_view *t);              /* the process exited (a core: never) */
     bool (*now)(struct target_view *t, struct timespec *out);   /* the moment the memory shows, on CLOCK_MONOTONIC */
     void (*close)(struct target_view *t);
@@ -179,6 +182,9 @@ struct tokio_layout {
     Dwarf_Die context;         /* its type */
     struct tokio_id_field task_id;   /* its current_task_id */
     int64_t worker_tp_offset;  /* tokio 1.24's multi-thread worker::CURRENT (a Cell<*const Context>), 0: none */
+    int64_t current_tp_offset; /* tokio 1.24's current_thread::CURRENT (the same), 0: none */
+    Dwarf_Die current_context; /* tokio 1.24's current_thread::Context, when current_tp_offset is set */
+    uint64_t next_id;          /* tokio's task id counter (task::id::Id::next's NEXT_ID, link-time address), 0: none */
     Dwarf_Die header, vtable, trailer;
     Dwarf_Die handle_multi, handle_current;   /* the runtime handles' types (found: has_handle_*) */
     bool has_handle_multi, has_handle_current;
@@ -204,6 +210,8 @@ struct thread_context {
                                   current_thread::Handle), 0 when the thread is in no runtime */
     bool multi_thread;
     int64_t worker_index;      /* -1 when not a multi-thread worker */
+    int64_t tick;              /* its scheduler core's tick (Core.tick: a turn of the scheduler's loop), read while
+                                  the thread polls a task (its core is then in its scheduler Context), else -1 */
 };
 
 bool tokio_thread_context(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t fsbase,
@@ -214,6 +222,14 @@ size_t tokio_owned_heads(const struct tokio_layout *l, elf_memory_reader read, v
 /* the local run queue length of worker index of a multi-thread runtime, -1 when unknown */
 int64_t tokio_local_queue(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t handle,
                           int64_t index);
+/* the runtime's global (injection) queue length, -1 when unknown */
+int64_t tokio_global_queue(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t handle,
+                           bool multi_thread);
+/* the runtime's blocking pool: its threads and how many of them are idle; false when unknown */
+bool tokio_blocking_threads(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t handle,
+                            bool multi_thread, int64_t *threads, int64_t *idle);
+/* tokio's next task id (its NEXT_ID counter: every task spawned so far took one), 0 when unknown */
+uint64_t tokio_next_task_id(const struct tokio_layout *l, elf_memory_reader read, void *rctx);
 
 /* tokio's task state word (tokio/src/runtime/task/state.rs: the same bits since tokio 1.0) */
 #define TOKIO_STATE_RUNNING 0x1u
@@ -244,6 +260,8 @@ struct decode_limits {
     unsigned max_depth;
     size_t max_bytes;
     bool no_details;           /* leaves named only, nothing read of them (task_reader_options.no_details) */
+    struct string_pool *details;   /* where the leaves' details go (NULL: the decoder's pool): the reader's is
+                                      emptied at each snapshot, since a detail's text changes from one to the next */
 };
 
 /* ---- future_leaves.c: what can be read of a leaf future --------------------------------------------------- */
@@ -375,6 +393,10 @@ struct task_plan {
     Dwarf_Die stage;           /* CoreStage's Stage<T> enum */
     uint64_t stage_offset;     /* from the header */
     const char *root;          /* the root's function or type name (pooled) */
+    uint64_t future_size;      /* bytes of T (0: not known) */
+    uint64_t boxed_size;       /* T is a Pin<Box<F>> (tokio boxes large futures on spawn): F's bytes, else 0 */
+    const char *file;          /* where the root future is declared (its type's, or its async fn's), NULL */
+    uint32_t line;
 };
 
 bool task_plan_find(const struct tokio_layout *l, struct string_pool *pool, uint64_t poll, struct task_plan *out);

@@ -15,6 +15,8 @@
 
 #define CONTEXT_SYMBOL "5tokio7runtime7context7CONTEXT"          /* tokio::runtime::context::CONTEXT */
 #define WORKER_SYMBOL "12multi_thread6worker7CURRENT"            /* tokio 1.24's worker::CURRENT */
+#define CURRENT_SYMBOL "14current_thread7CURRENT"                 /* tokio 1.24's current_thread::CURRENT */
+#define NEXT_ID_SYMBOL "4task2id2Id4next7NEXT_ID"                 /* tokio::runtime::task::id::Id::next::NEXT_ID */
 #define TLS_STORAGE "__RUST_STD_INTERNAL_VAL"                    /* std's thread_local! storage */
 #define MAX_SEARCH_DEPTH 8
 #define CONTEXT_DEPTH 12                                         /* CONTEXT's Context in its storage */
@@ -304,6 +306,33 @@ static void version_of(Dwarf_Die *context, char *version, size_t len)
         snprintf(version, len, "tokio %.*s", (int)n, at + strlen("/tokio-"));
 }
 
+/* The link-time address of a defined data symbol whose name holds part, of size bytes; 0 when none. */
+static uint64_t data_symbol(const struct elf_file *ef, const char *part, uint64_t size)
+{
+    struct elf_symbol_iter it;
+    struct elf_symbol sym;
+    if (!elf_symbols_begin(&it, ef, ".symtab"))
+        return 0;
+    while (elf_symbols_next(&it, &sym))
+        if (sym.type == STT_OBJECT && sym.section != SHN_UNDEF && sym.size == size && strstr(sym.name, part))
+            return sym.value;
+    return 0;
+}
+
+/* A scoped thread-local of tokio 1.24 (worker::CURRENT, current_thread::CURRENT: a Cell<*const Context> in std's
+   LocalKey storage): *tp_offset moved to the cell's value, the Context's type (type_name) in out. */
+static bool scoped_context(struct dwarf_types *d, struct tls_symbol *sym, const char *type_name, int64_t *tp_offset,
+                           Dwarf_Die *out)
+{
+    Dwarf_Die storage;
+    struct dwarf_member cell;
+    if (!dwarf_variable_by_linkage(d, sym->name, sym->near, sym->n_near, &storage) ||
+        !find_inline(&storage, "value", 0, &cell) || !dwarf_type_by_name(d, type_name, out))
+        return false;
+    *tp_offset += (int64_t)cell.offset;
+    return true;
+}
+
 static int fail(char *err, size_t errlen, const char *what, const char *path)
 {
     snprintf(err, errlen, "tokio's %s does not match taskspy's layout (no %s in the DWARF)", what, path);
@@ -324,6 +353,10 @@ int tokio_layout_find(struct tokio_layout *out, const char *exe, char *err, size
     bool placed = have_context && tp_offset(&ef, context_sym.value, &out->context_tp_offset);
     if (have_worker && !tp_offset(&ef, worker_sym.value, &out->worker_tp_offset))
         have_worker = false;
+    struct tls_symbol current_sym;
+    bool have_current = tokio_tls_symbol(&ef, CURRENT_SYMBOL, &current_sym) &&
+                        tp_offset(&ef, current_sym.value, &out->current_tp_offset);
+    out->next_id = data_symbol(&ef, NEXT_ID_SYMBOL, 8);
     elf_file_close(&ef);
     if (!placed) {
         snprintf(err, errlen, "no tokio runtime in %s (no tokio::runtime::context::CONTEXT thread-local)", exe);
@@ -345,19 +378,14 @@ int tokio_layout_find(struct tokio_layout *out, const char *exe, char *err, size
     }
     out->context_tp_offset += (int64_t)within;
     version_of(&out->context, out->version, sizeof(out->version));
-    if (have_worker) {
-        Dwarf_Die worker_storage;
-        struct dwarf_member cell;
-        /* worker::CURRENT's storage: a Cell<*const Context> (std's LocalKey storage may wrap it) */
-        if (dwarf_variable_by_linkage(out->dwarf, worker_sym.name, worker_sym.near, worker_sym.n_near,
-                                      &worker_storage) &&
-            find_inline(&worker_storage, "value", 0, &cell) &&
-            dwarf_type_by_name(out->dwarf, "tokio::runtime::scheduler::multi_thread::worker::Context",
-                               &out->worker_context))
-            out->worker_tp_offset += (int64_t)cell.offset;
-        else
-            out->worker_tp_offset = 0;
-    }
+    /* worker::CURRENT's storage: a Cell<*const Context> (std's LocalKey storage may wrap it) */
+    if (have_worker && !scoped_context(out->dwarf, &worker_sym, "tokio::runtime::scheduler::multi_thread::worker::Context",
+                                       &out->worker_tp_offset, &out->worker_context))
+        out->worker_tp_offset = 0;
+    /* current_thread::CURRENT's storage: the same Cell<*const Context> */
+    if (!have_current || !scoped_context(out->dwarf, &current_sym, "tokio::runtime::scheduler::current_thread::Context",
+                                         &out->current_tp_offset, &out->current_context))
+        out->current_tp_offset = 0;
     const char *failed;
     if (!dwarf_type_by_name(out->dwarf, "tokio::runtime::task::core::Header", &out->header) ||
         !dwarf_member(&out->header, "state", &out->header_state) ||
@@ -476,41 +504,57 @@ static bool read_handle(const struct tokio_layout *l, elf_memory_reader read, vo
     return false;
 }
 
-/* the worker's index: tokio 1.54's CONTEXT.scheduler (a Scoped<scheduler::Context>: MultiThread(Context)), or
-   1.24's worker::CURRENT (a pointer to the worker's Context); both Contexts hold worker: Arc<Worker> */
-static int64_t read_worker(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t fsbase,
-                           uint64_t context)
+/* the thread's scheduler Context (a multi-thread worker's, or a current-thread runtime's): tokio 1.54's
+   CONTEXT.scheduler (a Scoped<scheduler::Context>: MultiThread(Context) or CurrentThread(Context)), or 1.24's
+   worker::CURRENT / current_thread::CURRENT (a pointer to the Context). Its address and type; false when the thread
+   is in none (not inside the scheduler: a block_on thread of a multi-thread runtime, or between its polls). */
+static bool scheduler_context(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t fsbase,
+                              uint64_t context, bool multi_thread, uint64_t *at, Dwarf_Die *type)
 {
-    struct dwarf_member m, worker, index;
+    struct dwarf_member m, inner;
     const char *failed;
     Dwarf_Die ctx_type, context_type = l->context;
-    uint64_t ctx_addr = 0;
-    struct dwarf_member inner;
     bool scoped = dwarf_member_path(&context_type, "scheduler.inner", &m, &failed);   /* Cell<*const Context> */
     for (int k = 0; scoped && k < 3 && dwarf_tag(&m.type) != DW_TAG_pointer_type && dwarf_member(&m.type, "value", &inner);
          k++) {
         m.offset += inner.offset;
         m.type = inner.type;
     }
-    if (scoped && pointee(&m.type, &ctx_type)) {
-        uint64_t p;
-        Dwarf_Die mt;
-        if (!read_u64(read, rctx, context + m.offset, &p) || p == 0 ||
-            !variant_payload(read, rctx, &ctx_type, p, "MultiThread", &ctx_addr, &mt))
-            return -1;
-        ctx_type = mt;
-    } else if (l->worker_tp_offset != 0) {
-        if (!read_u64(read, rctx, fsbase + (uint64_t)l->worker_tp_offset, &ctx_addr) || ctx_addr == 0)
-            return -1;
-        ctx_type = l->worker_context;
-    } else {
-        return -1;
-    }
+    uint64_t p;
+    if (scoped && pointee(&m.type, &ctx_type))
+        return read_u64(read, rctx, context + m.offset, &p) && p != 0 &&
+               variant_payload(read, rctx, &ctx_type, p, multi_thread ? "MultiThread" : "CurrentThread", at, type);
+    int64_t tp = multi_thread ? l->worker_tp_offset : l->current_tp_offset;
+    if (tp == 0 || !read_u64(read, rctx, fsbase + (uint64_t)tp, at) || *at == 0)
+        return false;
+    *type = multi_thread ? l->worker_context : l->current_context;
+    return true;
+}
+
+/* the worker's index: its scheduler Context's worker (an Arc<Worker>)'s index */
+static int64_t read_worker(elf_memory_reader read, void *rctx, uint64_t at, Dwarf_Die *type)
+{
+    struct dwarf_member worker, index;
     uint64_t data, v;
     Dwarf_Die worker_type;
-    if (!dwarf_member(&ctx_type, "worker", &worker) ||
-        !arc_data(read, rctx, &worker.type, ctx_addr + worker.offset, &data, &worker_type) ||
+    if (!dwarf_member(type, "worker", &worker) ||
+        !arc_data(read, rctx, &worker.type, at + worker.offset, &data, &worker_type) ||
         !dwarf_member(&worker_type, "index", &index) || !read_u64(read, rctx, data + index.offset, &v))
+        return -1;
+    return (int64_t)v;
+}
+
+/* the scheduler core's tick: Context.core (a RefCell<Option<Box<Core>>>: Some while the thread polls a task),
+   Core.tick (a u32 both schedulers advance at each turn of their loop); -1 when not read */
+static int64_t read_tick(elf_memory_reader read, void *rctx, uint64_t at, Dwarf_Die *type)
+{
+    struct dwarf_member core, tick;
+    uint64_t offset = 0, p, v;
+    int64_t size;
+    Dwarf_Die core_type;
+    if (!dwarf_member(type, "core", &core) || !type_pointer_inside(&core.type, &offset, &core_type) ||
+        !read_u64(read, rctx, at + core.offset + offset, &p) || p == 0 || !dwarf_member(&core_type, "tick", &tick) ||
+        !inner_integer(&tick.type, &offset, &size) || !read_uint(read, rctx, p + tick.offset + offset, size, &v))
         return -1;
     return (int64_t)v;
 }
@@ -525,8 +569,15 @@ bool tokio_thread_context(const struct tokio_layout *l, elf_memory_reader read, 
     if (!read(rctx, context, &probe, 1))
         return false;
     out->current_task = read_task_id(l, read, rctx, context);
-    if (read_handle(l, read, rctx, context, out) && out->multi_thread)
-        out->worker_index = read_worker(l, read, rctx, fsbase, context);
+    out->tick = -1;
+    uint64_t at;
+    Dwarf_Die type;
+    if (read_handle(l, read, rctx, context, out) &&
+        scheduler_context(l, read, rctx, fsbase, context, out->multi_thread, &at, &type)) {
+        if (out->multi_thread)
+            out->worker_index = read_worker(read, rctx, at, &type);
+        out->tick = read_tick(read, rctx, at, &type);
+    }
     return true;
 }
 
@@ -629,4 +680,85 @@ bool tokio_read_state(const struct tokio_layout *l, elf_memory_reader read, void
                       uint64_t *state)
 {
     return read_u64(read, rctx, header + l->header_state.offset, state);
+}
+
+/* ---- the runtime's figures for a live view ------------------------------------------------------------------ */
+
+/* The integer at path within the runtime handle at handle (through Arcs where arcs says: "blocking_spawner.inner"
+   then "metrics.num_threads"), -1 when a step does not match. */
+static int64_t handle_integer(elf_memory_reader read, void *rctx, Dwarf_Die *handle_type, uint64_t handle,
+                              const char *const *steps, size_t n_steps, const char *variant)
+{
+    Dwarf_Die type = *handle_type;
+    uint64_t at = handle;
+    const char *failed;
+    for (size_t i = 0; i < n_steps; i++) {
+        struct dwarf_member m;
+        if (!dwarf_member_path(&type, steps[i], &m, &failed))
+            return -1;
+        at += m.offset;
+        type = m.type;
+        if (i + 1 == n_steps)
+            break;
+        /* between two steps: an enum's variant (its payload), or an Arc (its data) */
+        Dwarf_Die next;
+        if (variant && dwarf_has_variants(&type)) {
+            if (!variant_payload(read, rctx, &type, at, variant, &at, &next))
+                return -1;
+        } else if (!arc_data(read, rctx, &type, at, &at, &next)) {
+            return -1;
+        }
+        type = next;
+    }
+    uint64_t offset, v;
+    int64_t size;
+    if (!inner_integer(&type, &offset, &size) || !read_uint(read, rctx, at + offset, size, &v))
+        return -1;
+    return (int64_t)v;
+}
+
+int64_t tokio_global_queue(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t handle,
+                           bool multi_thread)
+{
+    /* the inject queue's length, by version: each a path of its own (variant steps: the enum's variant) */
+    static const struct {
+        const char *steps[2];
+        const char *variant;
+    } paths[] = {
+        { { "shared.inject.len" }, NULL },                          /* 1.24 multi-thread: Inject { pointers, len } */
+        { { "shared.inject.shared.len" }, NULL },                   /* current-thread since 1.2x: Inject { shared } */
+        { { "shared.inject.value", "shared.len" }, "Locked" },      /* 1.54 multi-thread: CachePadded<InjectQueue> */
+        { { "shared.queue.data.value", "len" }, "Some" },           /* 1.24 current-thread: Mutex<Option<VecDeque>> */
+    };
+    Dwarf_Die type;
+    if (!handle_type(l, multi_thread, &type))
+        return -1;
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        size_t n = paths[i].steps[1] ? 2 : 1;
+        int64_t v = handle_integer(read, rctx, &type, handle, paths[i].steps, n, paths[i].variant);
+        if (v >= 0)
+            return v;
+    }
+    return -1;
+}
+
+bool tokio_blocking_threads(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t handle,
+                            bool multi_thread, int64_t *threads, int64_t *idle)
+{
+    /* the blocking pool's own counts (tokio 1.24 and 1.54): Handle.blocking_spawner.inner (an Arc<Inner>), its
+       metrics' num_threads and num_idle_threads */
+    static const char *const all[] = { "blocking_spawner.inner", "metrics.num_threads" };
+    static const char *const idle_ones[] = { "blocking_spawner.inner", "metrics.num_idle_threads" };
+    Dwarf_Die type;
+    if (!handle_type(l, multi_thread, &type))
+        return false;
+    *threads = handle_integer(read, rctx, &type, handle, all, 2, NULL);
+    *idle = handle_integer(read, rctx, &type, handle, idle_ones, 2, NULL);
+    return *threads >= 0 && *idle >= 0;
+}
+
+uint64_t tokio_next_task_id(const struct tokio_layout *l, elf_memory_reader read, void *rctx)
+{
+    uint64_t v;
+    return l->next_id && read_u64(read, rctx, l->next_id + l->bias, &v) ? v : 0;
 }
