@@ -16,6 +16,10 @@
 int task_dump_text(FILE *out, pid_t pid, const struct task_snapshot *snap, const struct task_groups *groups,
                    bool verbose);
 
+/* The tree of group g's tasks (its first task's, with the group's details) as the text dump draws it, each line
+ * after indent (taskspy top's detail view). Returns 0, or -1 when writing (or memory) failed. */
+int task_dump_tree(FILE *out, const struct task_group *g, const char *indent);
+
 /* One JSON object: {"schema": 2, "pid", "runtime", "listed", "truncated", "target_exited", "workers": [{"tid",
  * "name", "index", "task", "local_queue"}], "tasks": [{"id", "state", "unwakeable", "root", "frames":
  * [{"function", "file", "line"}], "leaf", "detail", "tree": {"function", "file", "line", "macro", "macro_line",

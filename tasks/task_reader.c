@@ -576,8 +576,11 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
         w->index = c.worker_index;
         w->current_task = c.current_task;
         w->tick = c.tick;
-        uint64_t wait;
-        w->run_queue_wait_ns = target->ops->thread_wait(target, th->tid, &wait) ? (int64_t)wait : -1;
+        uint64_t cpu;
+        if (target->ops->thread_sched(target, th->tid, &cpu, &w->sched_state))
+            w->cpu_ns = (int64_t)cpu;
+        else
+            w->cpu_ns = -1;
         w->local_queue = c.worker_index >= 0
                              ? tokio_local_queue(&r->layout, memory_cache_read, &r->threads_cache, c.handle,
                                                  c.worker_index)

@@ -58,7 +58,8 @@ struct top_task {
     char detail[64];
     uint64_t busy_ns, scheduled_ns, idle_ns, samples;   /* since the last frame */
     uint64_t scheduled_since_ns;      /* scheduled in every snapshot since (0: not scheduled in the last) */
-    uint64_t scheduled_wait_ns;       /* the workers' mean run-queue wait then */
+    uint64_t starving_ns;             /* ... of which the time its runtime's workers were at work (ran, or were
+                                         blocked in a poll), not kept off a CPU by the system */
     uint64_t last_sample_ns;
     uint64_t starved_ns;              /* the longest time seen scheduled without a poll */
     uint64_t blocked_ns;              /* the longest poll seen */
@@ -70,10 +71,13 @@ struct top_task {
 struct top_worker {
     struct task_top_worker shown;
     uint64_t snapshots, busy;         /* since the last frame */
-    uint64_t poll_task;               /* the poll under way: task, tick, when first seen (0: none) */
+    uint64_t poll_task;               /* the poll under way: task, tick (0: none) */
     int64_t poll_tick;
-    uint64_t poll_seen_ns;
-    int64_t poll_wait_ns;             /* the thread's run-queue wait then (-1: unknown) */
+    uint64_t poll_held_ns;            /* how long it has held the thread so far (running in it, or blocked in it) */
+    uint64_t last_ns;                 /* the last snapshot that saw the thread, its CPU time and state then */
+    int64_t last_cpu_ns;
+    bool at_work;                     /* in the time since the last snapshot the thread ran (a quarter of it or
+                                         more), or is blocked in a poll: not kept off a CPU by the system */
     bool stack_read, seen;
 };
 
@@ -341,29 +345,33 @@ static const struct task_info *listed_task(const struct task_snapshot *snap, uin
 }
 
 /* A worker whose task and tick did not change since the last snapshot is in the same poll: long enough, its task
-   holds it (and its stack, read once per poll, says where). */
+   holds it (and its stack, read once per poll, says where). The poll's time counts while the thread runs in it or
+   is blocked in it (state S or D: a sleep, a blocking read), not while the system keeps it waiting for a CPU (a
+   loaded machine, a throttled container: state R with less CPU time than the time passed). */
 static void follow_worker(struct task_top *t, struct top_worker *w, const struct task_worker *tw,
                           const struct task_snapshot *snap, struct task_reader *reader, uint64_t now)
 {
-    if (!tw->current_task || tw->tick < 0) {
+    uint64_t dt = w->last_ns && now > w->last_ns ? now - w->last_ns : 0;
+    uint64_t ran = tw->cpu_ns >= 0 && w->last_cpu_ns >= 0 && tw->cpu_ns >= w->last_cpu_ns
+                       ? (uint64_t)(tw->cpu_ns - w->last_cpu_ns) : dt;
+    bool polling = tw->current_task && tw->tick >= 0;
+    bool blocked = tw->sched_state == 'S' || tw->sched_state == 'D';
+    w->at_work = (polling && blocked) || 4 * ran >= dt;
+    w->last_ns = now;
+    w->last_cpu_ns = tw->cpu_ns;
+    if (!polling) {
         w->poll_task = 0;
         return;
     }
     if (w->poll_task != tw->current_task || w->poll_tick != tw->tick) {
         w->poll_task = tw->current_task;
         w->poll_tick = tw->tick;
-        w->poll_seen_ns = now;
-        w->poll_wait_ns = tw->run_queue_wait_ns;
+        w->poll_held_ns = 0;
         w->stack_read = false;
         return;
     }
-    /* the poll's time so far, less the time the system kept the thread waiting for a CPU (a loaded machine's, a
-       throttled container's: not the task's doing) */
-    uint64_t held = now - w->poll_seen_ns;
-    if (w->poll_wait_ns >= 0 && tw->run_queue_wait_ns >= w->poll_wait_ns) {
-        uint64_t waited = (uint64_t)(tw->run_queue_wait_ns - w->poll_wait_ns);
-        held = held > waited ? held - waited : 0;
-    }
+    w->poll_held_ns += blocked ? dt : ran < dt ? ran : dt;
+    uint64_t held = w->poll_held_ns;
     uint32_t at;
     if (held <= t->opt.long_poll_ns || !u64_map_get(&t->task_index, tw->current_task, &at))
         return;
@@ -417,20 +425,18 @@ static int add_workers(struct task_top *t, const struct task_snapshot *snap, str
     return 0;
 }
 
-/* The workers' mean time so far waiting for a CPU while runnable (0: not known). */
-static uint64_t workers_wait(const struct task_snapshot *snap)
+/* Whether the runtime's workers were at work since the last snapshot (one of them, or no worker known): a task
+   scheduled meanwhile waited for them, not for the system to give them a CPU. */
+static bool workers_at_work(const struct task_top *t)
 {
-    uint64_t sum = 0, n = 0;
-    for (size_t i = 0; i < snap->n_workers; i++)
-        if (snap->workers[i].run_queue_wait_ns >= 0) {
-            sum += (uint64_t)snap->workers[i].run_queue_wait_ns;
-            n++;
-        }
-    return n ? sum / n : 0;
+    for (size_t i = 0; i < t->workers.n; i++)
+        if (t->workers.v[i].at_work)
+            return true;
+    return t->workers.n == 0;
 }
 
-/* A task listed in the snapshot taken at now, dt after the last one; wait: its workers' mean run-queue wait. */
-static int add_task(struct task_top *t, const struct task_info *ti, uint64_t now, uint64_t dt, uint64_t wait)
+/* A task listed in the snapshot taken at now, dt after the last one; at_work: the workers were (workers_at_work). */
+static int add_task(struct task_top *t, const struct task_info *ti, uint64_t now, uint64_t dt, bool at_work)
 {
     bool made;
     struct top_task *task = task_record(t, ti->id, &made);
@@ -471,19 +477,18 @@ static int add_task(struct task_top *t, const struct task_info *ti, uint64_t now
         task->site_since_ns = now;
     }
     /* scheduled in every snapshot, never polled in between (seen running, or sampled); the time the system kept the
-       workers off a CPU (their mean run-queue wait) is not counted */
+       workers off a CPU is not counted */
     if (ti->state != TASK_SCHEDULED) {
         task->scheduled_since_ns = 0;
     } else if (!task->scheduled_since_ns || task->last_sample_ns > task->scheduled_since_ns) {
         task->scheduled_since_ns = now;
-        task->scheduled_wait_ns = wait;
+        task->starving_ns = 0;
     } else {
-        uint64_t waited = now - task->scheduled_since_ns, off_cpu = wait > task->scheduled_wait_ns ? wait - task->scheduled_wait_ns : 0;
-        waited = waited > off_cpu ? waited - off_cpu : 0;
-        if (waited > t->opt.starve_ns) {
+        task->starving_ns += at_work ? dt : 0;
+        if (task->starving_ns > t->opt.starve_ns) {
             task->sticky |= TASK_TOP_STARVED;
-            if (waited > task->starved_ns)
-                task->starved_ns = waited;
+            if (task->starving_ns > task->starved_ns)
+                task->starved_ns = task->starving_ns;
         }
     }
     return 0;
@@ -528,16 +533,16 @@ int task_top_add_snapshot(struct task_top *t, const struct task_snapshot *snap, 
     t->next_id = snap->next_task_id;
     t->listed = snap->n_tasks;
     memset(t->states, 0, sizeof(t->states));
-    int rc = 0;
-    uint64_t wait = workers_wait(snap);
+    /* the workers first (whether they were at work), the tasks' records then (a blocking poll's task is found in
+       them: a new one is found from the next snapshot on) */
+    int rc = add_workers(t, snap, reader, now);
+    bool at_work = workers_at_work(t);
     for (size_t i = 0; i < snap->n_tasks && rc == 0; i++) {
         t->states[snap->tasks[i].state]++;
-        rc = add_task(t, &snap->tasks[i], now, dt, wait);
+        rc = add_task(t, &snap->tasks[i], now, dt, at_work);
     }
     if (rc == 0)
         rc = drop_ended(t, snap->list_truncated);
-    if (rc == 0)
-        rc = add_workers(t, snap, reader, now);
     t->last_snapshot_ns = now;
     t->snapshots++;
     pthread_mutex_unlock(&t->lock);

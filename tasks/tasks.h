@@ -89,8 +89,10 @@ struct task_worker {
     int64_t tick;              /* tokio's count of its scheduler's turns (the core's tick, a u32 that wraps), read
                                   while it polls (its core is then in its context); -1 when not: the same task and
                                   tick in two snapshots is one poll that lasted the time between them */
-    int64_t run_queue_wait_ns; /* the thread's time so far waiting for a CPU while runnable (the kernel's schedstat:
-                                  a poll did not hold the worker while the system kept it off a CPU), -1 unknown */
+    int64_t cpu_ns;            /* the thread's time on a CPU so far (the kernel's schedstat), -1 when unknown */
+    char sched_state;          /* its state now: 'R' (on a CPU, or waiting for one), 'S' or 'D' (blocked), ...; 0
+                                  unknown. A poll holds its worker while the thread runs or blocks in it, not while
+                                  the system keeps it waiting for a CPU */
 };
 
 /* One snapshot. Strings belong to the reader (its string pool) and live until task_reader_close. */

@@ -64,9 +64,9 @@ struct target_view_ops {
                    size_t errlen);
     /* a thread's name (its comm), "" when not known (a core does not keep threads' names) */
     void (*thread_name)(struct target_view *t, pid_t tid, char name[16]);
-    /* a thread's time waiting for a CPU while runnable, so far (ns, the scheduler's own count); false when not
-       known (a core) */
-    bool (*thread_wait)(struct target_view *t, pid_t tid, uint64_t *wait_ns);
+    /* a thread's time on a CPU so far (ns, the scheduler's own count) and its state now ('R' running or waiting
+       for a CPU, 'S' or 'D' blocked, ...); false when not known (a core) */
+    bool (*thread_sched)(struct target_view *t, pid_t tid, uint64_t *cpu_ns, char *state);
     bool (*gone)(struct target_view *t);              /* the process exited (a core: never) */
     bool (*now)(struct target_view *t, struct timespec *out);   /* the moment the memory shows, on CLOCK_MONOTONIC */
     void (*close)(struct target_view *t);

@@ -4,7 +4,7 @@
  * or per task; state counts; busy / scheduled / idle shares of the time between snapshots; CPU shares from
  * samples (a task sampled before a snapshot listed it counted once it is; one that ended unlisted counted apart);
  * spawned and ended from tokio's id counter; the warnings: lost waker, a worker held in one poll (its task and tick
- * unchanged; the time its thread waited for a CPU not counted), starved (scheduled in every snapshot, never
+ * unchanged; the time its thread waited for a CPU not counted, its time blocked in the poll counted), starved (scheduled in every snapshot, never
  * sampled), a leak (an await point's tasks growing frame
  * after frame), boxed and large root futures; the hottest frames per group; memory: ended tasks dropped. */
 #include <setjmp.h>
@@ -226,8 +226,8 @@ static void test_blocking_worker(void **state)
     (void)state;
     struct task_top *t = model(0);
     struct task_info a[] = { { .id = 5, .state = TASK_RUNNING, .root = "app::block" }, reader_task(6, TASK_IDLE) };
-    struct task_worker w[] = { { .tid = 100, .index = 0, .current_task = 5, .tick = 41, .local_queue = 0 },
-                               { .tid = 101, .index = 1, .current_task = 6, .tick = 7, .local_queue = 0 } };
+    struct task_worker w[] = { { .tid = 100, .index = 0, .current_task = 5, .tick = 41, .local_queue = 0, .cpu_ns = -1 },
+                               { .tid = 101, .index = 1, .current_task = 6, .tick = 7, .local_queue = 0, .cpu_ns = -1 } };
     for (int k = 0; k < 3; k++) {   /* worker 0 in one poll of task 5 for 160 ms; worker 1 moving on */
         struct task_snapshot s = snapshot(T0 + (uint64_t)k * 80 * MS, a, 2);
         w[1].tick = 7 + k;
@@ -256,18 +256,32 @@ static void test_blocking_worker(void **state)
     assert_int_equal(task_top_frame(t, TASK_TOP_GROUPS, &f), 0);
     assert_int_equal(row_of(&f, "app::block")->warnings, 0);
     task_top_free(t);
-    /* one poll, but the thread waited for a CPU most of the time (a loaded machine): not the task's doing */
+    /* one poll, but the thread runnable with little CPU time (waiting for one on a loaded machine): not the task's
+       doing; blocked in it (state S): the task's */
     t = model(0);
     w[0].tick = 41;
+    w[0].sched_state = 'R';
     for (int k = 0; k < 3; k++) {
         struct task_snapshot s = snapshot(T0 + (uint64_t)k * 80 * MS, a, 2);
-        w[0].run_queue_wait_ns = (int64_t)(k * 70 * MS);
+        w[0].cpu_ns = (int64_t)(k * 10 * MS);
         s.workers = w;
         s.n_workers = 1;
         assert_int_equal(task_top_add_snapshot(t, &s, NULL), 0);
     }
     assert_int_equal(task_top_frame(t, TASK_TOP_GROUPS, &f), 0);
     assert_int_equal(row_of(&f, "app::block")->warnings, 0);
+    task_top_free(t);
+    t = model(0);
+    w[0].sched_state = 'S';
+    for (int k = 0; k < 3; k++) {
+        struct task_snapshot s = snapshot(T0 + (uint64_t)k * 80 * MS, a, 2);
+        w[0].cpu_ns = 5 * MS;
+        s.workers = w;
+        s.n_workers = 1;
+        assert_int_equal(task_top_add_snapshot(t, &s, NULL), 0);
+    }
+    assert_int_equal(task_top_frame(t, TASK_TOP_GROUPS, &f), 0);
+    assert_int_equal(row_of(&f, "app::block")->warnings, TASK_TOP_BLOCKING);
     task_top_free(t);
 }
 
