@@ -12,11 +12,13 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PARKED_RS=$ROOT/tests/fixtures/tokio/src/parked.rs
 plan 14
 
-SESSION=taskspy-top-$$
-export TMUX_TMPDIR=$WORK              # a tmux server of this test's own
-tmux_stop() { tmux kill-server 2> /dev/null; }
+SESSION=top
+export TMUX_TMPDIR=$WORK              # tmux servers of this test's own, a new one (socket) for each start
+RUN=0
+tm() { tmux -L "run$RUN" "$@"; }
+tmux_stop() { tm kill-server 2> /dev/null; }
 trap 'tmux_stop; cleanup_tap' EXIT
-screen() { tmux capture-pane -p -t "$SESSION"; }
+screen() { tm capture-pane -p -t "$SESSION"; }
 # shows TEXT...: the screen holds every TEXT (fixed strings), within 10 s
 has_all() { local s; s=$(screen); for t in "$@"; do grep -qF -- "$t" <<< "$s" || return 1; done; }
 shows() { wait_for 10 has_all "$@" || { screen | diag; return 1; }; }
@@ -33,8 +35,9 @@ start() {
     BACKGROUND_PIDS+=("$FIXTURE_PID")
     wait_for 20 grep -q '^tokio_fixture parked pid' "$WORK/fixture.out"
     tmux_stop
-    tmux new-session -d -s "$SESSION" -x 200 -y 50 "bash --norc --noprofile"
-    tmux send-keys -t "$SESSION" "echo BEFORE-TOP; stty -g > $WORK/stty.before; '$TASKSPY' top -p $FIXTURE_PID -i 0.5; echo EXIT=\$?; stty -g > $WORK/stty.after" Enter
+    RUN=$((RUN + 1))
+    tm new-session -d -s "$SESSION" -x 200 -y 50 "bash --norc --noprofile"
+    tm send-keys -t "$SESSION" "echo BEFORE-TOP; stty -g > $WORK/stty.before; '$TASKSPY' top -p $FIXTURE_PID -i 0.5; echo EXIT=\$?; stty -g > $WORK/stty.after" Enter
 }
 # restored: top ended with exit 0, the shell's line back on the screen, the terminal's settings as before
 restored() {
@@ -57,40 +60,40 @@ counts() {
 }
 check "the counts: 50 sleepers, 20 channel waiters, 10 joiners, 5 oneshot waiters, 1 never woken" counts
 check "sorted by CPU (the default): the busy tasks first" wait_for 10 first_row 'busy_yield'
-tmux send-keys -t "$SESSION" n
+tm send-keys -t "$SESSION" n
 by_count() { wait_for 10 first_row '^ +50 +50 .*park_sleep' && shows '[sort count, rows groups]'; }
 check "n: sorted by count, park_sleep's 50 first" by_count
-tmux send-keys -t "$SESSION" Enter
+tm send-keys -t "$SESSION" Enter
 check "Enter: the group's tree at the fixture's PARK lines" \
     shows "50 tasks of tokio_fixture::parked::park_sleep" "async backtrace (tree):" \
           "    tokio_fixture::parked::park_sleep @ parked.rs:$(line_of park_sleep)" \
           "    tokio_fixture::parked::nap @ parked.rs:$(line_of nap)" "    tokio::time::sleep::Sleep" "hottest on-CPU frames"
-tmux send-keys -t "$SESSION" Escape
-tmux send-keys -t "$SESSION" c
+tm send-keys -t "$SESSION" Escape
+tm send-keys -t "$SESSION" c
 wait_for 10 first_row 'busy_yield'
-tmux send-keys -t "$SESSION" Enter
+tm send-keys -t "$SESSION" Enter
 burn_row() { screen | grep -Eq '^ +[0-9]+  tokio_fixture::burn$'; }
 hot() { shows 'of tokio_fixture::parked::busy_yield' 'hottest on-CPU frames' && wait_for 10 burn_row; }
 check "Enter on the busy tasks: their hottest on-CPU frame is burn (its samples counted)" hot
-tmux send-keys -t "$SESSION" Escape
-tmux send-keys -t "$SESSION" t
+tm send-keys -t "$SESSION" Escape
+tm send-keys -t "$SESSION" t
 check "t: a row per task (108 tasks' ids)" shows "[sort cpu, rows tasks]" "    ID IDLE SCHED"
-tmux send-keys -t "$SESSION" / park_forever Enter
+tm send-keys -t "$SESSION" / park_forever Enter
 filtered() {
     shows 'filter "park_forever"' && first_row 'lost-waker +tokio_fixture::parked::park_forever' &&
         test "$(screen | grep -cE '^ +[0-9]+ +[0-9]+ .*tokio_fixture::parked::')" = 1
 }
 check "/: filtered to the one task nothing can wake" filtered
-tmux send-keys -t "$SESSION" q
+tm send-keys -t "$SESSION" q
 check "q: exit 0, the terminal as it was (the shell's lines back, the same stty settings)" restored
 
 # ---- Ctrl-C, and the target's exit (the current tokio on a current-thread runtime) ---------------------------------
 start tokio_current --current-thread
 check "current-thread: the table, the runtime's one thread polling" \
     shows "tokio 1.54.1" "workers: block_on $FIXTURE_PID" "park_sleep | tokio_fixture::parked::nap @ parked.rs:$(line_of nap)"
-tmux send-keys -t "$SESSION" C-c
+tm send-keys -t "$SESSION" C-c
 check "Ctrl-C: exit 0, the terminal as it was" restored
-tmux send-keys -t "$SESSION" "clear; echo BEFORE-TOP; stty -g > $WORK/stty.before; '$TASKSPY' top -p $FIXTURE_PID -i 0.5; echo EXIT=\$?; stty -g > $WORK/stty.after" Enter
+tm send-keys -t "$SESSION" "clear; echo BEFORE-TOP; stty -g > $WORK/stty.before; '$TASKSPY' top -p $FIXTURE_PID -i 0.5; echo EXIT=\$?; stty -g > $WORK/stty.after" Enter
 shows "taskspy top: pid $FIXTURE_PID"
 kill "$FIXTURE_PID"
 check "the target exits: top exits 0 by itself, the terminal as it was" restored
