@@ -9,6 +9,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -743,6 +744,16 @@ static const char *await_text(const struct top_site *s, char *buf, size_t len)
     return buf;
 }
 
+/* A note's text (cut at its size: a long root or await point shortens the line, never overruns it). */
+static void note_text(struct task_top_note *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note_text(struct task_top_note *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(n->text, sizeof(n->text), fmt, ap);
+    va_end(ap);
+}
+
 static struct task_top_note *note(struct task_top *t, enum task_top_warning kind, uint64_t task, uint32_t site)
 {
     struct task_top_note *n = vec_push(&t->notes);
@@ -777,7 +788,7 @@ static int make_notes(struct task_top *t)
                 char where[400];
                 if (!l)
                     return -1;
-                snprintf(l->text, sizeof(l->text), "%zu tasks at %.200s, up from %zu over the last %u frames and never "
+                note_text(l, "%zu tasks at %.200s, up from %zu over the last %u frames and never "
                          "fewer (%s)", s->count, await_text(s, where, sizeof(where)), s->first_count, s->frames,
                          s->root ? s->root : "?");
             }
@@ -792,25 +803,25 @@ static int make_notes(struct task_top *t)
             await_text(s, where, sizeof(where));
             switch (bit) {
             case TASK_TOP_LOST_WAKER:
-                snprintf(w->text, sizeof(w->text), "task %" PRIu64 " at %.200s: This task has lost its waker, and will "
+                note_text(w, "task %" PRIu64 " at %.200s: This task has lost its waker, and will "
                          "never be woken again.%s", worst->id, where, more);
                 break;
             case TASK_TOP_BLOCKING:
-                snprintf(w->text, sizeof(w->text), "task %" PRIu64 " (%s) held its worker (tid %d) in one poll for "
+                note_text(w, "task %" PRIu64 " (%s) held its worker (tid %d) in one poll for "
                          "%.0f ms or more%s%s%s", worst->id, s->root ? s->root : "?", (int)worst->blocked_tid,
                          worst->blocked_ns / 1e6, worst->blocked_at[0] ? ", at " : "", worst->blocked_at, more);
                 break;
             case TASK_TOP_STARVED:
-                snprintf(w->text, sizeof(w->text), "task %" PRIu64 " at %.200s was scheduled in every snapshot for "
+                note_text(w, "task %" PRIu64 " at %.200s was scheduled in every snapshot for "
                          "%.0f ms, never seen polled%s", worst->id, where, worst->starved_ns / 1e6, more);
                 break;
             case TASK_TOP_BOXED:
-                snprintf(w->text, sizeof(w->text), "task %" PRIu64 " (%s): This task's future was auto-boxed by the "
+                note_text(w, "task %" PRIu64 " (%s): This task's future was auto-boxed by the "
                          "runtime when spawning, due to its size (originally %" PRIu64 " bytes, boxed size %" PRIu64
                          " bytes)%s", worst->id, s->root ? s->root : "?", worst->boxed_size, worst->future_size, more);
                 break;
             case TASK_TOP_LARGE:
-                snprintf(w->text, sizeof(w->text), "task %" PRIu64 " (%s): This task occupies a large amount of stack "
+                note_text(w, "task %" PRIu64 " (%s): This task occupies a large amount of stack "
                          "space (%" PRIu64 " bytes)%s", worst->id, s->root ? s->root : "?", worst->future_size, more);
                 break;
             default:
