@@ -28,6 +28,8 @@
 #define REREADS 3
 #define MAX_RETURNS 256
 #define MAX_STACK_FRAMES 128          /* a running task's native stack, frames kept */
+#define MAX_QUEUED 1024               /* tasks read of one core's queues (a local run queue holds 256, and its LIFO
+                                         slot one; a current-thread runtime's queue grows) */
 
 struct plan_vec {
     struct task_plan *v;
@@ -65,6 +67,14 @@ struct task_reader {
         size_t *v;
         size_t n, cap;
     } worker_thread;                  /* each worker's thread in threads (a core's: its registers and stack) */
+    struct {
+        uint64_t *v;
+        size_t n, cap;
+    } queued;                         /* the headers queued on every worker's core, worker after worker */
+    struct {
+        size_t *v;
+        size_t n, cap;
+    } worker_queued;                  /* where each worker's are in queued */
     struct u64_map visited;
     struct memory_cache cache;        /* one task's pages at a time */
     struct memory_cache threads_cache;   /* a snapshot's reads of its threads and runtimes (glibc's thread list,
@@ -293,6 +303,8 @@ void task_reader_close(struct task_reader *r)
     vec_free(&r->workers);
     vec_free(&r->worker_fsbase);
     vec_free(&r->worker_thread);
+    vec_free(&r->queued);
+    vec_free(&r->worker_queued);
     vec_free(&r->plans);
     vec_free(&r->path);
     u64_map_free(&r->plan_by_vtable);
@@ -531,6 +543,7 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
     r->workers.n = 0;
     r->worker_fsbase.n = 0;
     r->worker_thread.n = 0;
+    r->queued.n = r->worker_queued.n = 0;
     u64_map_free(&r->visited);
     if (u64_map_init(&r->visited, 1024) != 0) {
         snprintf(err, errlen, "out of memory");
@@ -567,8 +580,13 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
         struct task_worker *w = vec_push(&r->workers);
         uint64_t *fsbase = vec_push(&r->worker_fsbase);
         size_t *thread = vec_push(&r->worker_thread);
-        if (!w || !fsbase || !thread)
+        size_t *queued_at = vec_push(&r->worker_queued);
+        if (!w || !fsbase || !thread || !queued_at || vec_reserve(&r->queued, r->queued.n + MAX_QUEUED) != 0)
             break;
+        *queued_at = r->queued.n;
+        w->n_queued = tokio_core_queue(&r->layout, memory_cache_read, &r->threads_cache, &c, r->queued.v + r->queued.n,
+                                       MAX_QUEUED);
+        r->queued.n += w->n_queued;
         *fsbase = th->fsbase;
         *thread = i;
         w->tid = th->tid;
@@ -608,6 +626,8 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
         return -1;
     }
     snap->target_gone = target->ops->gone(target);
+    for (size_t i = 0; i < r->workers.n && i < r->worker_queued.n; i++)   /* (queued no longer moves) */
+        r->workers.v[i].queued = r->queued.v + r->worker_queued.v[i];
     snap->workers = r->workers.v;
     snap->n_workers = r->workers.n;
     snap->tasks = r->tasks.v;

@@ -58,11 +58,10 @@ struct top_task {
     uint64_t future_size, boxed_size;
     char detail[64];
     uint64_t busy_ns, scheduled_ns, idle_ns, samples;   /* since the last frame */
-    uint64_t scheduled_since_ns;      /* scheduled in every snapshot since (0: not scheduled in the last) */
-    uint64_t starving_ns;             /* ... of which the time its runtime's workers were at work (ran, or were
-                                         blocked in a poll), not kept off a CPU by the system */
-    uint64_t last_sample_ns;
+    pid_t waits_on;                   /* queued on the core of this worker in the last snapshot (0: not) */
+    uint64_t starving_ns;             /* how long it has waited there, scheduled, in consecutive snapshots */
     uint64_t starved_ns;              /* the longest time seen scheduled without a poll */
+    pid_t starved_tid;                /* ... on that worker's core */
     uint64_t blocked_ns;              /* the longest poll seen */
     pid_t blocked_tid;
     char blocked_at[200];             /* where that poll held its worker ("fn @ file:line"), "" when not read */
@@ -77,8 +76,7 @@ struct top_worker {
     uint64_t poll_held_ns;            /* how long it has held the thread so far (running in it, or blocked in it) */
     uint64_t last_ns;                 /* the last snapshot that saw the thread, its CPU time and state then */
     int64_t last_cpu_ns;
-    bool at_work;                     /* in the time since the last snapshot the thread ran (a quarter of it or
-                                         more), or is blocked in a poll: not kept off a CPU by the system */
+    bool stuck;                       /* in the same poll as at the last snapshot (its task and tick unchanged) */
     bool stack_read, seen;
 };
 
@@ -97,6 +95,7 @@ struct task_top {
     VEC_OF(struct top_worker) workers;
     VEC_OF(struct pending_samples) pending;
     struct u64_map pending_index;
+    struct u64_map queued_on;          /* a snapshot's tasks queued on the workers' cores: header -> worker */
     /* the view */
     uint64_t first_ns, last_snapshot_ns, last_frame_ns, frames, snapshots;
     uint64_t first_next_id, next_id;
@@ -156,7 +155,7 @@ struct task_top *task_top_new(const struct task_top_options *options)
         return NULL;
     }
     if (u64_map_init(&t->site_index, 64) != 0 || u64_map_init(&t->task_index, 256) != 0 ||
-        u64_map_init(&t->pending_index, 64) != 0) {
+        u64_map_init(&t->pending_index, 64) != 0 || u64_map_init(&t->queued_on, 64) != 0) {
         task_top_free(t);
         return NULL;
     }
@@ -185,6 +184,7 @@ void task_top_free(struct task_top *t)
     u64_map_free(&t->site_index);
     u64_map_free(&t->task_index);
     u64_map_free(&t->pending_index);
+    u64_map_free(&t->queued_on);
     pthread_mutex_destroy(&t->lock);
     free(t);
 }
@@ -355,9 +355,9 @@ static void follow_worker(struct task_top *t, struct top_worker *w, const struct
     uint64_t dt = w->last_ns && now > w->last_ns ? now - w->last_ns : 0;
     uint64_t ran = tw->cpu_ns >= 0 && w->last_cpu_ns >= 0 && tw->cpu_ns >= w->last_cpu_ns
                        ? (uint64_t)(tw->cpu_ns - w->last_cpu_ns) : dt;
-    bool polling = tw->current_task && tw->tick >= 0;
+    bool polling = tw->current_task && tw->tick >= 0 && listed_task(snap, tw->current_task);
     bool blocked = tw->sched_state == 'S' || tw->sched_state == 'D';
-    w->at_work = (polling && blocked) || 4 * ran >= dt;
+    w->stuck = false;
     w->last_ns = now;
     w->last_cpu_ns = tw->cpu_ns;
     if (!polling) {
@@ -371,6 +371,7 @@ static void follow_worker(struct task_top *t, struct top_worker *w, const struct
         w->stack_read = false;
         return;
     }
+    w->stuck = true;
     w->poll_held_ns += blocked ? dt : ran < dt ? ran : dt;
     uint64_t held = w->poll_held_ns;
     uint32_t at;
@@ -407,10 +408,11 @@ static int add_workers(struct task_top *t, const struct task_snapshot *snap, str
         if (!w && !(w = vec_push(&t->workers)))
             return -1;
         w->seen = true;
-        /* polling: a task's id in its CONTEXT, and its core in its scheduler context where the tick can be read at
-           all (tokio 1.24 leaves a worker's last task id in CONTEXT while it parks) */
+        /* polling: a task's id in its CONTEXT that is one of the runtime's tasks (a worker runs its scheduler's
+           loop inside a blocking task of its own: that id is there between polls), and its core in its scheduler
+           context where the tick can be read at all */
         t->ticks_read |= tw->tick >= 0;
-        bool polling = tw->current_task && (tw->tick >= 0 || !t->ticks_read);
+        bool polling = tw->current_task && (tw->tick >= 0 || !t->ticks_read) && listed_task(snap, tw->current_task);
         w->shown = (struct task_top_worker){ .tid = tw->tid, .index = tw->index,
                                              .task = polling ? tw->current_task : 0, .local_queue = tw->local_queue };
         memcpy(w->shown.name, tw->name, sizeof(w->shown.name));
@@ -426,18 +428,28 @@ static int add_workers(struct task_top *t, const struct task_snapshot *snap, str
     return 0;
 }
 
-/* Whether the runtime's workers were at work since the last snapshot (one of them, or no worker known): a task
-   scheduled meanwhile waited for them, not for the system to give them a CPU. */
-static bool workers_at_work(const struct task_top *t)
+/* The tasks queued on the workers' cores: header -> worker (its tid). */
+static int core_queues(struct task_top *t, const struct task_snapshot *snap)
 {
-    for (size_t i = 0; i < t->workers.n; i++)
-        if (t->workers.v[i].at_work)
-            return true;
-    return t->workers.n == 0;
+    u64_map_clear(&t->queued_on);
+    for (size_t k = 0; k < snap->n_workers; k++)
+        for (size_t q = 0; q < snap->workers[k].n_queued; q++)
+            if (u64_map_put(&t->queued_on, snap->workers[k].queued[q], (uint32_t)snap->workers[k].tid) != 0)
+                return -1;
+    return 0;
 }
 
-/* A task listed in the snapshot taken at now, dt after the last one; at_work: the workers were (workers_at_work). */
-static int add_task(struct task_top *t, const struct task_info *ti, uint64_t now, uint64_t dt, bool at_work)
+/* Whether worker tid stayed in one poll since the last snapshot. */
+static bool worker_stuck(const struct task_top *t, pid_t tid)
+{
+    for (size_t i = 0; i < t->workers.n; i++)
+        if (t->workers.v[i].shown.tid == tid)
+            return t->workers.v[i].stuck;
+    return false;
+}
+
+/* A task listed in the snapshot taken at now, dt after the last one. */
+static int add_task(struct task_top *t, const struct task_info *ti, uint64_t now, uint64_t dt)
 {
     bool made;
     struct top_task *task = task_record(t, ti->id, &made);
@@ -477,21 +489,21 @@ static int add_task(struct task_top *t, const struct task_info *ti, uint64_t now
         task->site = site;
         task->site_since_ns = now;
     }
-    /* scheduled in every snapshot, never polled in between (seen running, or sampled); the time the system kept the
-       workers off a CPU is not counted */
-    if (ti->state != TASK_SCHEDULED) {
-        task->scheduled_since_ns = 0;
-    } else if (!task->scheduled_since_ns || task->last_sample_ns > task->scheduled_since_ns) {
-        task->scheduled_since_ns = now;
+    /* starved: scheduled, queued on the core of a worker that stays in one poll (its LIFO slot, which no other
+       worker steals from, its local run queue, a current-thread runtime's queue), in consecutive snapshots: it has
+       not been polled meanwhile, and waits for that poll to end */
+    uint32_t tid;
+    pid_t waits_on = ti->state == TASK_SCHEDULED && u64_map_get(&t->queued_on, ti->header, &tid) ? (pid_t)tid : 0;
+    if (!waits_on || waits_on != task->waits_on || !worker_stuck(t, waits_on)) {
         task->starving_ns = 0;
-    } else {
-        task->starving_ns += at_work ? dt : 0;
-        if (task->starving_ns > t->opt.starve_ns) {
-            task->sticky |= TASK_TOP_STARVED;
-            if (task->starving_ns > task->starved_ns)
-                task->starved_ns = task->starving_ns;
+    } else if ((task->starving_ns += dt) > t->opt.starve_ns) {
+        task->sticky |= TASK_TOP_STARVED;
+        if (task->starving_ns > task->starved_ns) {
+            task->starved_ns = task->starving_ns;
+            task->starved_tid = waits_on;
         }
     }
+    task->waits_on = waits_on;
     return 0;
 }
 
@@ -537,10 +549,11 @@ int task_top_add_snapshot(struct task_top *t, const struct task_snapshot *snap, 
     /* the workers first (whether they were at work), the tasks' records then (a blocking poll's task is found in
        them: a new one is found from the next snapshot on) */
     int rc = add_workers(t, snap, reader, now);
-    bool at_work = workers_at_work(t);
+    if (rc == 0)
+        rc = core_queues(t, snap);
     for (size_t i = 0; i < snap->n_tasks && rc == 0; i++) {
         t->states[snap->tasks[i].state]++;
-        rc = add_task(t, &snap->tasks[i], now, dt, at_work);
+        rc = add_task(t, &snap->tasks[i], now, dt);
     }
     if (rc == 0)
         rc = drop_ended(t, snap->list_truncated);
@@ -571,8 +584,6 @@ void task_top_add_sample(struct task_top *t, uint64_t task_id, uint64_t time_ns,
         if (u64_map_get(&t->task_index, task_id, &at)) {
             struct top_task *task = &t->tasks.v[at];
             task->samples++;
-            if (time_ns > task->last_sample_ns)
-                task->last_sample_ns = time_ns;
             if (frame && task->site != NO_SITE)
                 count_frame(&t->sites.v[task->site], frame);
         } else if (u64_map_index(&t->pending_index, task_id, &t->pending, &at) >= 0) {
@@ -812,8 +823,9 @@ static int make_notes(struct task_top *t)
                          worst->blocked_ns / 1e6, worst->blocked_at[0] ? ", at " : "", worst->blocked_at, more);
                 break;
             case TASK_TOP_STARVED:
-                note_text(w, "task %" PRIu64 " at %.200s was scheduled in every snapshot for "
-                         "%.0f ms, never seen polled%s", worst->id, where, worst->starved_ns / 1e6, more);
+                note_text(w, "task %" PRIu64 " at %.200s was scheduled, not polled, for %.0f ms or more: queued on "
+                         "a worker (tid %d) held in one poll%s", worst->id, where, worst->starved_ns / 1e6,
+                         (int)worst->starved_tid, more);
                 break;
             case TASK_TOP_BOXED:
                 note_text(w, "task %" PRIu64 " (%s): This task's future was auto-boxed by the "

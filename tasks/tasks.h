@@ -89,6 +89,10 @@ struct task_worker {
     int64_t tick;              /* tokio's count of its scheduler's turns (the core's tick, a u32 that wraps), read
                                   while it polls (its core is then in its context); -1 when not: the same task and
                                   tick in two snapshots is one poll that lasted the time between them */
+    const uint64_t *queued;    /* the headers (task_info.header) of the tasks queued on its scheduler core, read while
+                                  the core is in its context (while it polls): a multi-thread worker's LIFO slot and
+                                  local run queue, a current-thread runtime's queue; they wait for this thread */
+    size_t n_queued;
     int64_t cpu_ns;            /* the thread's time on a CPU so far (the kernel's schedstat), -1 when unknown */
     char sched_state;          /* its state now: 'R' (on a CPU, or waiting for one), 'S' or 'D' (blocked), ...; 0
                                   unknown. A poll holds its worker while the thread runs or blocks in it, not while
@@ -331,8 +335,9 @@ enum task_top_warning {        /* bits of task_top_row.warnings */
     TASK_TOP_LOST_WAKER = 1,   /* idle and nothing can wake it (its state word's reference count) */
     TASK_TOP_BLOCKING = 2,     /* held its worker in one poll longer than long_poll_ns (the worker's task and tick
                                   unchanged between snapshots); sticky: shown while the task lives */
-    TASK_TOP_STARVED = 4,      /* scheduled, not polled, longer than starve_ns (scheduled in every snapshot, never
-                                  seen running, no CPU sample of it); sticky */
+    TASK_TOP_STARVED = 4,      /* scheduled, not polled, longer than starve_ns: queued in consecutive snapshots on
+                                  the core of a worker that stayed in one poll (its LIFO slot, local run queue, a
+                                  current-thread runtime's queue), so not polled meanwhile; sticky */
     TASK_TOP_LEAK = 8,         /* its await point's tasks grew through the view: never fewer, more in at least half
                                   of leak_frames frames or more */
     TASK_TOP_BOXED = 16,       /* its root future is a Box of more than 2048 bytes: tokio boxed it on spawn (1.41 on:

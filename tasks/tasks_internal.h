@@ -212,6 +212,8 @@ struct thread_context {
     int64_t worker_index;      /* -1 when not a multi-thread worker */
     int64_t tick;              /* its scheduler core's tick (Core.tick: a turn of the scheduler's loop), read while
                                   the thread polls a task (its core is then in its scheduler Context), else -1 */
+    uint64_t core;             /* that core's address (0: not in the context) and type */
+    Dwarf_Die core_type;
 };
 
 bool tokio_thread_context(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t fsbase,
@@ -228,6 +230,10 @@ int64_t tokio_global_queue(const struct tokio_layout *l, elf_memory_reader read,
 /* the runtime's blocking pool: its threads and how many of them are idle; false when unknown */
 bool tokio_blocking_threads(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t handle,
                             bool multi_thread, int64_t *threads, int64_t *idle);
+/* The task headers queued on the thread's core (c: its tokio_thread_context, its core in the context): a multi-thread
+ * worker's LIFO slot and local run queue, a current-thread runtime's queue; into out, at most max. */
+size_t tokio_core_queue(const struct tokio_layout *l, elf_memory_reader read, void *rctx,
+                        const struct thread_context *c, uint64_t *out, size_t max);
 /* tokio's next task id (its NEXT_ID counter: every task spawned so far took one), 0 when unknown */
 uint64_t tokio_next_task_id(const struct tokio_layout *l, elf_memory_reader read, void *rctx);
 

@@ -544,17 +544,22 @@ static int64_t read_worker(elf_memory_reader read, void *rctx, uint64_t at, Dwar
     return (int64_t)v;
 }
 
-/* the scheduler core's tick: Context.core (a RefCell<Option<Box<Core>>>: Some while the thread polls a task),
-   Core.tick (a u32 both schedulers advance at each turn of their loop); -1 when not read */
-static int64_t read_tick(elf_memory_reader read, void *rctx, uint64_t at, Dwarf_Die *type)
+/* the scheduler core: Context.core (a RefCell<Option<Box<Core>>>: Some while the thread polls a task, or parks),
+   its address and type into out; and its tick (Core.tick: a u32 both schedulers advance at each turn of their
+   loop), -1 when not read */
+static int64_t read_core(elf_memory_reader read, void *rctx, uint64_t at, Dwarf_Die *type, struct thread_context *out)
 {
     struct dwarf_member core, tick;
     uint64_t offset = 0, p, v;
     int64_t size;
     Dwarf_Die core_type;
     if (!dwarf_member(type, "core", &core) || !type_pointer_inside(&core.type, &offset, &core_type) ||
-        !read_u64(read, rctx, at + core.offset + offset, &p) || p == 0 || !dwarf_member(&core_type, "tick", &tick) ||
-        !inner_integer(&tick.type, &offset, &size) || !read_uint(read, rctx, p + tick.offset + offset, size, &v))
+        !read_u64(read, rctx, at + core.offset + offset, &p) || p == 0)
+        return -1;
+    out->core = p;
+    out->core_type = core_type;
+    if (!dwarf_member(&core_type, "tick", &tick) || !inner_integer(&tick.type, &offset, &size) ||
+        !read_uint(read, rctx, p + tick.offset + offset, size, &v))
         return -1;
     return (int64_t)v;
 }
@@ -576,7 +581,7 @@ bool tokio_thread_context(const struct tokio_layout *l, elf_memory_reader read, 
         scheduler_context(l, read, rctx, fsbase, context, out->multi_thread, &at, &type)) {
         if (out->multi_thread)
             out->worker_index = read_worker(read, rctx, at, &type);
-        out->tick = read_tick(read, rctx, at, &type);
+        out->tick = read_core(read, rctx, at, &type, out);
     }
     return true;
 }
@@ -761,4 +766,90 @@ uint64_t tokio_next_task_id(const struct tokio_layout *l, elf_memory_reader read
 {
     uint64_t v;
     return l->next_id && read_u64(read, rctx, l->next_id + l->bias, &v) ? v : 0;
+}
+
+/* ---- the tasks queued on a scheduler core --------------------------------------------------------------------- */
+
+/* The task headers of a multi-thread worker's local run queue (Core.run_queue.inner, an Arc<queue::Inner>: its
+   buffer's entries from the real head, the low half of head, to tail), appended to out. */
+static size_t local_queue_headers(elf_memory_reader read, void *rctx, const struct thread_context *c, uint64_t *out,
+                                  size_t max)
+{
+    Dwarf_Die core_type = c->core_type, inner_type, array, element;
+    struct dwarf_member local, head, tail, buffer;
+    const char *failed;
+    uint64_t inner, hoff, toff, h, t, boff = 0, elements;
+    int64_t hsize, tsize, array_size, element_size;
+    if (!dwarf_member_path(&core_type, "run_queue.inner", &local, &failed) ||
+        !arc_data(read, rctx, &local.type, c->core + local.offset, &inner, &inner_type) ||
+        !dwarf_member(&inner_type, "head", &head) || !dwarf_member(&inner_type, "tail", &tail) ||
+        !dwarf_member(&inner_type, "buffer", &buffer) || !inner_integer(&head.type, &hoff, &hsize) ||
+        !inner_integer(&tail.type, &toff, &tsize) || !type_pointer_inside(&buffer.type, &boff, &array) ||
+        !dwarf_type_of(&array, &element) || (array_size = dwarf_type_size(&array)) <= 0 ||
+        (element_size = dwarf_type_size(&element)) != 8 ||
+        !read_uint(read, rctx, inner + head.offset + hoff, hsize, &h) ||
+        !read_uint(read, rctx, inner + tail.offset + toff, tsize, &t) ||
+        !read_u64(read, rctx, inner + buffer.offset + boff, &elements) || elements == 0)
+        return 0;
+    uint64_t capacity = (uint64_t)(array_size / element_size);
+    uint64_t mask = tsize >= 8 ? UINT64_MAX : (1ull << (tsize * 8)) - 1;
+    uint64_t real = h & mask, queued = (t - real) & mask, n = 0;
+    if (capacity == 0 || (capacity & (capacity - 1)) != 0 || queued > capacity)
+        return 0;               /* (read mid-change, or not the ring taskspy knows) */
+    for (uint64_t i = 0; i < queued && n < max; i++)
+        if (read_u64(read, rctx, elements + ((real + i) & (capacity - 1)) * 8, &out[n]) && out[n])
+            n++;
+    return n;
+}
+
+/* The task headers of a current-thread runtime's queue (Core.tasks, a VecDeque<Notified>: its buffer's len entries
+   from head, wrapping at its capacity), appended to out. */
+static size_t deque_headers(elf_memory_reader read, void *rctx, const struct thread_context *c, uint64_t *out,
+                            size_t max)
+{
+    static const char *const pointers[] = { "tasks.buf.inner.ptr", "tasks.buf.ptr" };   /* std's RawVec, by version */
+    static const char *const capacities[] = { "tasks.buf.inner.cap", "tasks.buf.cap" };
+    Dwarf_Die core_type = c->core_type, target;
+    struct dwarf_member ptr, cap, head, len;
+    const char *failed;
+    uint64_t poff = 0, coff, hoff, loff, elements, capacity, h, n_queued, n = 0;
+    int64_t csize, hsize, lsize;
+    size_t k = 0;
+    while (k < 2 && !dwarf_member_path(&core_type, pointers[k], &ptr, &failed))
+        k++;
+    if (k == 2 || !dwarf_member_path(&core_type, capacities[k], &cap, &failed) ||
+        !dwarf_member_path(&core_type, "tasks.head", &head, &failed) ||
+        !dwarf_member_path(&core_type, "tasks.len", &len, &failed) || !type_pointer_inside(&ptr.type, &poff, &target) ||
+        !inner_integer(&cap.type, &coff, &csize) || !inner_integer(&head.type, &hoff, &hsize) ||
+        !inner_integer(&len.type, &loff, &lsize) || !read_u64(read, rctx, c->core + ptr.offset + poff, &elements) ||
+        !read_uint(read, rctx, c->core + cap.offset + coff, csize, &capacity) ||
+        !read_uint(read, rctx, c->core + head.offset + hoff, hsize, &h) ||
+        !read_uint(read, rctx, c->core + len.offset + loff, lsize, &n_queued) || capacity == 0 || n_queued > capacity ||
+        h >= capacity)
+        return 0;
+    for (uint64_t i = 0; i < n_queued && n < max; i++)
+        if (read_u64(read, rctx, elements + ((h + i) % capacity) * 8, &out[n]) && out[n])
+            n++;
+    return n;
+}
+
+size_t tokio_core_queue(const struct tokio_layout *l, elf_memory_reader read, void *rctx,
+                        const struct thread_context *c, uint64_t *out, size_t max)
+{
+    (void)l;
+    if (!c->core || max == 0)
+        return 0;
+    size_t n = 0;
+    Dwarf_Die core_type = c->core_type;
+    struct dwarf_member lifo, some, header;
+    const char *failed;
+    if (c->multi_thread) {      /* the LIFO slot (an Option<Notified>, Notified(Task { raw: RawTask { ptr } }): its
+                                   header pointer, 0 None), then the ring */
+        if (dwarf_member(&core_type, "lifo_slot", &lifo) && dwarf_variant_named(&lifo.type, "Some", &some) &&
+            dwarf_member_path(&some.type, "__0.__0.raw.ptr", &header, &failed) &&
+            read_u64(read, rctx, c->core + lifo.offset + some.offset + header.offset, &out[n]) && out[n])
+            n++;
+        return n + local_queue_headers(read, rctx, c, out + n, max - n);
+    }
+    return deque_headers(read, rctx, c, out, max);
 }
