@@ -208,7 +208,7 @@ static void start_sampling(struct top_run *r)
     sample_frames_init(&k->frames, &symbols, k->stacks, k->names, NULL);
     struct sampler_config cfg = {
         .pid = r->a.pid, .frequency = r->a.frequency, .call_graph = SAMPLER_CALL_GRAPH_DWARF,
-        .stack_size = TOP_STACK_BYTES, .markers = "tls", .stop = &stop_requested,
+        .stack_size = TOP_STACK_BYTES, .markers = "tls", .stop = &stop_requested, .long_running = true,
         .on_warning = sink_warning, .warning_ctx = k,
     };
     if (sampler_open(&r->sampler, &cfg, err, sizeof(err)) != 0) {

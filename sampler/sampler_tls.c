@@ -58,7 +58,8 @@ void sampler_tls_open(struct sampler *s)
     struct tls_join_target t = { .tgid = s->target.pid, .exe = exe, .root = root,
                                  .target_path = target_path[0] == '/' ? target_path : NULL,
                                  .launched = s->target.launched, .debug_files = s->cfg.debug_files,
-                                 .name_by_probes = s->cfg.wait_profile };   /* waits: the probes' ids only */
+                                 .name_by_probes = s->cfg.wait_profile,     /* waits: the probes' ids only */
+                                 .uncounted = s->cfg.long_running };
     int rc = have_exe ? tls_join_open(&s->tls, &t, err, sizeof(err)) : 0;
     if (rc == 1) {
         if (automatic && !s->cfg.poll_times && !s->cfg.wait_profile && !tls_join_needs_poll_probes(s->tls))
