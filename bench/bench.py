@@ -24,7 +24,7 @@ beside them as the floor any reader of per-hit samples starts from. Environment 
   BENCH_REAL [100000] row 4's input with a real service's names and shape (gen_folded.py --real; 0: none)
   BENCH_FIRST_PAUSE [3] row 4: seconds idle before each tool's first run on an input
   BENCH_REC_ROUNDS [5] row 11's rounds (>= 3)
-  BENCH_TOP_ROUNDS [5] row 13's rounds (>= 3)  BENCH_TOP_VIEW [180] row 13's memory view, seconds
+  BENCH_TOP_ROUNDS [5] row 13's rounds (>= 3)  BENCH_TOP_VIEW [600] row 13's memory view, seconds
   BENCH_TOOLS       where make bench installed samply and inferno (bin/), default REPO/build/bench-tools
   BENCH_ONLY        comma list of rows to run (1 to 13; 1 and 2 run together)
 Row 8 is a saturated HTTP server (the hyper fixture driven by wrk on loopback) recorded by taskspy and by
@@ -85,7 +85,8 @@ REAL = int(os.environ.get("BENCH_REAL", "100000"))
 FIRST_PAUSE = float(os.environ.get("BENCH_FIRST_PAUSE", "3"))
 REC_ROUNDS = max(3, int(os.environ.get("BENCH_REC_ROUNDS", "5")))
 TOP_ROUNDS = max(3, int(os.environ.get("BENCH_TOP_ROUNDS", "5")))
-TOP_VIEW = float(os.environ.get("BENCH_TOP_VIEW", "180"))
+TOP_VIEW = float(os.environ.get("BENCH_TOP_VIEW", "600"))
+TOP_WARM = 120.0          # row 13: the view's first seconds, when its DWARF and symbols are first read, not counted
 PL_LONG = 5.0           # flamegraph.pl runs longer than this (s) are PL_LONG_RUNS, the first counted
 PL_LONG_RUNS = 3
 # samply and inferno, built from crates.io by make bench (GNUmakefile: BENCH_TOOLS)
@@ -1615,18 +1616,22 @@ def bench_task_dump():
 TOP_STACK = 8192           # taskspy top's user stack copy per sample (cli/top_cmd.c TOP_STACK_BYTES)
 
 
-def rss_kb(pid):
-    """VmRSS of process pid (KB), or None when it is gone."""
+def memory_kb(pid):
+    """(RSS, anonymous) of process pid in KB (/proc/PID/smaps_rollup: its resident pages, and of them those not
+    backed by a file: the heap; the rest are pages of the files it maps, the program's debug info, which come and
+    go with the page cache), or None when it is gone."""
     try:
-        with open("/proc/%s/status" % pid) as f:
-            return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
-    except (OSError, StopIteration, ValueError):
+        with open("/proc/%s/smaps_rollup" % pid) as f:
+            fields = dict((l.split(":")[0], int(l.split()[1])) for l in f if l.split(":")[0] in ("Rss", "Anonymous"))
+        return fields["Rss"], fields["Anonymous"]
+    except (OSError, KeyError, ValueError, IndexError):
         return None
 
 
 def top_memory_view():
     """taskspy top (batch, JSON frames to a file) on hyper_server under wrk with a new connection per request for
-    TOP_VIEW s: its RSS every 2 s. Returns ([(s, KB)], the last frame's spawned count, its exit status)."""
+    TOP_VIEW s: its memory every 2 s. Returns ([(s, RSS KB, anonymous KB)], the last frame's spawned count, its exit
+    status)."""
     server, pid, port = start_hyper(TOP_VIEW + 30)
     frames = os.path.join(TMP, "top-view.json")
     with open(frames, "w") as out:
@@ -1637,9 +1642,9 @@ def top_memory_view():
                             "http://127.0.0.1:%s/" % port], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     t0, samples = time.monotonic(), []
     while wrk.poll() is None:
-        kb = rss_kb(top.pid)
+        kb = memory_kb(top.pid)
         if kb:
-            samples.append((time.monotonic() - t0, kb))
+            samples.append((time.monotonic() - t0,) + kb)
         time.sleep(2)
     top.send_signal(signal.SIGINT)
     code = top.wait()
@@ -1660,8 +1665,10 @@ def bench_top():
     --stack-size 8192: what top samples with), both on row 8's saturated hyper_server, in rounds interleaved with
     unprofiled runs (U C T U T C U ...): each mode's loss in requests per target CPU-s against the bracketing
     unprofiled runs, and top's loss against CPU-only in the same round (the contract: <= 1%). Then top's memory: its
-    RSS every 2 s over a view of TOP_VIEW s of the server under wrk with a new connection per request (a task per
-    connection: tasks come and go all the time); the least-squares slope after the first 30 s, extrapolated to a
+    RSS every 2 s over a view of TOP_VIEW s (10 minutes) of the server under wrk with a new connection per request (a
+    task per connection: tasks come and go all the time); after the first TOP_WARM s (the DWARF and symbols each new
+    code path needs are read once: the heap grows in steps then, as massif showed), the least-squares slope of its
+    anonymous memory (the heap; its RSS also counts the program's debug info it maps, page cache), extrapolated to a
     10-minute view (flat: < 1 MB in 10 minutes)."""
     log("13. taskspy top: hyper_server under wrk -c%d, %d rounds, %.0f s per run; memory over a %.0f s view"
         % (WRK_CONNECTIONS, TOP_ROUNDS, HTTP, TOP_VIEW))
@@ -1693,23 +1700,29 @@ def bench_top():
     details.append("13. per run requests per target CPU-s, in run order: " +
                    " ".join("%s %s" % ({"U": "U", "cpu-only": "C", "top": "T"}[m], fmt(v, "%.0f")) for m, v in per_cpu))
     samples, spawned, code = top_memory_view()
-    late = [(s, kb) for s, kb in samples if s >= 30]
+    late = [(s, anon) for s, _, anon in samples if s >= TOP_WARM]
     slope = None
     if len(late) >= 3:
         mx, my = statistics.mean(s for s, _ in late), statistics.mean(kb for _, kb in late)
         den = sum((s - mx) ** 2 for s, _ in late)
         slope = sum((s - mx) * (kb - my) for s, kb in late) / den if den else None
     growth = None if slope is None else slope * 600
-    rows.append(("13", "taskspy top: RSS growth over a 10-minute view (from %.0f s)" % TOP_VIEW,
+    rows.append(("13", "taskspy top: heap growth over a 10-minute view (the slope after %.0f s of a %.0f s view)"
+                 % (TOP_WARM, TOP_VIEW),
                  "%s KB%s, %s" % (fmt(growth, "%+.0f"), "" if code in (0, None) else " (top exited %s)" % code,
                                   holds(None if growth is None else growth < 1024)), "flat (< 1 MB / 10 min)"))
-    details.append("13. top's RSS over a %.0f s view of hyper_server under wrk -H 'Connection: close' (%s tasks spawned "
-                   "in the view): %s KB at 30 s, %s KB at the end, max %s KB; slope after 30 s %s KB/min (least "
-                   "squares over %d samples every 2 s), %s KB over 10 minutes" % (
-                       TOP_VIEW, fmt(spawned, "%d"), fmt(late[0][1] if late else None, "%d"),
-                       fmt(samples[-1][1] if samples else None, "%d"),
-                       fmt(max(kb for _, kb in samples) if samples else None, "%d"),
-                       fmt(None if slope is None else slope * 60, "%+.1f"), len(late), fmt(growth, "%+.0f")))
+    at = lambda t, k: fmt(next((x[k] for x in samples if x[0] >= t), None), "%d")
+    details.append("13. top's memory over a %.0f s view of hyper_server under wrk -H 'Connection: close' (%s tasks "
+                   "spawned in the view): anonymous (heap) %s KB at 10 s, %s KB at %.0f s, %s KB at the end; slope after "
+                   "%.0f s %s KB/min (least squares over %d samples every 2 s), %s KB over 10 minutes; RSS (the heap and "
+                   "the pages of the files it maps: the program's debug info, page cache that comes and goes) %s KB at "
+                   "10 s, %s KB at the end, max %s KB; every 60 s, anonymous/RSS: %s" % (
+                       TOP_VIEW, fmt(spawned, "%d"), at(10, 2), at(TOP_WARM, 2), TOP_WARM,
+                       fmt(samples[-1][2] if samples else None, "%d"), TOP_WARM,
+                       fmt(None if slope is None else slope * 60, "%+.1f"), len(late), fmt(growth, "%+.0f"),
+                       at(10, 1), fmt(samples[-1][1] if samples else None, "%d"),
+                       fmt(max(x[1] for x in samples) if samples else None, "%d"),
+                       " ".join("%d/%d" % (x[2], x[1]) for x in samples[::30])))
     log("   done in %.0f s" % (time.monotonic() - t))
 
 
