@@ -24,8 +24,9 @@ beside them as the floor any reader of per-hit samples starts from. Environment 
   BENCH_REAL [100000] row 4's input with a real service's names and shape (gen_folded.py --real; 0: none)
   BENCH_FIRST_PAUSE [3] row 4: seconds idle before each tool's first run on an input
   BENCH_REC_ROUNDS [5] row 11's rounds (>= 3)
+  BENCH_TOP_ROUNDS [5] row 13's rounds (>= 3)  BENCH_TOP_VIEW [600] row 13's memory view, seconds
   BENCH_TOOLS       where make bench installed samply and inferno (bin/), default REPO/build/bench-tools
-  BENCH_ONLY        comma list of rows to run (1 to 12; 1 and 2 run together)
+  BENCH_ONLY        comma list of rows to run (1 to 13; 1 and 2 run together)
 Row 8 is a saturated HTTP server (the hyper fixture driven by wrk on loopback) recorded by taskspy and by
 perf record --call-graph dwarf,65528: lost samples, requests/s lost and requests per target CPU-s lost (each
 profiler's loss against the bracketing unprofiled runs, stated as a ratio only beyond the unprofiled runs'
@@ -41,6 +42,9 @@ first run after a pause. Row 11 records the saturated HTTP server of row 8 at 99
 with taskspy, perf record and samply (with and without its symbols), each stopped by SIGINT as wrk ends:
 lost samples, requests per target CPU-s lost, the profiler's CPU and peak RSS, the time to its output
 written and the output's size.
+Row 13 is taskspy top (issue 39): at its defaults on the saturated server of row 8 against CPU-only sampling with
+the same settings, in requests per target CPU-s; and its RSS over a long view of the server under wrk with a new
+connection per request (tasks come and go), extrapolated to 10 minutes.
 Rows 6 (Chromium zooming a 100,000-stack SVG) and 7 (output latency of a 100,000-symbol target) are the
 timings that used to be assertions of make check; the tests there check the behaviour only.
 """
@@ -80,6 +84,9 @@ REAL = int(os.environ.get("BENCH_REAL", "100000"))
 # right after another reuses what the one before freed.)
 FIRST_PAUSE = float(os.environ.get("BENCH_FIRST_PAUSE", "3"))
 REC_ROUNDS = max(3, int(os.environ.get("BENCH_REC_ROUNDS", "5")))
+TOP_ROUNDS = max(3, int(os.environ.get("BENCH_TOP_ROUNDS", "5")))
+TOP_VIEW = float(os.environ.get("BENCH_TOP_VIEW", "600"))
+TOP_WARM = 120.0          # row 13: the view's first seconds, when its DWARF and symbols are first read, not counted
 PL_LONG = 5.0           # flamegraph.pl runs longer than this (s) are PL_LONG_RUNS, the first counted
 PL_LONG_RUNS = 3
 # samply and inferno, built from crates.io by make bench (GNUmakefile: BENCH_TOOLS)
@@ -870,7 +877,7 @@ class DumpLoop:
         self.thread.join()
 
 
-def http_run(kind, hz, wait=False, probe_events=(), stop=False, dump_hz=0):
+def http_run(kind, hz, wait=False, probe_events=(), stop=False, dump_hz=0, stack_size=None):
     """One run of the hyper fixture saturated by wrk on 127.0.0.1 for HTTP seconds; kind "U" (unprofiled),
     "taskspy" (with --wait-output too when wait: "events" or "snapshots", its --wait-mode), "perf" (perf record)
     or "probes" (perf stat counting the
@@ -897,7 +904,10 @@ def http_run(kind, hz, wait=False, probe_events=(), stop=False, dump_hz=0):
     if kind == "taskspy":
         argv = [TASKSPY, "record", "-p", pid] + ([] if stop else ["-d", length]) + \
             ["-F", str(hz), "--call-graph", "dwarf", "-o", output] + \
+            (["--stack-size", str(stack_size)] if stack_size else []) + \
             (["--wait-output", os.path.join(TMP, "http.wait.folded"), "--wait-mode", wait] if wait else [])
+    elif kind == "top":                 # its defaults; a frame a second, as JSON, to the end of wrk's run
+        argv = [TASKSPY, "top", "-p", pid, "-b", "--json", "-n", "%d" % (HTTP + HTTP_SETTLE + 1.5)]
     elif kind == "probes":
         argv = ["perf", "stat", "-x", ",", "-e", ",".join(e.replace("/", ":") for e in probe_events), "-p", pid,
                 "--", "sleep", length]
@@ -966,6 +976,8 @@ def http_run(kind, hz, wait=False, probe_events=(), stop=False, dump_hz=0):
                     tuple(int(g) for g in m.groups()) if m else (None, None, None)
                 m = re.search(r"^taskspy: (\d+) polls,", err, re.M)
                 res["polls"] = int(m.group(1)) if m else None
+        elif kind == "top":
+            pass                            # (its frames went to /dev/null; its CPU and RSS are above)
         elif kind == "probes":
             counts = [int(line.split(",")[0]) for line in err.splitlines() if re.match(r"\d+,", line)]
             res["hits"] = sum(counts) if len(counts) == len(probe_events) else None
@@ -1267,7 +1279,7 @@ def bench_zero_probe():
     with the TLS store (executor, unprofiled: the store is all zero-probe attribution adds to a poll), and
     with the poll markers probed (taskspy --markers probes at 1 Hz: the uprobe traps and their BPF
     programs). (b) tokio_plain's throughput loss at 99 and 999 Hz (dwarf) under taskspy's zero-probe
-    attribution (the default), its probe route (--markers probes: Harness::poll uprobes) and perf record,
+    attribution (the default), its probe route (--markers probes: raw::poll uprobes) and perf record,
     each against the bracketing unprofiled runs."""
     log("9. zero-probe attribution: per-poll cost (executor), tokio throughput loss; %d pairs" % PAIRS)
     t = time.monotonic()
@@ -1601,10 +1613,124 @@ def bench_task_dump():
                        fmt(loss["D"], "%.4f"), pairs, fmt(noise, "%.4f")))
 
 
+TOP_STACK = 8192           # taskspy top's user stack copy per sample (cli/top_cmd.c TOP_STACK_BYTES)
+
+
+def memory_kb(pid):
+    """(RSS, anonymous) of process pid in KB (/proc/PID/smaps_rollup: its resident pages, and of them those not
+    backed by a file: the heap; the rest are pages of the files it maps, the program's debug info, which come and
+    go with the page cache), or None when it is gone."""
+    try:
+        with open("/proc/%s/smaps_rollup" % pid) as f:
+            fields = dict((l.split(":")[0], int(l.split()[1])) for l in f if l.split(":")[0] in ("Rss", "Anonymous"))
+        return fields["Rss"], fields["Anonymous"]
+    except (OSError, KeyError, ValueError, IndexError):
+        return None
+
+
+def top_memory_view():
+    """taskspy top (batch, JSON frames to a file) on hyper_server under wrk with a new connection per request for
+    TOP_VIEW s: its memory every 2 s. Returns ([(s, RSS KB, anonymous KB)], the last frame's spawned count, its exit
+    status)."""
+    server, pid, port = start_hyper(TOP_VIEW + 30)
+    frames = os.path.join(TMP, "top-view.json")
+    with open(frames, "w") as out:
+        top = subprocess.Popen([TASKSPY, "top", "-p", pid, "-b", "--json", "-n", "%d" % (TOP_VIEW + 5)], stdout=out,
+                               stderr=subprocess.DEVNULL)
+    time.sleep(HTTP_SETTLE)
+    wrk = subprocess.Popen(["wrk", "-t1", "-c%d" % WRK_CONNECTIONS, "-d%.0fs" % TOP_VIEW, "-H", "Connection: close",
+                            "http://127.0.0.1:%s/" % port], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t0, samples = time.monotonic(), []
+    while wrk.poll() is None:
+        kb = memory_kb(top.pid)
+        if kb:
+            samples.append((time.monotonic() - t0,) + kb)
+        time.sleep(2)
+    top.send_signal(signal.SIGINT)
+    code = top.wait()
+    server.terminate()
+    server.communicate()
+    spawned = None
+    with open(frames) as f:
+        lines = f.read().splitlines()
+    if lines:
+        with contextlib.suppress(ValueError, KeyError):
+            spawned = json.loads(lines[-1])["spawned"]
+    return samples, spawned, code
+
+
+def bench_top():
+    """Row 13 (issue 39, SPEC 7): taskspy top at its defaults (99 Hz, 10 task snapshots a second, a frame a second
+    printed as JSON) against CPU-only sampling with the same settings (taskspy record -F 99 --call-graph dwarf
+    --stack-size 8192: what top samples with), both on row 8's saturated hyper_server, in rounds interleaved with
+    unprofiled runs (U C T U T C U ...): each mode's loss in requests per target CPU-s against the bracketing
+    unprofiled runs, and top's loss against CPU-only in the same round (the contract: <= 1%). Then top's memory: its
+    RSS every 2 s over a view of TOP_VIEW s (10 minutes) of the server under wrk with a new connection per request (a
+    task per connection: tasks come and go all the time); after the first TOP_WARM s (the DWARF and symbols each new
+    code path needs are read once: the heap grows in steps then, as massif showed), the least-squares slope of its
+    anonymous memory (the heap; its RSS also counts the program's debug info it maps, page cache), extrapolated to a
+    10-minute view (flat: < 1 MB in 10 minutes)."""
+    log("13. taskspy top: hyper_server under wrk -c%d, %d rounds, %.0f s per run; memory over a %.0f s view"
+        % (WRK_CONNECTIONS, TOP_ROUNDS, HTTP, TOP_VIEW))
+    t = time.monotonic()
+    modes = ("cpu-only", "top")
+    runs, seq, per_cpu = interleaved_http([modes], TOP_ROUNDS, lambda mode: http_run(
+        {"U": "U", "top": "top"}.get(mode, "taskspy"), 99, stack_size=TOP_STACK))
+    loss, kept = bracketed_losses(per_cpu, modes, TOP_ROUNDS)
+    extra, block = [], {}
+    for m, v in per_cpu + [("U", None)]:
+        if m == "U":
+            if block.get("top") and block.get("cpu-only"):
+                extra.append(1 - block["top"] / block["cpu-only"])
+            block = {}
+        else:
+            block[m] = v
+    top_extra, noise = med(extra), unprofiled_noise(per_cpu)
+    pct = lambda x: fmt(None if x is None else 100 * x, "%.1f%%")
+    rows.append(("13", "taskspy top (defaults) vs CPU-only sampling: requests per target CPU-s lost",
+                 "%s (unprofiled noise %s), %s" % (pct(top_extra), pct(noise),
+                                                   holds(None if top_extra is None else top_extra <= 0.01)), "<= 1%"))
+    tops = [r for r in runs.get("top", []) if r]
+    details.append("13. hyper_server under wrk, requests per target CPU-s lost against the bracketing unprofiled runs: "
+                   "CPU-only %s, top %s (%d pairs); top over CPU-only in the same round: %s (median of %d: %s); "
+                   "top's own CPU %s s and peak RSS %s KB per %.0f s run (medians)" % (
+                       pct(loss["cpu-only"]), pct(loss["top"]), kept, pct(top_extra), len(extra),
+                       " ".join(pct(x) for x in extra), fmt(med([r.get("cpu") for r in tops]), "%.2f"),
+                       fmt(med([r.get("rss") for r in tops]), "%.0f"), HTTP + HTTP_SETTLE))
+    details.append("13. per run requests per target CPU-s, in run order: " +
+                   " ".join("%s %s" % ({"U": "U", "cpu-only": "C", "top": "T"}[m], fmt(v, "%.0f")) for m, v in per_cpu))
+    samples, spawned, code = top_memory_view()
+    late = [(s, anon) for s, _, anon in samples if s >= TOP_WARM]
+    slope = None
+    if len(late) >= 3:
+        mx, my = statistics.mean(s for s, _ in late), statistics.mean(kb for _, kb in late)
+        den = sum((s - mx) ** 2 for s, _ in late)
+        slope = sum((s - mx) * (kb - my) for s, kb in late) / den if den else None
+    growth = None if slope is None else slope * 600
+    rows.append(("13", "taskspy top: heap growth over a 10-minute view (the slope after %.0f s of a %.0f s view)"
+                 % (TOP_WARM, TOP_VIEW),
+                 "%s KB%s, %s" % (fmt(growth, "%+.0f"), "" if code in (0, None) else " (top exited %s)" % code,
+                                  holds(None if growth is None else growth < 1024)), "flat (< 1 MB / 10 min)"))
+    at = lambda t, k: fmt(next((x[k] for x in samples if x[0] >= t), None), "%d")
+    details.append("13. top's memory over a %.0f s view of hyper_server under wrk -H 'Connection: close' (%s tasks "
+                   "spawned in the view): anonymous (heap) %s KB at 10 s, %s KB at %.0f s, %s KB at the end; slope after "
+                   "%.0f s %s KB/min (least squares over %d samples every 2 s), %s KB over 10 minutes; RSS (the heap and "
+                   "the pages of the files it maps: the program's debug info, page cache that comes and goes) %s KB at "
+                   "10 s, %s KB at the end, max %s KB; every 60 s, anonymous/RSS: %s" % (
+                       TOP_VIEW, fmt(spawned, "%d"), at(10, 2), at(TOP_WARM, 2), TOP_WARM,
+                       fmt(samples[-1][2] if samples else None, "%d"), TOP_WARM,
+                       fmt(None if slope is None else slope * 60, "%+.1f"), len(late), fmt(growth, "%+.0f"),
+                       at(10, 1), fmt(samples[-1][1] if samples else None, "%d"),
+                       fmt(max(x[1] for x in samples) if samples else None, "%d"),
+                       " ".join("%d/%d" % (x[2], x[1]) for x in samples[::30])))
+    log("   done in %.0f s" % (time.monotonic() - t))
+
+
 def main():
     steps = [("1,2", bench_slowdown_and_markers), ("3", bench_postprocessing), ("4", bench_rendering),
              ("5", bench_memory), ("6", bench_browser_zoom), ("7", bench_many_symbols), ("8", bench_http),
-             ("9", bench_zero_probe), ("10", bench_wait), ("11", bench_recording_peers), ("12", bench_task_dump)]
+             ("9", bench_zero_probe), ("10", bench_wait), ("11", bench_recording_peers), ("12", bench_task_dump),
+             ("13", bench_top)]
     only = os.environ.get("BENCH_ONLY")
     try:
         for step_rows, step in steps:

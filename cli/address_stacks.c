@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flamegraph/sample_frames.h"
+
 #define RETURN_ADDRESS_BIT (1ULL << 63)   /* user addresses stay below it */
 
 int address_stacks_init(struct address_stacks *a, struct symbolizer *symbolizer, const struct profile *names)
@@ -35,16 +37,6 @@ void address_stacks_free(struct address_stacks *a)
     a->profile = NULL;
 }
 
-const char *address_frame_name(const struct sym_result *r, const struct sym_frame *f, char *buf, size_t len)
-{
-    if (f && f->name && strcmp(f->name, "[unknown]") != 0)
-        return f->name;
-    if (!r->object)
-        return "[unknown]";
-    snprintf(buf, len, r->object[0] == '[' ? "%s" : "[%s]", r->object);
-    return buf;
-}
-
 /* The location of addr resolved as r: its mapping and its inline chain. 0 when out of memory. */
 static uint32_t make_location(struct address_stacks *a, uint64_t addr, bool return_address, bool kernel,
                               const struct sym_result *r)
@@ -62,12 +54,12 @@ static uint32_t make_location(struct address_stacks *a, uint64_t addr, bool retu
     size_t n = r->n < 64 ? r->n : 64;
     for (size_t i = 0; i < n; i++) {
         const struct sym_frame *f = &r->frames[i];
-        const char *name = address_frame_name(r, f, object_name, sizeof(object_name));
+        const char *name = sample_frame_name(r, f, object_name, sizeof(object_name));
         lines[i] = (struct address_line){ .function = name, .system_name = name == f->name ? f->system_name : name,
                                           .file = f->path, .line = f->line, .start_line = f->start_line };
     }
     if (n == 0) {
-        const char *name = address_frame_name(r, NULL, object_name, sizeof(object_name));
+        const char *name = sample_frame_name(r, NULL, object_name, sizeof(object_name));
         lines[n++] = (struct address_line){ .function = name };
     }
     /* A return address is the instruction after the call; the location is the call's, so a caller's frame is

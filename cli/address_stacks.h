@@ -52,8 +52,4 @@ int address_stacks_add_wait(struct address_stacks *a, const struct wait_site_tim
  * profile a was made with). Returns 0 or -1 (no memory). */
 int address_stacks_add_named_waits(struct address_stacks *a, struct profile *names, const struct profile *waits);
 
-/* The name a frame of r is shown by: its function's, or for an address without a symbol its object's in
- * brackets ("[libfoo.so]"; pseudo objects such as "[vdso]" as they are). buf holds the latter. */
-const char *address_frame_name(const struct sym_result *r, const struct sym_frame *f, char *buf, size_t len);
-
 #endif

@@ -11,5 +11,7 @@ int flamegraph_command(int argc, char **argv);
 int diff_command(int argc, char **argv);
 /* taskspy tasks ...: argv[0] is "tasks". Returns the process exit status. */
 int tasks_command(int argc, char **argv);
+/* taskspy top ...: argv[0] is "top". Returns the process exit status. */
+int top_command(int argc, char **argv);
 
 #endif

@@ -27,15 +27,14 @@
 #include "cli/target_command_line.h"
 #include "cli/trace_collect.h"
 #include "cli/wait_collect.h"
-#include "cli/wait_snapshots.h"
+#include "cli/snapshot_waits.h"
 #include "flamegraph/flamegraph.h"
+#include "flamegraph/sample_frames.h"
 #include "sampler/sampler.h"
 #include "tasks/tasks.h"
 #include "base/u64_map.h"
 #include "base/vec.h"
 #include "symbolize/symbolize.h"
-
-#define MAX_EXPANDED_FRAMES (SAMPLER_MAX_FRAMES * 8)
 
 /* The one piece of state a signal handler may touch. */
 static volatile sig_atomic_t stop_requested;
@@ -45,12 +44,6 @@ static void on_stop_signal(int sig)
     (void)sig;
     stop_requested = 1;
 }
-
-struct cached_address {
-    uint32_t first;            /* into frame_pool, outermost first */
-    uint32_t n;                /* 0: this result is not prepared yet */
-    uint32_t unsymbolized;     /* its object's counter in debug_info, or DEBUG_INFO_NO_OBJECT */
-};
 
 /* Where a task's polls began, for naming a task no sample named (name_unsampled_tasks). */
 struct task_first_poll {
@@ -65,9 +58,7 @@ struct record_sink {
     struct symbolizer *symbolizer;
     struct profile *profile;
     struct task_stacks *stacks;
-    VEC_OF(struct cached_address) by_result;   /* indexed by sym_result.id */
-    VEC_OF(struct stack_frame) frame_pool;   /* every prepared frame; results point in by index */
-    VEC_OF(uint32_t) thread_roots; /* thread number -> frame id of its name (PROFILE_NO_FRAME: none) */
+    struct sample_frames frames;   /* each sample's addresses as named frames (flamegraph/sample_frames.h) */
     bool failed;                   /* out of memory somewhere: the profile is incomplete */
     struct status_line status;     /* on a terminal: how the recording goes */
     struct debug_info debug;       /* separate debug files (debuginfod), and the objects without symbols */
@@ -80,58 +71,15 @@ struct record_sink {
     bool want_trace;               /* an -o is a Chrome trace: keep polls and samples with their times */
     struct trace_collect trace;
     struct address_stacks *addresses;  /* an -o is pprof: the stacks as addresses too, or NULL */
-    uint64_t unmapped_frames;      /* user frames at addresses in no known mapping (shown as [unknown]) */
-    uint64_t first_unmapped;       /* the first such address, and the mapping nearest below it then */
-    char first_unmapped_near[320];
     bool want_wait;                /* --wait-output: a wait profile */
     bool from_snapshots;           /* ... made from task snapshots (else from task events and wait stacks) */
-    struct wait_snapshots snapshots;
+    struct task_snapshot_loop *snapshots;   /* snapshot mode: every 1/HZ s a snapshot added to snapshot_waits */
+    struct snapshot_waits snapshot_waits;
+    bool snapshot_waits_ready;      /* (initialized) */
+    bool snapshots_failed;          /* out of memory in the snapshot wait profile: it is not whole */
     bool keep_doubtful_waits;      /* the runtime says when tasks complete (wait_profile_finish's rule) */
     struct wait_collect wait;
-    uint32_t expanded_at[MAX_EXPANDED_FRAMES];            /* one sample's frames: indices into frame_pool */
-    const struct stack_frame *expanded[MAX_EXPANDED_FRAMES];   /* the same as pointers, once resolved */
 };
-
-/* The prepared frames of one address (outermost first): symbolize caches the address, each distinct result
- * is named on first sight only. */
-static const struct cached_address *frames_of(struct record_sink *k, uint64_t addr, bool return_address,
-                                              bool kernel)
-{
-    const struct sym_result *r = kernel ? symbolize_kernel(k->symbolizer, addr)
-                                        : symbolize_user(k->symbolizer, addr, return_address);
-    if (!kernel && !r->object && k->unmapped_frames++ == 0) {
-        struct sym_mapping below;
-        k->first_unmapped = addr;
-        if (symbolize_mapping_below(k->symbolizer, addr, &below) && addr >= below.end)
-            snprintf(k->first_unmapped_near, sizeof(k->first_unmapped_near), "0x%" PRIx64 " past the end of %s [0x%"
-                     PRIx64 "-0x%" PRIx64 ")", addr - below.end, below.path, below.start, below.end);
-    }
-    if (r->id < k->by_result.n && k->by_result.v[r->id].n)
-        return &k->by_result.v[r->id];
-    while (k->by_result.n <= r->id)
-        if (!vec_push(&k->by_result))
-            return NULL;
-    uint32_t n = r->n ? (uint32_t)r->n : 1;
-    if (vec_reserve(&k->frame_pool, k->frame_pool.n + n) != 0)
-        return NULL;
-    struct cached_address *c = &k->by_result.v[r->id];
-    c->first = (uint32_t)k->frame_pool.n;
-    c->unsymbolized = r->unsymbolized ? debug_info_object(&k->debug, r->object) : DEBUG_INFO_NO_OBJECT;
-    for (uint32_t i = 0; i < n; i++) {
-        /* sym_result is innermost first; the cache keeps outermost first */
-        const struct sym_frame *f = r->n ? &r->frames[r->n - 1 - i] : NULL;
-        char object_name[300];
-        const char *name = address_frame_name(r, f, object_name, sizeof(object_name));
-        /* (a frame positioned in a macro's own source, tokio's select.rs: the macro's closure, see task_stacks.h) */
-        const char *macro = f && !kernel ? symbolize_macro_of(f->path) : NULL;
-        if (task_stacks_prepare_in_macro(k->stacks, name, f ? f->file : NULL, f ? f->line : 0, kernel, macro,
-                                         &k->frame_pool.v[k->frame_pool.n + i]) != 0)
-            return NULL;
-    }
-    k->frame_pool.n += n;
-    c->n = n;
-    return c;
-}
 
 static void sink_mapping(void *ctx, const struct sampler_mapping *m)
 {
@@ -140,29 +88,14 @@ static void sink_mapping(void *ctx, const struct sampler_mapping *m)
         k->failed = true;
 }
 
-/* The root frame of a thread named name ("[thread]" when NULL or empty), or PROFILE_NO_FRAME. */
-static uint32_t thread_root(struct record_sink *k, const char *name)
-{
-    /* A root frame is the start of a folded line: no ';' in it, and no leading '#' (a comment there). */
-    char clean[64];
-    snprintf(clean, sizeof(clean), "%s", name && *name ? name : "[thread]");
-    for (char *c = clean; *c; c++)
-        if (*c == ';' || *c == '\n' || *c == '\r' || (c == clean && *c == '#'))
-            *c = '_';
-    return profile_intern(k->profile, clean, strlen(clean));
-}
-
 static void sink_thread_name(void *ctx, uint32_t thread, pid_t tid, const char *name)
 {
     struct record_sink *k = ctx;
-    uint32_t id = thread_root(k, name);
-    if (id == PROFILE_NO_FRAME || thread == SAMPLER_NO_THREAD || vec_reserve(&k->thread_roots, (size_t)thread + 1)) {
+    uint32_t id = thread == SAMPLER_NO_THREAD ? PROFILE_NO_FRAME : sample_frames_name_thread(&k->frames, thread, name);
+    if (id == PROFILE_NO_FRAME) {
         k->failed = true;
         return;
     }
-    while (k->thread_roots.n <= thread)
-        k->thread_roots.v[k->thread_roots.n++] = PROFILE_NO_FRAME;
-    k->thread_roots.v[thread] = id;
     if (k->want_trace && trace_collect_thread(&k->trace, thread, (uint32_t)tid, id) != 0)
         k->failed = true;
 }
@@ -198,60 +131,25 @@ static void sink_poll(void *ctx, const struct sampler_poll *p)
 }
 
 
-/* The frames of a sample's addresses, outermost first, as indices into the frame pool (frames_of may grow the
- * pool and move it: pointers are taken only once every address is resolved). Returns false when out of memory. */
-static bool expand_frames(struct record_sink *k, const struct sampler_sample *s, size_t *n)
-{
-    *n = 0;
-    debug_info_sample(&k->debug);
-    for (size_t i = s->n_user; i-- > 0;) {
-        const struct cached_address *c = frames_of(k, s->user_ips[i], i > 0, false);
-        if (!c)
-            return false;
-        debug_info_saw(&k->debug, c->unsymbolized);
-        for (uint32_t j = 0; j < c->n && *n < MAX_EXPANDED_FRAMES; j++)
-            k->expanded_at[(*n)++] = c->first + j;
-    }
-    for (size_t i = s->n_kernel; i-- > 0;) {
-        const struct cached_address *c = frames_of(k, s->kernel_ips[i], false, true);
-        if (!c)
-            return false;
-        for (uint32_t j = 0; j < c->n && *n < MAX_EXPANDED_FRAMES; j++)
-            k->expanded_at[(*n)++] = c->first + j;
-    }
-    return true;
-}
-
-/* The function of the poll marker at probe_addr (its innermost frame's), or PROFILE_NO_FRAME (0: none). May grow
- * the frame pool. */
-static uint32_t marker_function_at(struct record_sink *k, uint64_t probe_addr)
-{
-    const struct cached_address *c = probe_addr ? frames_of(k, probe_addr, false, false) : NULL;
-    return c && c->n ? k->frame_pool.v[c->first + c->n - 1].function : PROFILE_NO_FRAME;
-}
-
 static void sink_sample(void *ctx, const struct sampler_sample *s)
 {
     struct record_sink *k = ctx;
+    /* (in no task too: a poll frame on the stack of a sample whose TLS marker read 0 is counted; found first:
+       expanding takes pointers into the frames that finding it may move) */
+    uint32_t marker_function = s->task_state != SAMPLER_UNKNOWN_TASK
+                                   ? sample_frames_function_at(&k->frames, s->poll_probe_addr) : PROFILE_NO_FRAME;
     size_t n = 0;
-    if (!expand_frames(k, s, &n)) {
+    const struct stack_frame *const *frames = sample_frames_expand(&k->frames, s->user_ips, s->n_user, s->kernel_ips,
+                                                                    s->n_kernel, &n);
+    uint32_t root = sample_frames_thread_root(&k->frames, s->thread);
+    if (!frames || root == PROFILE_NO_FRAME) {
         k->failed = true;
         return;
     }
-    uint32_t root = s->thread < k->thread_roots.n ? k->thread_roots.v[s->thread] : PROFILE_NO_FRAME;
-    if (root == PROFILE_NO_FRAME && (root = thread_root(k, NULL)) == PROFILE_NO_FRAME) {
-        k->failed = true;
-        return;
-    }
-    /* (in no task too: a poll frame on the stack of a sample whose TLS marker read 0 is counted) */
-    uint32_t marker_function = s->task_state != SAMPLER_UNKNOWN_TASK ? marker_function_at(k, s->poll_probe_addr)
-                                                                      : PROFILE_NO_FRAME;
-    for (size_t i = 0; i < n; i++)      /* the pool no longer moves for this sample */
-        k->expanded[i] = &k->frame_pool.v[k->expanded_at[i]];
     enum stack_task_state state = s->task_state == SAMPLER_IN_TASK       ? STACK_IN_TASK
                                   : s->task_state == SAMPLER_UNKNOWN_TASK ? STACK_UNKNOWN_TASK
                                                                           : STACK_NO_TASK;
-    if (task_stacks_add(k->stacks, root, state, s->task_id, marker_function, k->expanded, n, 1) != 0)
+    if (task_stacks_add(k->stacks, root, state, s->task_id, marker_function, frames, n, 1) != 0)
         k->failed = true;
     else if (k->addresses && address_stacks_add(k->addresses, s, root, task_stacks_last_node(k->stacks)) != 0)
         k->failed = true;
@@ -275,29 +173,28 @@ static void sink_task_event(void *ctx, const struct sampler_task_event *e)
 static void sink_wait_stack(void *ctx, const struct sampler_wait_stack *w)
 {
     struct record_sink *k = ctx;
+    struct sample_frames *f = &k->frames;
     size_t n = 0, first_kept = w->n_user;   /* user_ips index of the innermost address kept for pprof */
     size_t starts[SAMPLER_MAX_FRAMES];      /* each address's first frame, by user_ips index */
+    /* in a poll marker's poll (tokio's clone_waker in a marker program): cut below its marker frame */
+    task_stacks_saw_marker(k->stacks, sample_frames_function_at(f, w->poll_probe_addr));
     for (size_t i = w->n_user; i-- > 1;) {
-        const struct cached_address *c = frames_of(k, w->user_ips[i], true, false);
+        const struct sample_address *c = sample_frames_of(f, w->user_ips[i], true, false);
         if (!c) {
             k->failed = true;
             return;
         }
         if (i < SAMPLER_MAX_FRAMES)
             starts[i] = n;
-        for (uint32_t j = 0; j < c->n && n < MAX_EXPANDED_FRAMES; j++)
-            k->expanded_at[n++] = c->first + j;
+        for (uint32_t j = 0; j < c->n && n < SAMPLE_FRAMES_MAX; j++)
+            f->expanded_at[n++] = c->first + j;
     }
-    /* in a poll marker's poll (tokio's clone_waker in a marker program): cut below its marker frame */
-    task_stacks_saw_marker(k->stacks, marker_function_at(k, w->poll_probe_addr));
     for (size_t i = 0; i < n; i++)      /* the pool no longer moves for this stack */
-        k->expanded[i] = &k->frame_pool.v[k->expanded_at[i]];
-    uint32_t root = w->thread < k->thread_roots.n ? k->thread_roots.v[w->thread] : PROFILE_NO_FRAME;
-    if (root == PROFILE_NO_FRAME)
-        root = thread_root(k, NULL);
+        f->expanded[i] = &f->pool.v[f->expanded_at[i]];
+    uint32_t root = sample_frames_thread_root(f, w->thread);
     uint32_t key = WAIT_NO_KEY;
     if (k->addresses && w->n_user > 1) {
-        size_t kept = wait_profile_kept_frames(k->expanded, n);
+        size_t kept = wait_profile_kept_frames(f->expanded, n);
         for (size_t i = w->n_user; i-- > 1 && i < SAMPLER_MAX_FRAMES && starts[i] < kept;)
             first_kept = i;
         if ((key = address_stacks_wait_key(k->addresses, w, first_kept)) == WAIT_NO_KEY) {
@@ -305,7 +202,7 @@ static void sink_wait_stack(void *ctx, const struct sampler_wait_stack *w)
             return;
         }
     }
-    if (root == PROFILE_NO_FRAME || wait_collect_stack(&k->wait, w, root, k->expanded, n, key) != 0)
+    if (root == PROFILE_NO_FRAME || wait_collect_stack(&k->wait, w, root, f->expanded, n, key) != 0)
         k->failed = true;
 }
 
@@ -409,15 +306,15 @@ static void sink_free(struct record_sink *k)
     if (k->symbolizer)
         symbolizer_free(k->symbolizer);
     debug_info_free(&k->debug);
-    vec_free(&k->thread_roots);
-    vec_free(&k->by_result);
+    sample_frames_free(&k->frames);
     trace_collect_free(&k->trace);
     if (k->addresses)
         address_stacks_free(k->addresses);
     free(k->addresses);
     wait_collect_free(&k->wait);
-    wait_snapshots_free(&k->snapshots);
-    vec_free(&k->frame_pool);
+    task_snapshot_loop_free(k->snapshots);
+    if (k->snapshot_waits_ready)
+        snapshot_waits_free(&k->snapshot_waits);
     u64_map_free(&k->first_poll_by_task);
     vec_free(&k->first_polls);
     task_root_namer_close(k->namer);
@@ -506,6 +403,22 @@ static int keep_addresses_for_pprof(struct recording *r)
     return CARRY_ON;
 }
 
+/* The objects without symbols that samples have frames in, counted for the summary's debug-file lines. */
+static uint32_t object_counter(void *ctx, const char *object)
+{
+    return debug_info_object(ctx, object);
+}
+
+static void object_sample(void *ctx)
+{
+    debug_info_sample(ctx);
+}
+
+static void object_saw(void *ctx, uint32_t counter)
+{
+    debug_info_saw(ctx, counter);
+}
+
 static int make_sink(struct recording *r)
 {
     struct record_sink *k = r->k = calloc(1, sizeof(*k));
@@ -524,6 +437,10 @@ static int make_sink(struct recording *r)
                                 sizeof(r->err));
     if (!k->stacks)
         return fail(r, EXIT_USAGE);
+    const struct sample_frames_objects objects = { .counter = object_counter, .sample = object_sample,
+                                                   .saw = object_saw, .ctx = &k->debug };
+    const struct sample_symbols symbols = sample_symbols_of(k->symbolizer);
+    sample_frames_init(&k->frames, &symbols, k->stacks, k->profile, &objects);
     return keep_addresses_for_pprof(r);
 }
 
@@ -574,6 +491,29 @@ static uint64_t thread_cpu_ns(void)
                                                            : 0;
 }
 
+/* Snapshot mode: each snapshot added to the snapshot wait profile, on the loop's thread. */
+static int add_snapshot(void *ctx, const struct task_snapshot *snap)
+{
+    return snapshot_waits_add(ctx, snap);
+}
+
+/* The snapshot loop from the recording's start (launch mode: attached once the command runs), until its duration,
+ * a stop signal or the target's exit. Returns 0, or -1 when out of memory. */
+static int start_snapshots(struct recording *r)
+{
+    struct record_sink *k = r->k;
+    uint64_t period_ns = 1000000000u / r->o.wait_frequency;
+    if (snapshot_waits_init(&k->snapshot_waits, r->start_ns, period_ns, k->want_trace, TRACE_MAX_EVENTS) != 0)
+        return -1;
+    k->snapshot_waits_ready = true;
+    struct task_snapshot_loop_options lo = {
+        .hz = r->o.wait_frequency, .start_ns = r->start_ns, .launch_pid = r->o.argv ? sampler_target_pid(r->s) : 0,
+        .deadline_ns = r->o.duration > 0 ? r->start_ns + (uint64_t)(r->o.duration * 1e9) : 0,
+        .stop_requested = &stop_requested, .on_snapshot = add_snapshot, .ctx = &k->snapshot_waits,
+    };
+    return task_snapshot_loop_start(k->snapshots, &lo);
+}
+
 static int run_sampler(struct recording *r)
 {
     bool events = r->k->want_wait && !r->k->from_snapshots;
@@ -591,16 +531,17 @@ static int run_sampler(struct recording *r)
     r->start_ns = clock_gettime(CLOCK_MONOTONIC, &start) == 0
                       ? (uint64_t)start.tv_sec * 1000000000u + (uint64_t)start.tv_nsec : 0;
     /* snapshot mode: the snapshot thread from now on (launch mode: attached once the command runs) */
-    if (r->k->from_snapshots &&
-        wait_snapshots_start(&r->k->snapshots, r->o.wait_frequency, r->start_ns, r->o.argv ? sampler_target_pid(r->s) : 0,
-                             r->k->want_trace,
-                             r->o.duration > 0 ? r->start_ns + (uint64_t)(r->o.duration * 1e9) : 0, &stop_requested) != 0) {
+    if (r->k->from_snapshots && start_snapshots(r) != 0) {
         sink_journal_free(&journal);
         fprintf(stderr, "taskspy: cannot start the snapshot thread (out of memory)\n");
         return EXIT_RUNTIME;
     }
     int rc = sampler_run(r->s, &journaled, r->err, sizeof(r->err));
-    wait_snapshots_stop(&r->k->snapshots, r->start_ns + (uint64_t)(sampler_stats(r->s)->duration_s * 1e9));
+    if (r->k->from_snapshots) {
+        task_snapshot_loop_stop(r->k->snapshots, r->start_ns + (uint64_t)(sampler_stats(r->s)->duration_s * 1e9));
+        if (snapshot_waits_finish(&r->k->snapshot_waits) != 0)
+            r->k->snapshots_failed = true;
+    }
     status_line_clear(&r->k->status);
     /* what the journal holds since its last replay, symbolized now that the target is no longer measured */
     if (rc == 0) {
@@ -633,10 +574,11 @@ static int report_and_write(struct recording *r)
     task_stacks_boundary_counts(r->k->stacks, &below_boundary);
     record_summary_print_unset_marker(stderr, st, &below_boundary, r->k->profile);
     debug_info_print(stderr, &r->k->debug);
-    if (r->k->unmapped_frames)   /* perf shows them as [unknown] too; the address tells a garbage one apart */
+    const struct sample_frames *f = &r->k->frames;
+    if (f->unmapped_frames)   /* perf shows them as [unknown] too; the address tells a garbage one apart */
         fprintf(stderr, "taskspy: %" PRIu64 " user frames at addresses in no mapping taskspy knew of, shown as "
-                "[unknown]; the first at 0x%" PRIx64 "%s%s\n", r->k->unmapped_frames, r->k->first_unmapped,
-                r->k->first_unmapped_near[0] ? ", " : "", r->k->first_unmapped_near);
+                "[unknown]; the first at 0x%" PRIx64 "%s%s\n", f->unmapped_frames, f->first_unmapped,
+                f->first_unmapped_near[0] ? ", " : "", f->first_unmapped_near);
     if (st->target_exited)
         fprintf(stderr, "taskspy: the target exited during the recording; writing what was gathered\n");
     if (st->samples == 0)
@@ -685,7 +627,7 @@ static int choose_wait_route(struct recording *r)
     if ((o->pid && kill(o->pid, 0) != 0 && errno == ESRCH) ||
         (o->argv && !sampler_command_path(o->argv[0], getenv("PATH"), path, sizeof(path))))
         return CARRY_ON;           /* no such target: opening the sampler says so */
-    if (wait_snapshots_open(&k->snapshots, o->pid, path, why, sizeof(why)) == 0) {
+    if (task_snapshot_loop_open(&k->snapshots, o->pid, path, NULL, why, sizeof(why)) == 0) {
         k->from_snapshots = true;
         return CARRY_ON;
     }
@@ -720,14 +662,15 @@ static int add_wait_site(void *ctx, const struct wait_site_time *t)
 static int settle_snapshot_waits(struct recording *r)
 {
     struct record_sink *k = r->k;
-    const struct snapshot_waits *w = &k->snapshots.waits;
-    int rc = k->snapshots.failed ? -1 : 0;
+    const struct snapshot_waits *w = &k->snapshot_waits;
+    uint64_t stopped_ns = task_snapshot_loop_stats(k->snapshots)->stopped_ns;
+    int rc = k->snapshots_failed || task_snapshot_loop_stats(k->snapshots)->failed ? -1 : 0;
     if (rc == 0 && k->addresses)
         rc = address_stacks_add_named_waits(k->addresses, k->profile, w->profile);
     for (size_t i = 0; rc == 0 && k->want_trace && i < w->spans.n; i++) {
         const struct snapshot_span *span = &w->spans.v[i];
         const char *root = profile_frame_name(w->profile, span->root);
-        uint64_t end_ns = span->end_ns < k->snapshots.until_ns ? span->end_ns : k->snapshots.until_ns;
+        uint64_t end_ns = span->end_ns < stopped_ns ? span->end_ns : stopped_ns;
         if (span->start_ns >= end_ns)
             continue;                  /* (a snapshot under way at the stop) */
         struct wait_interval iv = {
@@ -770,20 +713,20 @@ static int settle_waits(struct recording *r)
 /* Snapshot mode: its summary and its file's header line; false when there is no wait profile (said in a line). */
 static bool snapshot_summary(struct recording *r, const char *cmdline, char *header, size_t len)
 {
-    struct wait_snapshots *s = &r->k->snapshots;
+    const struct task_snapshot_loop_stats *s = task_snapshot_loop_stats(r->k->snapshots);
     if (!s->taken) {
         fprintf(stderr, "taskspy: no wait profile: no snapshot of the tasks was taken (%s); %s not written\n",
                 s->last_error[0] ? s->last_error : "the recording ended first", r->o.wait_output);
         return false;
     }
-    record_summary_print_snapshot_waits(stderr, s, r->o.wait_frequency);
-    const struct snapshot_waits *w = &s->waits;
+    struct snapshot_waits *w = &r->k->snapshot_waits;
+    record_summary_print_snapshot_waits(stderr, s, w, r->o.wait_frequency);
     snprintf(header, len, "%s (pid %d), %.1f s, %" PRIu64 " snapshots at %u Hz of %" PRIu64 " tasks: %.1f s suspended, "
              "%.1f s runnable, %.1f s running", cmdline, (int)sampler_target_pid(r->s),
              sampler_stats(r->s)->duration_s, s->taken, r->o.wait_frequency, w->tasks_seen, w->suspended_ns / 1e9,
              w->runnable_ns / 1e9, w->running_ns / 1e9);
-    r->k->wait.result = s->waits.profile;      /* written and freed by wait_collect from now on */
-    s->waits.profile = NULL;
+    r->k->wait.result = w->profile;      /* written and freed by wait_collect from now on */
+    w->profile = NULL;
     return true;
 }
 

@@ -97,10 +97,10 @@ static bool print_markers(FILE *out, const struct record_options *o, const struc
     if (st->n_probes == 0) {
         if (boundary_samples)
             fprintf(out, "taskspy: markers: none found; %" PRIu64 " samples put in tasks by the runtime's task "
-                            "boundary frames (tokio's Harness<T,S>::poll), grouped by entry\n", boundary_samples);
+                            "boundary frames (tokio's raw::poll<T,S>), grouped by entry\n", boundary_samples);
         else
             fprintf(out, "taskspy: markers: none found, and no known runtime task boundary (tokio's "
-                            "Harness<T,S>::poll) on any stack; stacks are rooted at thread names\n");
+                            "raw::poll<T,S>) on any stack; stacks are rooted at thread names\n");
         return false;
     }
     fprintf(out, "taskspy: markers:");
@@ -294,9 +294,9 @@ static void print_unwakeable(FILE *out, const struct snapshot_waits *w)
     }
 }
 
-void record_summary_print_snapshot_waits(FILE *out, const struct wait_snapshots *s, unsigned hz)
+void record_summary_print_snapshot_waits(FILE *out, const struct task_snapshot_loop_stats *s,
+                                         const struct snapshot_waits *w, unsigned hz)
 {
-    const struct snapshot_waits *w = &s->waits;
     fprintf(out, "taskspy: waits: from %" PRIu64 " task snapshots at %u Hz (%" PRIu64 " missed, %" PRIu64
                  " failed), no probe: %" PRIu64 " tasks, %.2f s suspended, %.2f s runnable, %.2f s running\n",
             s->taken, hz, s->missed, s->failed_snapshots, w->tasks_seen, w->suspended_ns / 1e9, w->runnable_ns / 1e9,

@@ -8,7 +8,7 @@
 #include <sys/types.h>
 
 #include "cli/record_options.h"
-#include "cli/wait_snapshots.h"
+#include "cli/snapshot_waits.h"
 #include "flamegraph/wait_profile.h"
 #include "sampler/sampler.h"
 
@@ -28,6 +28,7 @@ void record_summary_print_waits(FILE *out, const struct wait_summary *w, const s
 /* The snapshot wait profile's lines: where its waits come from (hz snapshots per second, nothing attached) and
  * what the snapshots cost taskspy, the time in each state, the tasks that waited longest, the tasks at one
  * await in every snapshot (stuck) and those nothing could wake. */
-void record_summary_print_snapshot_waits(FILE *out, const struct wait_snapshots *s, unsigned hz);
+void record_summary_print_snapshot_waits(FILE *out, const struct task_snapshot_loop_stats *s,
+                                         const struct snapshot_waits *w, unsigned hz);
 
 #endif

@@ -9,13 +9,16 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "cli/task_groups.h"
 #include "tasks/tasks.h"
 
 /* The text dump; verbose: every task's id (and its own detail) under its group. Returns 0, or -1 when
  * writing failed. */
 int task_dump_text(FILE *out, pid_t pid, const struct task_snapshot *snap, const struct task_groups *groups,
                    bool verbose);
+
+/* The tree of group g's tasks (its first task's, with the group's details) as the text dump draws it, each line
+ * after indent (taskspy top's detail view). Returns 0, or -1 when writing (or memory) failed. */
+int task_dump_tree(FILE *out, const struct task_group *g, const char *indent);
 
 /* One JSON object: {"schema": 2, "pid", "runtime", "listed", "truncated", "target_exited", "workers": [{"tid",
  * "name", "index", "task", "local_queue"}], "tasks": [{"id", "state", "unwakeable", "root", "frames":

@@ -4,69 +4,11 @@
  * worker's stack (`stack`, innermost first). Strings come from the target (thread names may hold any byte, a comm cut in the middle of a
  * UTF-8 sequence): each is written as a valid JSON string (RFC 8259), control characters escaped, bytes that
  * are not UTF-8 as U+FFFD. */
+#include "cli/json_out.h"
 #include "cli/task_dump.h"
-#include "cli/task_groups.h"
 
 #include <inttypes.h>
 #include <string.h>
-
-/* Bytes of the valid UTF-8 sequence (no overlong form, no surrogate, at most U+10FFFF) at s, 0 if none. */
-static size_t utf8_length(const unsigned char *s)
-{
-    static const uint32_t least[5] = { 0, 0, 0x80, 0x800, 0x10000 };
-    size_t n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
-    if (n <= 1)
-        return n;
-    uint32_t code = s[0] & (0x7fu >> n);
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        code = code << 6 | (s[i] & 0x3fu);
-    }
-    bool valid = code >= least[n] && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff);
-    return valid ? n : 0;
-}
-
-static void put_string(FILE *out, const char *text)
-{
-    if (!text) {
-        fputs("null", out);
-        return;
-    }
-    fputc('"', out);
-    for (const unsigned char *c = (const unsigned char *)text; *c;) {
-        size_t n = utf8_length(c);
-        if (n == 0) {
-            fputs("\\ufffd", out);
-            c++;
-        } else if (*c == '"' || *c == '\\') {
-            fprintf(out, "\\%c", *c++);
-        } else if (*c < 0x20 || *c == 0x7f) {
-            fprintf(out, "\\u%04x", *c++);
-        } else {
-            fwrite(c, 1, n, out);
-            c += n;
-        }
-    }
-    fputc('"', out);
-}
-
-/* A number, or null when it is the value meaning "not known". */
-static void put_signed(FILE *out, int64_t value, int64_t unknown)
-{
-    if (value == unknown)
-        fputs("null", out);
-    else
-        fprintf(out, "%" PRId64, value);
-}
-
-static void put_unsigned(FILE *out, uint64_t value, uint64_t unknown)
-{
-    if (value == unknown)
-        fputs("null", out);
-    else
-        fprintf(out, "%" PRIu64, value);
-}
 
 static void put_worker(FILE *out, const struct task_worker *w)
 {
@@ -74,24 +16,24 @@ static void put_worker(FILE *out, const struct task_worker *w)
     memcpy(name, w->name, sizeof(w->name));
     name[sizeof(w->name)] = '\0';
     fprintf(out, "{\"tid\": %d, \"name\": ", (int)w->tid);
-    put_string(out, name);
+    json_put_string(out, name);
     fputs(", \"index\": ", out);
-    put_signed(out, w->index, -1);
+    json_put_signed(out, w->index, -1);
     fputs(", \"task\": ", out);
-    put_unsigned(out, w->current_task, 0);
+    json_put_unsigned(out, w->current_task, 0);
     fputs(", \"local_queue\": ", out);
-    put_signed(out, w->local_queue, -1);
+    json_put_signed(out, w->local_queue, -1);
     fputc('}', out);
 }
 
 static void put_frame_fields(FILE *out, const struct task_frame *f)
 {
     fputs("\"function\": ", out);
-    put_string(out, f->function);
+    json_put_string(out, f->function);
     fputs(", \"file\": ", out);
-    put_string(out, f->file);
+    json_put_string(out, f->file);
     fputs(", \"line\": ", out);
-    put_unsigned(out, f->line, 0);
+    json_put_unsigned(out, f->line, 0);
 }
 
 /* [{"function", "file", "line"}, ...] */
@@ -113,11 +55,11 @@ static void put_node(FILE *out, const struct task_tree *tree, size_t i, int dept
     fputc('{', out);
     put_frame_fields(out, &n->frame);
     fputs(", \"macro\": ", out);
-    put_string(out, n->frame.macro);
+    json_put_string(out, n->frame.macro);
     fprintf(out, ", \"macro_line\": %s, \"leaf\": ", n->frame.macro_line ? "true" : "false");
-    put_string(out, n->leaf);
+    json_put_string(out, n->leaf);
     fputs(", \"detail\": ", out);
-    put_string(out, n->detail);
+    json_put_string(out, n->detail);
     fputs(", \"children\": [", out);
     size_t child = i + 1;
     for (uint32_t k = 0; k < n->n_children && child < tree->n; k++) {
@@ -132,15 +74,15 @@ static void put_node(FILE *out, const struct task_tree *tree, size_t i, int dept
 static int put_task(FILE *out, const struct task_info *t)
 {
     fprintf(out, "{\"id\": %" PRIu64 ", \"state\": ", t->id);
-    put_string(out, task_state_name(t->state));
+    json_put_string(out, task_state_name(t->state));
     fprintf(out, ", \"unwakeable\": %s, \"root\": ", t->unwakeable ? "true" : "false");
-    put_string(out, t->root);
+    json_put_string(out, t->root);
     fputs(", \"frames\": ", out);
     put_frames(out, t->frames, t->n_frames);
     fputs(", \"leaf\": ", out);
-    put_string(out, t->leaf);
+    json_put_string(out, t->leaf);
     fputs(", \"detail\": ", out);
-    put_string(out, t->detail);
+    json_put_string(out, t->detail);
     struct task_tree tree;
     if (task_tree_of(t, &tree) != 0)
         return -1;
@@ -162,7 +104,7 @@ static int put_task(FILE *out, const struct task_info *t)
 int task_dump_json(FILE *out, pid_t pid, const struct task_snapshot *snap)
 {
     fprintf(out, "{\"schema\": 2, \"pid\": %d, \"runtime\": ", (int)pid);
-    put_string(out, snap->runtime);
+    json_put_string(out, snap->runtime);
     fprintf(out, ", \"listed\": %zu, \"truncated\": %s, \"target_exited\": %s,\n \"workers\": [", snap->listed,
             snap->list_truncated ? "true" : "false", snap->target_gone ? "true" : "false");
     for (size_t i = 0; i < snap->n_workers; i++) {

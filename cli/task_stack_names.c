@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "base/vec.h"
-#include "cli/task_groups.h"
 
 #define NAME_MAX_LEN 4096
 

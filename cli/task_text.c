@@ -207,6 +207,17 @@ static int print_group(FILE *out, const struct task_snapshot *snap, const struct
     return 0;
 }
 
+int task_dump_tree(FILE *out, const struct task_group *g, const char *indent)
+{
+    struct task_tree tree;
+    if (g->n == 0 || task_tree_of(g->tasks[0], &tree) != 0)
+        return -1;
+    if (tree.n > 0)
+        print_node(out, g, &tree, 0, indent, indent);
+    task_tree_free(&tree);
+    return ferror(out) ? -1 : 0;
+}
+
 int task_dump_text(FILE *out, pid_t pid, const struct task_snapshot *snap, const struct task_groups *groups,
                    bool verbose)
 {

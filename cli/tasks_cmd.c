@@ -20,7 +20,6 @@
 #include "cli/output_formats.h"
 #include "cli/target_command_line.h"
 #include "cli/task_dump.h"
-#include "cli/task_groups.h"
 #include "cli/task_native_stacks.h"
 #include "cli/task_stack_names.h"
 #include "cli/version.h"

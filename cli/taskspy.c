@@ -18,6 +18,7 @@ static const struct command commands[] = {
     { "flamegraph", "[FOLDED|-] -o FILE.svg [svg options]", flamegraph_command },
     { "diff", "BEFORE AFTER -o FILE [-n]", diff_command },
     { "tasks", "-p PID [--json] [-v] [-o FILE]\n--core CORE [--exe PROGRAM] [--json] [-v] [-o FILE]", tasks_command },
+    { "top", "-p PID [-i SECS] [-b [-n FRAMES] [--json]]", top_command },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

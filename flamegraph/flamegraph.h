@@ -88,7 +88,8 @@ struct task_stacks;
 struct task_stacks *task_stacks_new(struct profile *p, enum task_grouping group_by, bool await_points,
                                     const char *boundary_regex, char *err, size_t errlen);
 void task_stacks_free(struct task_stacks *t);
-/* Without poll markers, find tasks by the runtimes' boundary frames (tokio's Harness<T,S>::poll): a sample
+/* Without poll markers, find tasks by the runtimes' boundary frames (tokio's raw::poll<T,S>, and
+ * Harness<T,S>::poll where a build keeps it out of line): a sample
  * whose stack passes through one (and not through a worker loop below it) is a task sample. */
 void task_stacks_use_runtime_boundaries(struct task_stacks *t, bool on);
 /* Samples attributed to tasks by boundary frames so far. */

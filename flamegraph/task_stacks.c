@@ -387,7 +387,7 @@ static size_t boundary_frame(const struct task_stacks *t, const struct stack_fra
                 if (frames[i]->function == caller)
                     return i;
     }
-    /* (the marker may itself be a runtime boundary: tokio's Harness::poll probed without markers) */
+    /* (the marker may itself be a runtime boundary: tokio's raw::poll probed without markers) */
     for (size_t i = n; i-- > 0;)
         if (frames[i]->runtime & RUNTIME_BOUNDARY)
             return i;
@@ -395,7 +395,7 @@ static size_t boundary_frame(const struct task_stacks *t, const struct stack_fra
 }
 
 /* boundary_frame, learning who calls a user's hook from the marker's frame (not a runtime boundary's, tokio's
- * Harness::poll probed without markers: the runtime rules find it when its own frame is gone, a tail call) */
+ * raw::poll probed without markers: the runtime rules find it when its own frame is gone, a tail call) */
 static size_t find_boundary(struct task_stacks *t, const struct stack_frame *const *frames, size_t n,
                             uint32_t marker_function)
 {

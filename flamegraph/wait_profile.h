@@ -10,7 +10,7 @@
  * is folded into per-root totals and taken out of the table at a round. Runtimes without a terminate event
  * (tokio without markers) name tasks by their header address, which the allocator reuses: the table grows
  * with the most headers alive at once.
- * Polls without a poll-end event (tokio's Harness<T,S>::poll probed at its entry only, to spare the target a
+ * Polls without a poll-end event (tokio's raw::poll<T,S> probed at its entry only, to spare the target a
  * return probe per poll): such a poll is taken to have ended, and the task's suspension to have begun, at the
  * poll's last waker registration (the last thing a poll that returns Pending does: register, then return), or,
  * when it registered none, at the poll's start (its end is not known: the wait then also holds that poll's

@@ -52,6 +52,9 @@ struct sampler_config {
      * executable: a debuginfod download is waited for while opening only, for the executable only; objects
      * mapped later get what the local places have. NULL: the local places alone. */
     struct debug_files *debug_files;
+    /* A consumer that runs as long as it is left (taskspy top): no per-task tables kept for the summary (tasks
+     * seen), so memory does not grow with the tasks the target spawns. */
+    bool long_running;
     /* A problem that does not stop the recording (a marker left out, a slower route taken): one line
      * without a prefix or newline. May be called from sampler_open and sampler_run. NULL: not reported. */
     void (*on_warning)(void *ctx, const char *message);
@@ -86,7 +89,7 @@ struct sampler_sample {
 };
 
 /* The wait profile's events (cfg->wait_profile). For tokio without markers task_id is the task's header
- * pointer, the value Harness<T,S>::poll and the waker vtable functions receive in rdi; with poll markers it
+ * pointer, the value raw::poll<T,S> and the waker vtable functions receive in rdi; with poll markers it
  * is the markers' arg0, tokio's waker functions' headers joined to it (the task whose poll registered the
  * header). */
 enum sampler_task_event_kind {

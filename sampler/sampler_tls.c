@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sampler/probes/tls_marker.h"
+#include "tasks/tasks.h"
 
 static void warn(struct sampler *s, const char *message)
 {
@@ -23,13 +24,13 @@ static void warn(struct sampler *s, const char *message)
  * Returns whether it was. */
 static bool tokio_context(const char *exe, char *message, size_t len)
 {
-    struct tls_marker ctx;
-    if (tls_marker_find_tokio_context(exe, &ctx) != 1)
+    struct tokio_task_id_place place;
+    if (tokio_task_id_place_find(exe, &place) < 0 || !place.symbol[0])
         return false;
     snprintf(message, len, "tokio's CONTEXT layout needs DWARF types: its thread-local is there (%" PRIu64 " bytes "
              "at thread pointer %" PRId64 ") but no type describes current_task_id (built with debug = "
              "\"line-tables-only\" or without debug info, and no debug file found); using poll probes (debug = 2 "
-             "or the debug file reads task ids with no probe)", ctx.size, ctx.tp_offset);
+             "or the debug file reads task ids with no probe)", place.context_size, place.context_tp_offset);
     return true;
 }
 
@@ -57,7 +58,8 @@ void sampler_tls_open(struct sampler *s)
     struct tls_join_target t = { .tgid = s->target.pid, .exe = exe, .root = root,
                                  .target_path = target_path[0] == '/' ? target_path : NULL,
                                  .launched = s->target.launched, .debug_files = s->cfg.debug_files,
-                                 .name_by_probes = s->cfg.wait_profile };   /* waits: the probes' ids only */
+                                 .name_by_probes = s->cfg.wait_profile,     /* waits: the probes' ids only */
+                                 .uncounted = s->cfg.long_running };
     int rc = have_exe ? tls_join_open(&s->tls, &t, err, sizeof(err)) : 0;
     if (rc == 1) {
         if (automatic && !s->cfg.poll_times && !s->cfg.wait_profile && !tls_join_needs_poll_probes(s->tls))

@@ -36,7 +36,7 @@
 
 /* User stack bytes copied per registration stack (dwarf), measured: clone_waker's stacks reach the thread's
  * start within 4 KB on the tokio fixture (18 frames) and within 8 KB on the hyper fixture (23 frames; 4 KB
- * cut them at 10, short of Harness::poll). Twice that, for deeper handlers: a quarter of the CPU samples'
+ * cut them at 10, short of raw::poll). Twice that, for deeper handlers: a quarter of the CPU samples'
  * default, so each copy costs the target and the buffers a quarter as much. */
 #define WAIT_STACK_BYTES 16384u
 /* The budget: a task's stack again when its caller changes or after WAIT_STACK_INTERVAL_NS; at most

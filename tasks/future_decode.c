@@ -50,6 +50,7 @@ struct decoder {
     size_t bytes_left;
     unsigned max_depth;
     bool no_details;
+    struct string_pool *details;     /* the leaves' details */
     bool truncated;                      /* a bound cut the tree */
     uint32_t parent;                     /* the node new nodes go under */
     const char *weak_leaf, *weak_detail; /* an I/O object met in the branch being read, if nothing better is found */
@@ -829,7 +830,7 @@ static enum found decode(struct decoder *dc, Dwarf_Die *type, uint64_t addr, uns
     const char *name = facts->name;
     if (facts->kind == TYPE_LEAF) {
         const char *detail =
-            dc->no_details ? NULL : future_leaf_detail(dc->l, dc->pool, dc->read, dc->rctx, &facts->leaf, addr);
+            dc->no_details ? NULL : future_leaf_detail(dc->l, dc->details, dc->read, dc->rctx, &facts->leaf, addr);
         enum leaf_strength s = facts->leaf.strength;
         if (s == LEAF_STRONG)
             return add_leaf(dc, name, detail);
@@ -929,8 +930,22 @@ bool task_plan_find(const struct tokio_layout *l, struct string_pool *pool, uint
     out->future = params[0];
     out->stage = stage.type;
     out->stage_offset = stage.offset;
+    /* a future tokio boxed on spawn (Pin<Box<F>>, over its size threshold): named, sized and placed by F */
+    Dwarf_Die named = params[0], boxed;
     char name[MAX_NAME];
-    if (!root_name(l->dwarf, &params[0], name, sizeof(name)))
+    uint64_t offset = 0;
+    int64_t size = dwarf_type_size(&params[0]);
+    out->future_size = size > 0 ? (uint64_t)size : 0;
+    if (dwarf_qualified_name(l->dwarf, &params[0], name, sizeof(name)) > 0 &&
+        strncmp(name, "core::pin::Pin<alloc::boxed::Box<", strlen("core::pin::Pin<alloc::boxed::Box<")) == 0 &&
+        type_pointer_inside(&params[0], &offset, &boxed) && (size = dwarf_type_size(&boxed)) > 0) {
+        out->boxed_size = (uint64_t)size;
+        named = boxed;
+    }
+    const char *file;
+    if (dwarf_decl_position(&named, &file, &out->line))
+        out->file = string_pool_intern(pool, file);
+    if (!root_name(l->dwarf, &named, name, sizeof(name)))
         snprintf(name, sizeof(name), "[unknown future]");
     out->root = string_pool_intern(pool, name);
     out->ok = out->root != NULL;
@@ -1026,6 +1041,7 @@ bool future_decode(const struct tokio_layout *l, struct string_pool *pool, struc
     dc->bytes_left = limits->max_bytes;
     dc->max_depth = limits->max_depth;
     dc->no_details = limits->no_details;
+    dc->details = limits->details ? limits->details : pool;
     dc->parent = TASK_NO_NODE;
     /* the stage: Running(T) holds the future; Finished and Consumed hold none */
     Dwarf_Die stage = plan->stage;

@@ -180,6 +180,15 @@ static int core_threads(struct target_view *t, elf_memory_reader read, void *rct
     return 0;
 }
 
+static bool core_thread_sched(struct target_view *t, pid_t tid, uint64_t *cpu_ns, char *state)
+{
+    (void)t;
+    (void)tid;
+    *cpu_ns = 0;
+    *state = 0;
+    return false;          /* (a core keeps no scheduler counts) */
+}
+
 static void core_thread_name(struct target_view *t, pid_t tid, char name[16])
 {
     (void)t, (void)tid;
@@ -222,6 +231,7 @@ static const struct target_view_ops core_ops = {
     .read_with_page = core_read_with_page,
     .threads = core_threads,
     .thread_name = core_thread_name,
+    .thread_sched = core_thread_sched,
     .gone = core_gone,
     .now = core_now,
     .close = core_close,

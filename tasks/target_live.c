@@ -53,6 +53,31 @@ static bool live_read_with_page(struct target_view *t, uint64_t addr, void *buf,
 }
 
 /* a thread's name, read from /proc once per thread (tokio names its workers before they run it) */
+/* /proc/PID/task/TID/schedstat's time on a CPU (ns; the kernel updates a waiting thread's run-queue wait only once
+   it runs again, so that one is not read), and the state in its stat (after the comm's closing parenthesis) */
+static bool live_thread_sched(struct target_view *t, pid_t tid, uint64_t *cpu_ns, char *state)
+{
+    char path[64], line[512];
+    unsigned long long cpu;
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)t->pid, (int)tid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    bool read = fscanf(f, "%llu", &cpu) == 1;
+    fclose(f);
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)t->pid, (int)tid);
+    if (!read || !(f = fopen(path, "re")))
+        return false;
+    read = fgets(line, sizeof(line), f) != NULL;
+    fclose(f);
+    const char *end = read ? strrchr(line, ')') : NULL;
+    if (!end || end[1] != ' ' || !end[2])
+        return false;
+    *cpu_ns = cpu;
+    *state = end[2];
+    return true;
+}
+
 static void live_thread_name(struct target_view *t, pid_t tid, char name[16])
 {
     struct live_target *lt = (struct live_target *)t;
@@ -129,6 +154,7 @@ static const struct target_view_ops live_ops = {
     .read_with_page = live_read_with_page,
     .threads = live_threads,
     .thread_name = live_thread_name,
+    .thread_sched = live_thread_sched,
     .gone = live_gone,
     .now = live_now,
     .close = live_close,

@@ -28,6 +28,8 @@
 #define REREADS 3
 #define MAX_RETURNS 256
 #define MAX_STACK_FRAMES 128          /* a running task's native stack, frames kept */
+#define MAX_QUEUED 1024               /* tasks read of one core's queues (a local run queue holds 256, and its LIFO
+                                         slot one; a current-thread runtime's queue grows) */
 
 struct plan_vec {
     struct task_plan *v;
@@ -52,6 +54,7 @@ struct task_reader {
     struct tokio_layout layout;
     struct target_view *target;            /* NULL until attached */
     struct string_pool pool;
+    struct string_pool details;       /* the leaves' details of the last snapshot (emptied at each: memory flat) */
     struct u64_map plan_by_vtable;    /* vtable address -> index in plans */
     struct plan_vec plans;
     struct task_vec tasks;
@@ -64,6 +67,14 @@ struct task_reader {
         size_t *v;
         size_t n, cap;
     } worker_thread;                  /* each worker's thread in threads (a core's: its registers and stack) */
+    struct {
+        uint64_t *v;
+        size_t n, cap;
+    } queued;                         /* the headers queued on every worker's core, worker after worker */
+    struct {
+        size_t *v;
+        size_t n, cap;
+    } worker_queued;                  /* where each worker's are in queued */
     struct u64_map visited;
     struct memory_cache cache;        /* one task's pages at a time */
     struct memory_cache threads_cache;   /* a snapshot's reads of its threads and runtimes (glibc's thread list,
@@ -292,11 +303,14 @@ void task_reader_close(struct task_reader *r)
     vec_free(&r->workers);
     vec_free(&r->worker_fsbase);
     vec_free(&r->worker_thread);
+    vec_free(&r->queued);
+    vec_free(&r->worker_queued);
     vec_free(&r->plans);
     vec_free(&r->path);
     u64_map_free(&r->plan_by_vtable);
     u64_map_free(&r->visited);
     string_pool_free(&r->pool);
+    string_pool_free(&r->details);
     type_cache_free(&r->types);
     memory_cache_free(&r->cache);
     memory_cache_free(&r->threads_cache);
@@ -337,7 +351,7 @@ static bool read_now(void *ctx, uint64_t addr, void *buf, size_t len)
 static void read_task(struct task_reader *r, uint64_t header, const struct task_header *first, uint64_t next,
                       struct task_info *t)
 {
-    struct decode_limits limits = { r->opt.max_depth, r->opt.max_bytes, r->opt.no_details };
+    struct decode_limits limits = { r->opt.max_depth, r->opt.max_bytes, r->opt.no_details, &r->details };
     struct task_header h = *first;
     t->id = h.id;
     t->header = header;
@@ -347,6 +361,12 @@ static void read_task(struct task_reader *r, uint64_t header, const struct task_
         t->tree_truncated = false;
         const struct task_plan *plan = plan_for(r, &h);
         t->root = plan && plan->ok ? plan->root : NULL;
+        if (plan && plan->ok) {
+            t->root_file = plan->file;
+            t->root_line = plan->line;
+            t->future_size = plan->future_size;
+            t->boxed_size = plan->boxed_size;
+        }
         if (h.state & TOKIO_STATE_COMPLETE) {
             t->state = TASK_COMPLETE;
             return;
@@ -519,9 +539,11 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
     for (size_t i = 0; i < r->tasks.n; i++)
         task_info_release(&r->tasks.v[i]);
     r->tasks.n = 0;
+    string_pool_free(&r->details);    /* (the last snapshot's details: it is no longer valid) */
     r->workers.n = 0;
     r->worker_fsbase.n = 0;
     r->worker_thread.n = 0;
+    r->queued.n = r->worker_queued.n = 0;
     u64_map_free(&r->visited);
     if (u64_map_init(&r->visited, 1024) != 0) {
         snprintf(err, errlen, "out of memory");
@@ -558,14 +580,25 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
         struct task_worker *w = vec_push(&r->workers);
         uint64_t *fsbase = vec_push(&r->worker_fsbase);
         size_t *thread = vec_push(&r->worker_thread);
-        if (!w || !fsbase || !thread)
+        size_t *queued_at = vec_push(&r->worker_queued);
+        if (!w || !fsbase || !thread || !queued_at || vec_reserve(&r->queued, r->queued.n + MAX_QUEUED) != 0)
             break;
+        *queued_at = r->queued.n;
+        w->n_queued = tokio_core_queue(&r->layout, memory_cache_read, &r->threads_cache, &c, r->queued.v + r->queued.n,
+                                       MAX_QUEUED);
+        r->queued.n += w->n_queued;
         *fsbase = th->fsbase;
         *thread = i;
         w->tid = th->tid;
         target->ops->thread_name(target, th->tid, w->name);
         w->index = c.worker_index;
         w->current_task = c.current_task;
+        w->tick = c.tick;
+        uint64_t cpu;
+        if (target->ops->thread_sched(target, th->tid, &cpu, &w->sched_state))
+            w->cpu_ns = (int64_t)cpu;
+        else
+            w->cpu_ns = -1;
         w->local_queue = c.worker_index >= 0
                              ? tokio_local_queue(&r->layout, memory_cache_read, &r->threads_cache, c.handle,
                                                  c.worker_index)
@@ -575,6 +608,11 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
         no_runtime(r, err, errlen);
         return -1;
     }
+    snap->global_queue = tokio_global_queue(&r->layout, memory_cache_read, &r->threads_cache, runtimes[0], multi[0]);
+    if (!tokio_blocking_threads(&r->layout, memory_cache_read, &r->threads_cache, runtimes[0], multi[0],
+                                &snap->blocking_threads, &snap->blocking_idle))
+        snap->blocking_threads = snap->blocking_idle = -1;
+    snap->next_task_id = tokio_next_task_id(&r->layout, memory_cache_read, &r->threads_cache);
     bool ok = true;
     for (size_t k = 0; k < n_runtimes && ok; k++) {
         uint64_t heads[MAX_HEADS];
@@ -588,6 +626,8 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
         return -1;
     }
     snap->target_gone = target->ops->gone(target);
+    for (size_t i = 0; i < r->workers.n && i < r->worker_queued.n; i++)   /* (queued no longer moves) */
+        r->workers.v[i].queued = r->queued.v + r->worker_queued.v[i];
     snap->workers = r->workers.v;
     snap->n_workers = r->workers.n;
     snap->tasks = r->tasks.v;

@@ -64,6 +64,9 @@ struct target_view_ops {
                    size_t errlen);
     /* a thread's name (its comm), "" when not known (a core does not keep threads' names) */
     void (*thread_name)(struct target_view *t, pid_t tid, char name[16]);
+    /* a thread's time on a CPU so far (ns, the scheduler's own count) and its state now ('R' running or waiting
+       for a CPU, 'S' or 'D' blocked, ...); false when not known (a core) */
+    bool (*thread_sched)(struct target_view *t, pid_t tid, uint64_t *cpu_ns, char *state);
     bool (*gone)(struct target_view *t);              /* the process exited (a core: never) */
     bool (*now)(struct target_view *t, struct timespec *out);   /* the moment the memory shows, on CLOCK_MONOTONIC */
     void (*close)(struct target_view *t);
@@ -162,12 +165,26 @@ int thread_lister_list(struct thread_lister *t, elf_memory_reader read, void *re
 void thread_lister_close(struct thread_lister *t);
 
 /* ---- tokio_layout.c: tokio's structures, found by name ------------------------------------------------ */
+/* CONTEXT's current_task_id, from the start of its Context struct: the id, and how its Option says Some */
+struct tokio_id_field {
+    uint64_t id_offset;
+    uint32_t id_size;          /* 1 to 8 bytes (tokio's Id is a u64) */
+    bool has_tag;              /* the Option has a discriminant of its own (else the id is, 0 None) */
+    uint64_t tag_offset;
+    uint32_t tag_size;
+    uint64_t some_value;       /* the discriminant's value for Some */
+};
+
 struct tokio_layout {
     struct dwarf_types *dwarf;
     uint64_t bias;             /* the executable's load bias: runtime address = link-time + bias */
     int64_t context_tp_offset; /* tokio's CONTEXT (its Context struct) from the thread pointer */
     Dwarf_Die context;         /* its type */
+    struct tokio_id_field task_id;   /* its current_task_id */
     int64_t worker_tp_offset;  /* tokio 1.24's multi-thread worker::CURRENT (a Cell<*const Context>), 0: none */
+    int64_t current_tp_offset; /* tokio 1.24's current_thread::CURRENT (the same), 0: none */
+    Dwarf_Die current_context; /* tokio 1.24's current_thread::Context, when current_tp_offset is set */
+    uint64_t next_id;          /* tokio's task id counter (task::id::Id::next's NEXT_ID, link-time address), 0: none */
     Dwarf_Die header, vtable, trailer;
     Dwarf_Die handle_multi, handle_current;   /* the runtime handles' types (found: has_handle_*) */
     bool has_handle_multi, has_handle_current;
@@ -193,6 +210,10 @@ struct thread_context {
                                   current_thread::Handle), 0 when the thread is in no runtime */
     bool multi_thread;
     int64_t worker_index;      /* -1 when not a multi-thread worker */
+    int64_t tick;              /* its scheduler core's tick (Core.tick: a turn of the scheduler's loop), read while
+                                  the thread polls a task (its core is then in its scheduler Context), else -1 */
+    uint64_t core;             /* that core's address (0: not in the context) and type */
+    Dwarf_Die core_type;
 };
 
 bool tokio_thread_context(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t fsbase,
@@ -203,6 +224,18 @@ size_t tokio_owned_heads(const struct tokio_layout *l, elf_memory_reader read, v
 /* the local run queue length of worker index of a multi-thread runtime, -1 when unknown */
 int64_t tokio_local_queue(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t handle,
                           int64_t index);
+/* the runtime's global (injection) queue length, -1 when unknown */
+int64_t tokio_global_queue(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t handle,
+                           bool multi_thread);
+/* the runtime's blocking pool: its threads and how many of them are idle; false when unknown */
+bool tokio_blocking_threads(const struct tokio_layout *l, elf_memory_reader read, void *rctx, uint64_t handle,
+                            bool multi_thread, int64_t *threads, int64_t *idle);
+/* The task headers queued on the thread's core (c: its tokio_thread_context, its core in the context): a multi-thread
+ * worker's LIFO slot and local run queue, a current-thread runtime's queue; into out, at most max. */
+size_t tokio_core_queue(const struct tokio_layout *l, elf_memory_reader read, void *rctx,
+                        const struct thread_context *c, uint64_t *out, size_t max);
+/* tokio's next task id (its NEXT_ID counter: every task spawned so far took one), 0 when unknown */
+uint64_t tokio_next_task_id(const struct tokio_layout *l, elf_memory_reader read, void *rctx);
 
 /* tokio's task state word (tokio/src/runtime/task/state.rs: the same bits since tokio 1.0) */
 #define TOKIO_STATE_RUNNING 0x1u
@@ -233,6 +266,8 @@ struct decode_limits {
     unsigned max_depth;
     size_t max_bytes;
     bool no_details;           /* leaves named only, nothing read of them (task_reader_options.no_details) */
+    struct string_pool *details;   /* where the leaves' details go (NULL: the decoder's pool): the reader's is
+                                      emptied at each snapshot, since a detail's text changes from one to the next */
 };
 
 /* ---- future_leaves.c: what can be read of a leaf future --------------------------------------------------- */
@@ -364,6 +399,10 @@ struct task_plan {
     Dwarf_Die stage;           /* CoreStage's Stage<T> enum */
     uint64_t stage_offset;     /* from the header */
     const char *root;          /* the root's function or type name (pooled) */
+    uint64_t future_size;      /* bytes of T (0: not known) */
+    uint64_t boxed_size;       /* T is a Pin<Box<F>> (tokio boxes large futures on spawn): F's bytes, else 0 */
+    const char *file;          /* where the root future is declared (its type's, or its async fn's), NULL */
+    uint32_t line;
 };
 
 bool task_plan_find(const struct tokio_layout *l, struct string_pool *pool, uint64_t poll, struct task_plan *out);

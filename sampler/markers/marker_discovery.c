@@ -168,7 +168,7 @@ void markers_scan_object(struct markers *m, const char *path, bool may_download)
     choose_optional_kinds(m, &notes, path, skip);
     size_t poll_markers = usable ? attach_markers(m, &notes, full, skip) : 0;
     /* No poll markers here: probe the poll functions of the runtimes taskspy knows (tokio's
-     * Harness<T,S>::poll), the task's identity read from a register at entry. */
+     * raw::poll<T,S>, the task vtable's poll entry), the task's identity read from a register at entry. */
     if (usable && poll_markers == 0 && strcmp(m->spec, "auto") == 0) {
         attach_runtime_functions(m, &ef, path, full, may_download);
     } else {

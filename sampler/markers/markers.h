@@ -47,7 +47,7 @@ struct markers_config {
 };
 
 /* cfg->spec: "auto", "none" or a comma list of providers. With "auto", an object without poll markers that
- * holds a runtime's poll functions (tokio's Harness<T,S>::poll) gets entry probes on them (task id from a
+ * holds a runtime's poll functions (tokio's raw::poll<T,S>) gets entry probes on them (task id from a
  * register), and return probes too when poll_times. Without BPF, marker events are system-wide per CPU,
  * filtered to the pid, each CPU's writing into a marker ring buffer of its own, apart from the samples.
  * Either way the reader takes every marker hit in one pass, before the samples of the same time span.

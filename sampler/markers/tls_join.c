@@ -50,6 +50,7 @@ struct tls_join {
      * probes' id -> the marker's (tls_join_task_of_probe_id). */
     struct header_join id_pairs;
     struct u64_map seen;                         /* task ids the samples were in (for the status line) */
+    bool uncounted;                              /* (none kept in seen) */
     uint64_t tasks_seen;
     /* The executable's poll-start USDT marker, not attached: where the poll wrapper is, to cut task stacks at
      * when no probe says it (its address once the executable is mapped). */
@@ -171,6 +172,7 @@ int tls_join_open(struct tls_join **out, const struct tls_join_target *t, char *
     snprintf(j->root, sizeof(j->root), "%s", t->root);
     j->probe_ids_comparable = !loc.tokio;    /* tokio's probes give header addresses, the marker tokio's ids */
     j->name_by_probes = t->name_by_probes;
+    j->uncounted = t->uncounted;
     /* One poll wrapper with a poll-start marker: its place cuts task stacks without a probe. Several (one per
      * future type, as in a tokio program's own instrumentation): only their probes tell which one polls. None
      * and no runtime rule (tokio's) to cut at: poll markers elsewhere (a library's) may tell, through probes. */
@@ -382,7 +384,7 @@ void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool pr
     *task_id = probes && j->name_by_probes && !j->probe_ids_comparable && task ?
                probes_name(j, task, probe_state, probe_task) : task;
     uint32_t one;
-    if (task && !u64_map_get(&j->seen, task, &one) && u64_map_put(&j->seen, task, 1) == 0)
+    if (task && !j->uncounted && !u64_map_get(&j->seen, task, &one) && u64_map_put(&j->seen, task, 1) == 0)
         j->tasks_seen++;
     /* the probe's poll frame where it says the same poll (ids of another kind: where it says a poll) */
     bool same_poll = probe_state == SAMPLER_IN_TASK && (probe_task == task || !j->probe_ids_comparable);

@@ -49,6 +49,8 @@ struct tls_join_target {
     bool launched;                     /* held before its exec: libraries are placed once it has loaded them */
     bool name_by_probes;               /* tasks named by the poll probes' ids where their ids are of another
                                           kind (the wait profile's, which only they can name) */
+    bool uncounted;                    /* keep no set of the task ids seen (tls_join_tasks_seen stays 0): a view
+                                          that runs for days keeps its memory flat as the target spawns tasks */
 };
 /* Look for the marker in the executable, else tokio's CONTEXT.current_task_id through its DWARF; in a
  * stripped executable, in its separate debug file; else in a shared library loaded at start

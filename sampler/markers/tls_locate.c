@@ -12,8 +12,8 @@
 #include "elf/elf_file.h"
 #include "sampler/probes/tls_library.h"
 #include "sampler/probes/tls_marker.h"
-#include "sampler/probes/tokio_task_field.h"
 #include "sampler/probes/usdt_notes.h"
+#include "tasks/tasks.h"
 
 /* The file to read the executable's symbols and DWARF from: exe itself, or where it is stripped (no
  * .symtab), its separate debug file (the one verified lookup of elf/, shared with the symbolizer: same
@@ -39,31 +39,40 @@ static int find_marker(const char *exe, struct bpf_sample_program_spec *spec, st
                        bool *tokio, char *err, size_t errlen)
 {
     struct tls_marker marker;
-    struct tokio_task_field field = { 0 };
+    struct tokio_task_id_place place;   /* (tasks/: the one place that knows tokio's CONTEXT) */
     int64_t offset, tag_offset = 0;
+    bool has_tag = false;
+    uint32_t tag_size = 0;
+    uint64_t some_value = 0;
     if (tls_marker_find(exe, &marker) == 1) {
         snprintf(st->symbol, sizeof(st->symbol), "%s", marker.symbol);
         offset = marker.tp_offset;
-    } else if (tls_marker_find_tokio_context(exe, &marker) == 1 &&
-               tokio_task_field_find(exe, marker.symbol, &field) == 1) {
+    } else if (tokio_task_id_place_find(exe, &place) == 1) {
         snprintf(st->symbol, sizeof(st->symbol), "tokio CONTEXT.current_task_id");
+        if (place.id_size != 8) {      /* the program reads 8 bytes (tokio's Id is a u64 in every version) */
+            snprintf(err, errlen, "tokio's CONTEXT.current_task_id is %u bytes, not the 8 taskspy reads", place.id_size);
+            return -1;
+        }
         *tokio = true;
-        offset = marker.tp_offset + field.id_offset;
-        tag_offset = marker.tp_offset + field.tag_offset;
+        offset = place.id_tp_offset;
+        has_tag = place.has_tag;
+        tag_offset = place.tag_tp_offset;
+        tag_size = place.tag_size;
+        some_value = place.some_value;
     } else {
         return 0;              /* no marker (or no ELF to find one in: the probes' side says why) */
     }
     if (offset < INT32_MIN || offset > INT32_MAX || tag_offset < INT32_MIN || tag_offset > INT32_MAX ||
-        field.some_value > INT32_MAX) {
+        some_value > INT32_MAX) {
         snprintf(err, errlen, "TLS marker %s is out of a BPF program's reach", st->symbol);
         return -1;
     }
     st->tp_offset = offset;
     spec->tp_offset = (int32_t)offset;
-    spec->has_tag = field.has_tag;
+    spec->has_tag = has_tag;
     spec->tag_tp_offset = (int32_t)tag_offset;
-    spec->tag_size = field.tag_size;
-    spec->some_value = (uint32_t)field.some_value;
+    spec->tag_size = tag_size;
+    spec->some_value = (uint32_t)some_value;
     return 1;
 }
 

@@ -47,21 +47,6 @@ static bool is_marker(const char *name)
     return strcmp(name, TLS_MARKER_SYMBOL) == 0;
 }
 
-/* tokio::runtime::context::CONTEXT's storage, legacy (..5tokio7runtime7context7CONTEXT..) or v0 mangled */
-static bool is_tokio_context(const char *name)
-{
-    return strstr(name, "5tokio7runtime7context7CONTEXT") && strstr(name, "__RUST_STD_INTERNAL_VAL");
-}
-
-int tls_marker_find_tokio_context(const char *path, struct tls_marker *out)
-{
-    memset(out, 0, sizeof(*out));
-    int rc = read_tls_symbol(path, is_tokio_context, out);
-    if (rc == 1)
-        out->tp_offset = elf_tls_tp_offset(out->st_value, out->tls_memsz, out->tls_align, out->tls_vaddr);
-    return rc;
-}
-
 int tls_marker_find(const char *path, struct tls_marker *out)
 {
     memset(out, 0, sizeof(*out));

@@ -27,10 +27,4 @@ struct tls_marker {
  * thread-local (or no TLS segment), -1 when the file cannot be read as ELF (errno set). */
 int tls_marker_find(const char *path, struct tls_marker *out);
 
-/* tokio's thread-local runtime context (tokio::runtime::context::CONTEXT, tokio 1.24 and later), whose
- * current_task_id field is the id of the task the thread polls: its storage symbol, size and offset from
- * the thread pointer (the field's place inside: sampler/probes/tokio_task_field.h). Returns 1 found, 0 not,
- * -1 when the file cannot be read as ELF. */
-int tls_marker_find_tokio_context(const char *path, struct tls_marker *out);
-
 #endif

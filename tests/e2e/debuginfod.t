@@ -6,7 +6,7 @@
 # debug link beside it, in .debug/, under /usr/lib/debug), and the debug file is served by Debian's debuginfod on
 # loopback. With DEBUGINFOD_URLS (and a fresh DEBUGINFOD_CACHE_PATH) the profile is the unstripped build's: task
 # roots from tokio's CONTEXT (its DWARF types, from the fetched file), await points on the fixture's .await
-# lines, source lines in pprof, the download on the status line; attached with --markers probes, Harness::poll
+# lines, source lines in pprof, the download on the status line; attached with --markers probes, raw::poll
 # found through it too. With the server stopped: exit 0 soon, one line on debuginfod, [name] frames; with a server
 # that never answers, the same within DEBUGINFOD_TIMEOUT. Without DEBUGINFOD_URLS: the line naming the object and
 # what was tried.
@@ -85,13 +85,13 @@ for fns in parse_request 'render_header|render_body' compress_response; do
         grep -Eq "main\.rs:($re)( |$)" "$WORK/served.lines"
 done
 
-# attached, the probe route: tokio's Harness::poll found in the fetched file (libdebuginfod's cache this time)
+# attached, the probe route: tokio's raw::poll found in the fetched file (libdebuginfod's cache this time)
 FIXTURES="$WORK/bin" start_fixture tokio_plain_stripped 20
 DEBUGINFOD_URLS=$URL DEBUGINFOD_CACHE_PATH="$WORK/cache" "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 199 \
     --markers probes -o "$WORK/probes.folded" 2> "$WORK/probes.err"
 stop_fixture
 grep '^taskspy: \(markers\|debuginfod\|no symbols\)' "$WORK/probes.err" | diag
-check "attached, --markers probes: Harness::poll copies found through the fetched file, task roots" \
+check "attached, --markers probes: raw::poll copies found through the fetched file, task roots" \
     sh -c "grep -q 'tokio:poll (function entry) x' '$WORK/probes.err' && grep -q '^task: tokio_fixture::' '$WORK/probes.folded'"
 
 # unanswered NAME URL WHY [COUNT_FILE]: a 1 s recording with DEBUGINFOD_URLS=URL, DEBUGINFOD_TIMEOUT=2 and a fresh

@@ -8,7 +8,7 @@
 # refuses a missing -p, a bad PID, an unknown option and an output it cannot write as a usage error (exit 2,
 # one line), a PID with no process as a runtime error (exit 1, one line), before reading any task.
 source "$(dirname "$0")/lib/tap.sh"
-plan 23
+plan 25
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 # helps NAME ARGS...: taskspy ARGS exits 0, prints a usage on stdout and nothing on stderr
@@ -45,6 +45,13 @@ for opt in --pid --json --verbose --output --help; do
     grep -q -- "$opt" "$WORK/tasks.out" || missing="$missing $opt"
 done
 check "tasks' help lists its options (missing:${missing:- none})" test -z "$missing"
+check "taskspy top --help: usage on stdout, exit 0" helps topcmd top --help
+missing=""
+for opt in --pid --interval --frequency --batch --frames --json --tasks --sort --help; do
+    grep -q -- "$opt" "$WORK/topcmd.out" || missing="$missing $opt"
+done
+check "top's help lists its options (missing:${missing:- none}) and its keys" \
+    sh -c "test -z '$missing' && grep -q 'Keys: c n w i' '$WORK/topcmd.out' && grep -q 'taskspy top -p PID' '$WORK/top.out'"
 # refused NAME STATUS MESSAGE ARGS...: taskspy ARGS exits STATUS with one "taskspy: " line holding MESSAGE
 # on stderr and nothing on stdout
 refused() {

@@ -3,7 +3,7 @@
 # hyper_server.t: the hyper fixture (an HTTP server on 2 tokio workers, no markers) saturated by wrk on
 # 127.0.0.1 and recorded by PID at 999 Hz, dwarf: the server answers both routes and counts what it answered,
 # and taskspy files the request handler's CPU (render_index) under the tasks it finds through tokio's
-# Harness<T,S>::poll, not under a thread root.
+# raw::poll<T,S>, not under a thread root.
 source "$(dirname "$0")/lib/tap.sh"
 plan 8
 command -v wrk > /dev/null || { echo "Bail out! wrk is not installed"; exit 1; }

@@ -27,14 +27,14 @@ groff -ww -man -Tutf8 -z "$ROOT/taskspy.1" 2> "$WORK/groff.err"
 check "groff -ww finds nothing to warn about" test ! -s "$WORK/groff.err"
 diag < "$WORK/groff.err"
 
-# The long options of the option tables in cli/ (record's, flamegraph's and tasks'; getopt's struct option rows
+# The long options of the option tables in cli/ (record's, flamegraph's, tasks' and top's; getopt's struct option rows
 # { "name", required_argument, ... } or option_spec rows { .name = "name", ... .kind = OPTION_... }), hidden
 # --debug-* ones excepted, and those the commands' --help lists, must all be in the rendered page.
 MANWIDTH=1000 man -l "$ROOT/taskspy.1" 2> /dev/null > "$WORK/man-wide.txt"
 { grep -ohE '\{ *"[a-z][a-z0-9-]*", *(no|required|optional)_argument' "$ROOT"/cli/*.c
   grep -hE '\.name = "[a-z][a-z0-9-]*".*OPTION_' "$ROOT"/cli/*.c | grep -oE '\.name = "[a-z][a-z0-9-]*"'
 } | sed -E 's/^[^"]*"([^"]*)".*/\1/' | grep -v '^debug-' | sort -u > "$WORK/options"
-{ "$TASKSPY" record --help; "$TASKSPY" flamegraph --help; "$TASKSPY" tasks --help; } 2> /dev/null |
+{ "$TASKSPY" record --help; "$TASKSPY" flamegraph --help; "$TASKSPY" tasks --help; "$TASKSPY" top --help; } 2> /dev/null |
     grep -oE -- '--[a-z][a-z0-9-]+' | sed 's/^--//' | sort -u > "$WORK/help-options"
 absent() { while read -r o; do grep -qe "--$o\b" "$WORK/man-wide.txt" || printf ' --%s' "$o"; done < "$1"; }
 missing=$(absent "$WORK/options")

@@ -3,12 +3,12 @@
 # record_tokio_plain.t: async-aware profiles of a tokio program with no markers at all. By default
 # (zero-probe attribution) taskspy reads tokio's CONTEXT.current_task_id at each sample and attaches no probe;
 # the probe route (--markers probes) probes tokio's raw::poll<T,S> copies (task id from %rdi). Both cut
-# task stacks at Harness::poll: task roots per async fn with shares that agree with the marker-instrumented
-# build of the same program and with each other, no runtime frames in task stacks, the blocking pool's worker
-# loop never a task, --group-by task (tokio's own ids, or header addresses with probes), Rust v0 mangling,
-# frame pointers, a stripped binary with a separate debug file (both routes), boundary frames alone (no
-# probes), --poll-times (probes for the poll events, tasks still from CONTEXT; return probes, whose
-# trampoline no longer cuts the stacks: the unwinder puts the return address back).
+# task stacks at raw::poll (and the Harness::poll it may inline): task roots per async fn with shares that
+# agree with the marker-instrumented build of the same program and with each other, no runtime frames in task
+# stacks, the blocking pool's worker loop never a task, --group-by task (tokio's own ids, or header addresses
+# with probes), Rust v0 mangling, frame pointers, a stripped binary with a separate debug file (both routes),
+# boundary frames alone (no probes), --poll-times (probes for the poll events, tasks still from CONTEXT; return
+# probes, whose trampoline no longer cuts the stacks: the unwinder puts the return address back).
 source "$(dirname "$0")/lib/tap.sh"
 plan 51
 

@@ -85,7 +85,7 @@ check "tokio: polls named by async entries" \
 sys.exit(not any(e.get("cat") == "poll" and e["name"].startswith("task: tokio_fixture::") for e in d["traceEvents"]))' \
     "$WORK/tokio.trace.json"
 
-# ---- tokio without markers: poll slices by default (return probes on Harness::poll), stacks still whole ------
+# ---- tokio without markers: poll slices by default (return probes on raw::poll), stacks still whole ------
 start_fixture tokio_plain 40
 "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 499 -o "$WORK/plain.folded" -o "$WORK/plain.trace.json" 2> "$WORK/plain.err"
 check "record tokio_plain to a trace (no --poll-times): exit 0" test $? -eq 0

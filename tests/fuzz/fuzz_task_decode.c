@@ -120,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     struct image im = { data + 1, size - 1 };
     const struct task_plan *plan = &state->plans.v[data[0] % state->plans.n];
-    struct decode_limits limits = { 256, 1u << 20, (data[0] & 0x80) != 0 };   /* leaves described, or not */
+    struct decode_limits limits = { 256, 1u << 20, (data[0] & 0x80) != 0, NULL };   /* leaves described, or not */
     struct decoded_future out = { 0 };
     future_decode(&state->layout, &state->pool, &state->types, &limits, read_image, &im, BASE, plan, &out);
     check_tree(&out);

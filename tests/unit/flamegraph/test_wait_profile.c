@@ -7,7 +7,7 @@
  * ready-unless-registered rule not counting after their last poll, wait stacks cut below the poll-marker frame
  * the samples showed, on random event streams no task's waits ever exceeding the recording's duration, and many
  * short-lived tasks leaving the table no bigger than the tasks alive, with the results of all of them; polls
- * whose end is not reported (tokio probed at Harness::poll's entry only) ending at their last registration, or
+ * whose end is not reported (tokio probed at raw::poll's entry only) ending at their last registration, or
  * their start, once their thread or the task polls again, and an end reported after all correcting it; on
  * random streams with and without poll ends, one task's waits never overlapping; a task polled on a second
  * thread before its poll on the first ended waiting only once both did. */

@@ -208,7 +208,7 @@ static void point(struct fixture *f, uint64_t at, struct dwarf_member m, uint64_
 
 static struct decoded_future decode(struct fixture *f, const struct task_plan *plan)
 {
-    struct decode_limits limits = { 64, 1u << 20, false };
+    struct decode_limits limits = { 64, 1u << 20, false, NULL };
     struct decoded_future out;
     assert_true(future_decode(&f->layout, &f->pool, &f->types, &limits, read_image, f, BASE, plan, &out));
     return out;

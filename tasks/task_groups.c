@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* task_groups.c: grouping a snapshot's tasks by identical async backtrace (sort by key, cut the runs, sort
+/* task_groups.c: grouping a snapshot's tasks by identical async backtrace (tasks.h; sort by key, cut the runs, sort
  * the runs by size), the detail line a group shows, and the view of a task's tree the outputs draw. */
-#include "cli/task_groups.h"
+#include "tasks/tasks.h"
 
 #include <ctype.h>
 #include <stdbool.h>
