@@ -71,6 +71,9 @@ static void print_task_source(FILE *out, const struct sampler_stats *st)
         if (st->tls_compared)
             fprintf(out, "; poll probes disagreed on %" PRIu64 " of %" PRIu64, st->tls_disagreements,
                     st->tls_compared);
+        if (st->tls_unnamed)
+            fprintf(out, "; %" PRIu64 " in a task no poll probe had placed yet keep the marker's id (not the probes' "
+                         "id the waits carry)", st->tls_unnamed);
         if (st->tls_debug_file)
             fprintf(out, "; placed through the debug file %s", st->tls_debug_file);
         if (st->tls_note)

@@ -107,6 +107,7 @@ read -r by_name _ <<< "$(named_share 1 "$WORK/names-cpu.roots" "$WORK/names-wait
 check "one name: exit 0, at least 50 CPU samples in tasks ($task_samples)" test "$RC" -eq 0 -a "$task_samples" -ge 50
 check "one name: CPU task roots by the waits' ids ($by_id of $task_samples task samples, >= 90%)" \
     between "$(ratio "$by_id" "$task_samples")" 0.9 1
+between "$(ratio "$by_id" "$task_samples")" 0.9 1 || { grep '^taskspy: ' "$WORK/names.err"; cat "$WORK/names-cpu.roots"; } | diag
 # a header reused by a task of another kind whose waits had no stack yet is filed under the header's last entry
 check "one name: CPU task roots are wait roots, 'task ID: ENTRY' alike ($by_name of $task_samples, >= 80%)" \
     between "$(ratio "$by_name" "$task_samples")" 0.8 1

@@ -3,7 +3,8 @@
 # ci_table.sh STEPS LOG [TOTAL_SECONDS]: the table .ci/run prints at its end: each step of STEPS (ci_step.sh's
 # "NAME<TAB>SECONDS<TAB>STATUS" lines) with its share of the run (a name indented by two spaces is a part of the
 # step after it, run beside others: not added to the steps' sum), then the end-to-end files' wall times as
-# prove --timer logged them in LOG ("[hh:mm:ss] tests/e2e/NAME.t .... ok  12345 ms"), the slowest first.
+# prove --timer logged them in LOG ("[hh:mm:ss] tests/e2e/NAME.t .... ok  12345 ms"), the slowest first, and last
+# every failed check of LOG with the diagnostic lines under it.
 steps=$1 log=$2 total=${3:-}
 [ -f "$steps" ] || { echo "ci_table.sh: no steps recorded in $steps" >&2; exit 1; }
 echo "== where the run's time went =="
@@ -26,3 +27,9 @@ awk '
         ms = ""; if (match($0, /[0-9]+ ms/)) { ms = substr($0, RSTART, RLENGTH); sub(/ ms/, "", ms) }
         if (ms != "") printf "%-28s %-6s %8.1f\n", file, pass == "" ? "-" : pass, ms / 1000
     }' "$log" | sort -k3 -n -r
+# last, where a truncated log still shows it: each failed check with the diagnostics under it (40 lines at most)
+if grep -q '^[0-9:]* *\(not ok\|# Failed test\)' "$log"; then
+    echo "== failed checks, with their diagnostics =="
+    awk '/^[0-9:]* *(not ok|# Failed test)/ { n = 8; print; next } n > 0 && /^[0-9:]* *#/ { n--; print; next } { n = 0 }' "$log" |
+        head -40
+fi

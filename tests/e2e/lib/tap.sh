@@ -17,7 +17,10 @@ trap cleanup_tap EXIT
 plan() { echo "1..$1"; }
 ok() {   # ok CONDITION_EXIT_STATUS DESCRIPTION
     TAP_N=$((TAP_N + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $TAP_N - $2"; else echo "not ok $TAP_N - $2"; TAP_FAILED=1; fi
+    if [ "$1" -eq 0 ]; then echo "ok $TAP_N - $2"; else
+        echo "not ok $TAP_N - $2"; TAP_FAILED=1
+        echo "# Failed test $TAP_N - $2" >&2    # (prove shows a file's stderr, not its failed lines)
+    fi
 }
 check() { # check DESCRIPTION COMMAND...: ok if the command succeeds; returns its success, for "check ... || diag"
     local d=$1; shift

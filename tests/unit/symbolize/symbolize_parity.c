@@ -93,10 +93,10 @@ static bool heap_tie(const struct raw_lookup *ref, const struct raw_lookup *got,
 
 static void show_lookup(const char *who, const struct raw_lookup *r)
 {
-    printf("#   %s: function 0x%" PRIx64 " (declared line %u), %zu frames\n", who, r->function_vaddr, r->function_line,
+    fprintf(stderr, "#   %s: function 0x%" PRIx64 " (declared line %u), %zu frames\n", who, r->function_vaddr, r->function_line,
            r->n);
     for (size_t i = 0; i < r->n; i++)
-        printf("#     %s  %s:%u\n", r->frames[i].name ? r->frames[i].name : "(null)",
+        fprintf(stderr, "#     %s  %s:%u\n", r->frames[i].name ? r->frames[i].name : "(null)",
                r->frames[i].file ? r->frames[i].file : "(null)", r->frames[i].line);
 }
 
@@ -172,7 +172,7 @@ static bool compare(int test, const char *path, const char *order, const uint64_
             continue;
         }
         if (differ++ < SHOWN_DIFFERENCES) {
-            printf("# %s: 0x%" PRIx64 " differs\n", path, addresses[i]);
+            fprintf(stderr, "# %s: 0x%" PRIx64 " differs\n", path, addresses[i]);
             show_lookup("libbfd", &ref[i]);
             show_lookup("dwarf_lookup", &got[i]);
         }
@@ -181,6 +181,9 @@ static bool compare(int test, const char *path, const char *order, const uint64_
     printf("%s %d - %s, %s: %zu addresses (%zu with a line, %zu in inlined code) the same through libbfd and "
            "dwarf_lookup.c%s\n", ok ? "ok" : "not ok", test, path, order, n, with_line, inlined,
            own ? "" : " (dwarf_lookup.c declined the object)");
+    if (!ok)
+        fprintf(stderr, "# Failed test %d - %s, %s: %zu of %zu addresses differ%s\n", test, path, order, differ, n,
+                own ? "" : " (dwarf_lookup.c declined the object)");
     printf("# %s, %s: %zu differ, %zu where libbfd took an outer one of equally short inlined ranges (its heap's order); CPU: "
            "libbfd %.3f s, dwarf_lookup.c %.3f s\n", path, order, differ, ties, cpu_bfd, cpu_own);
     free(tied);
