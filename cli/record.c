@@ -293,6 +293,9 @@ static void print_trace_written(const char *path, const struct trace_collect *c,
     if (r->clipped || r->dropped)
         fprintf(stderr, "; %" PRIu64 " polls overlapping an earlier one on their thread clipped, %" PRIu64
                         " inside one left out", r->clipped, r->dropped);
+    if (r->contradicted)
+        fprintf(stderr, "; %" PRIu64 " polls a wait of their task overlaps left out (records between their start "
+                        "and end lost)", r->contradicted);
     if (c->left_out)
         fprintf(stderr, "; the cap of %u events was reached: %" PRIu64 " later polls, samples and waits left out",
                 TRACE_MAX_EVENTS, c->left_out);

@@ -6,7 +6,8 @@
  * its thread ended is clipped (or left out when nothing of it remains), so no track shows two overlapping.
  * Each task that waited (the wait profile's intervals) has a track of its own above the recording's, its
  * [suspended] and [runnable] spans complete events on it (a task's waits never overlap: each lies between
- * two of its polls). */
+ * two of its polls). A poll that a wait of its task overlaps (its start and end records were two polls', the
+ * records between them lost) is left out and counted. */
 #include "flamegraph/export_internal.h"
 #include "flamegraph/json_string.h"
 
@@ -34,6 +35,7 @@ struct trace_writer {
     size_t n_nodes;
     uint8_t *marks;              /* enum node_mark per node */
     uint32_t *order;             /* polls by (tid, start) */
+    uint32_t *wait_order;        /* waits by (task, start) */
     struct trace_report report;
     VEC_OF(char) name;           /* scratch: a wait span's name */
 };
@@ -104,9 +106,45 @@ static const char *root_name(const struct trace_writer *w, uint32_t root)
                                                                                : "[task entry unknown]";
 }
 
+/* Waits by task, then start. */
+static int by_task_and_start(const void *a, const void *b, void *ctx)
+{
+    const struct trace_wait *waits = ctx;
+    const struct trace_wait *x = &waits[*(const uint32_t *)a], *y = &waits[*(const uint32_t *)b];
+    if (x->task_id != y->task_id)
+        return x->task_id < y->task_id ? -1 : 1;
+    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* Whether a wait of the poll's task overlaps it: the task cannot have waited while it was polled, so the poll's
+ * start and end records belong to two polls (the end of the first and the start of the second lost between
+ * them). The task's waits never overlap each other, so the last one starting before the poll's end decides. */
+static bool poll_contradicted(const struct trace_writer *w, const struct trace_poll *poll, uint64_t end)
+{
+    const struct trace_wait *waits = w->ev->waits;
+    size_t lo = 0, hi = w->ev->n_waits;          /* first wait of a later task, or of this one starting at or
+                                                    after the poll's end */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct trace_wait *x = &waits[w->wait_order[mid]];
+        if (x->task_id < poll->task_id || (x->task_id == poll->task_id && x->start_ns < end))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return false;
+    const struct trace_wait *last = &waits[w->wait_order[lo - 1]];
+    return last->task_id == poll->task_id && last->end_ns > poll->start_ns;
+}
+
 static int write_polls(struct trace_writer *w)
 {
     const struct trace_events *ev = w->ev;
+    for (size_t i = 0; i < ev->n_waits; i++)
+        w->wait_order[i] = (uint32_t)i;
+    if (ev->n_waits > 1)
+        qsort_r(w->wait_order, ev->n_waits, sizeof(*w->wait_order), by_task_and_start, (void *)ev->waits);
     for (size_t i = 0; i < ev->n_polls; i++)
         w->order[i] = (uint32_t)i;
     if (ev->n_polls > 1)
@@ -116,6 +154,10 @@ static int write_polls(struct trace_writer *w)
     for (size_t i = 0; i < ev->n_polls; i++) {
         const struct trace_poll *poll = &ev->polls[w->order[i]];
         uint64_t start = poll->start_ns, end = poll->end_ns > start ? poll->end_ns : start;
+        if (poll_contradicted(w, poll, end)) {
+            w->report.contradicted++;
+            continue;
+        }
         if (i == 0 || poll->tid != tid) {
             tid = poll->tid;
             busy_until = 0;
@@ -270,9 +312,9 @@ static int write_other_data(struct trace_writer *w, const struct export_info *in
     uint64_t period = info ? info->period_ns : 0, duration = info ? info->duration_ns : 0;
     return fprintf(out, ",\"pid\":%" PRIu32 ",\"sample_period_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
                         ",\"samples\":%zu,\"polls\":%" PRIu64 ",\"polls_clipped\":%" PRIu64
-                        ",\"polls_dropped\":%" PRIu64 ",\"wait_spans\":%" PRIu64 ",\"events_left_out\":%" PRIu64 "}",
+                        ",\"polls_dropped\":%" PRIu64 ",\"polls_contradicted\":%" PRIu64 ",\"wait_spans\":%" PRIu64 ",\"events_left_out\":%" PRIu64 "}",
                    w->ev->pid, period, duration, w->ev->n_samples, w->report.polls, w->report.clipped,
-                   w->report.dropped, w->report.wait_spans, w->ev->left_out) < 0 ? -1 : 0;
+                   w->report.dropped, w->report.contradicted, w->report.wait_spans, w->ev->left_out) < 0 ? -1 : 0;
 }
 
 static int write_document(struct trace_writer *w, const struct export_info *info)
@@ -318,8 +360,11 @@ int profile_write_trace(const struct profile *p, const struct trace_events *ev, 
     }
     w.marks = calloc(w.n_nodes ? w.n_nodes : 1, sizeof(*w.marks));
     w.order = malloc((ev->n_polls ? ev->n_polls : 1) * sizeof(*w.order));
+    w.wait_order = malloc((ev->n_waits ? ev->n_waits : 1) * sizeof(*w.wait_order));
     int rc = -1;
-    if (!w.marks || !w.order) {
+    if (ev->n_waits > UINT32_MAX) {
+        errno = EOVERFLOW;
+    } else if (!w.marks || !w.order || !w.wait_order) {
         errno = ENOMEM;
     } else {
         errno = 0;
@@ -329,6 +374,7 @@ int profile_write_trace(const struct profile *p, const struct trace_events *ev, 
     }
     free(w.marks);
     free(w.order);
+    free(w.wait_order);
     vec_free(&w.name);
     if (report)
         *report = w.report;

@@ -380,6 +380,8 @@ struct trace_report {
     uint64_t clipped;                    /* started before the previous poll of their thread ended: their
                                             start moved to that end (written, shorter) */
     uint64_t dropped;                    /* wholly inside an earlier poll of their thread: left out */
+    uint64_t contradicted;               /* overlapping a wait of their task (their start and end two polls',
+                                            the records between lost): left out */
     uint64_t wait_spans;                 /* [suspended] and [runnable] spans written */
 };
 /* Trace Event JSON ({"traceEvents":[...]}, as Perfetto UI, chrome://tracing and speedscope open it), times in

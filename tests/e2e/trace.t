@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib/tap.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BROWSER_DIR=$ROOT/tests/browser
 FACTS=$ROOT/tests/tools/trace_facts.py
-plan 57
+plan 58
 
 if [ ! -f "$BROWSER_DIR/node_modules/speedscope/package.json" ]; then
     (cd "$BROWSER_DIR" && npm ci --no-audit --no-fund --loglevel=error > "$WORK/npm.log" 2>&1) || diag < "$WORK/npm.log"
@@ -122,7 +122,13 @@ python3 "$FACTS" "$WORK/waits.trace.json" --folded "$WORK/waits.folded" > "$WORK
 check "waits: [suspended] and [runnable] spans as complete events ($(fact "$WORK/waits.facts" waits))" \
     test "$(fact "$WORK/waits.facts" waits)" -gt 100
 check "waits: the 'wrote' line counts them" \
-    grep -Eq "^taskspy: wrote $WORK/waits.trace.json \([0-9]+ polls, [0-9]+ samples, $(fact "$WORK/waits.facts" waits) wait spans\)$" "$WORK/waits.err"
+    grep -Eq "^taskspy: wrote $WORK/waits.trace.json \([0-9]+ polls, [0-9]+ samples, $(fact "$WORK/waits.facts" waits) wait spans(; [0-9]+ polls a wait of their task overlaps left out \(records between their start and end lost\))?\)$" "$WORK/waits.err"
+# a poll whose start and end records were two polls' (those between lost: marker records are lost when the
+# reader falls behind, as an ASan build at 1 M records/s does) overlaps a wait of its task: left out, and rare
+read -r written contradicted <<< "$(sed -n 's/^taskspy: wrote .*waits.trace.json (\([0-9]*\) polls.*; \([0-9]*\) polls a wait.*/\1 \2/p; s/^taskspy: wrote .*waits.trace.json (\([0-9]*\) polls.*/\1 0/p' "$WORK/waits.err" | head -1)"
+check "waits: polls a wait of their task overlaps are left out, at most 1% (${contradicted:-?} of ${written:-?} written)" \
+    test -n "$written" -a "${contradicted:-1}" -le "$(( ${written:-0} / 100 ))"
+grep '^taskspy: .*lost' "$WORK/waits.err" | diag
 check "waits: each named 'ROOT [state]' with ts, dur and task_id, none on a thread's track" test "$(fact "$WORK/waits.facts" bad_waits)" = 0
 check "waits: one track per task ($(fact "$WORK/waits.facts" wait_tasks) tasks)" \
     test "$(fact "$WORK/waits.facts" wait_tracks)" = "$(fact "$WORK/waits.facts" wait_tasks)"

@@ -99,6 +99,8 @@ static void test_trace(void **state)
         { .start_ns = T0 + 1500, .end_ns = T0 + 1500, .task_id = 0x100000000ull, .tid = 11,
           .root = PROFILE_NO_FRAME },
         { .start_ns = T0 + 4000, .end_ns = T0 + 1004000, .task_id = 1, .tid = 10, .root = serve },
+        /* task 1 waited [3000, 4000]: this poll's records were two polls' (left out) */
+        { .start_ns = T0 + 3200, .end_ns = T0 + 3800, .task_id = 1, .tid = 11, .root = serve },
     };
     const struct trace_sample samples[] = {
         { .time_ns = T0 + 1200, .tid = 10, .node = in_task },
@@ -112,7 +114,7 @@ static void test_trace(void **state)
           .root = PROFILE_NO_FRAME },    /* woken at once: [runnable] alone */
     };
     struct trace_events ev = {
-        .pid = 7, .start_ns = T0, .threads = threads, .n_threads = 3, .polls = polls, .n_polls = 5,
+        .pid = 7, .start_ns = T0, .threads = threads, .n_threads = 3, .polls = polls, .n_polls = 6,
         .samples = samples, .n_samples = 3, .waits = waits, .n_waits = 2, .left_out = 4,
     };
     struct export_info info = { .name = "demo \"x\"", .exporter = "taskspy test", .period_ns = 1000,
@@ -147,7 +149,7 @@ static void test_trace(void **state)
         "\"5\":{\"name\":\"main\",\"category\":\"thread\",\"parent\":\"4\"}\n"
         "},\"otherData\":{\"exporter\":\"taskspy test\",\"command\":\"demo \\\"x\\\"\",\"pid\":7,"
         "\"sample_period_ns\":1000,\"duration_ns\":2000000,\"samples\":3,\"polls\":4,\"polls_clipped\":1,"
-        "\"polls_dropped\":1,\"wait_spans\":3,\"events_left_out\":4}}\n",
+        "\"polls_dropped\":1,\"polls_contradicted\":1,\"wait_spans\":3,\"events_left_out\":4}}\n",
         in_task, in_thread);
     assert_int_equal(in_task, 3);
     assert_int_equal(in_thread, 5);
@@ -155,6 +157,7 @@ static void test_trace(void **state)
     assert_int_equal(report.polls, 4);
     assert_int_equal(report.clipped, 1);
     assert_int_equal(report.dropped, 1);
+    assert_int_equal(report.contradicted, 1);
     assert_int_equal(report.wait_spans, 3);
     free(got);
     profile_free(p);
@@ -176,7 +179,7 @@ static void test_empty_trace(void **state)
         "{\"name\":\"recording\",\"cat\":\"recording\",\"ph\":\"X\",\"pid\":42,\"tid\":4194304,\"ts\":0.000,\"dur\":0.000}\n"
         "],\"stackFrames\":{\n"
         "},\"otherData\":{\"exporter\":\"taskspy\",\"command\":\"taskspy\",\"pid\":42,\"sample_period_ns\":0,"
-        "\"duration_ns\":0,\"samples\":0,\"polls\":0,\"polls_clipped\":0,\"polls_dropped\":0,\"wait_spans\":0,\"events_left_out\":0}}\n");
+        "\"duration_ns\":0,\"samples\":0,\"polls\":0,\"polls_clipped\":0,\"polls_dropped\":0,\"polls_contradicted\":0,\"wait_spans\":0,\"events_left_out\":0}}\n");
     free(got);
     profile_free(p);
 }
