@@ -96,9 +96,10 @@ pprof_total() {
         sed -n 's/^Showing nodes accounting for .* of \([0-9]*\)\(ns\)\{0,1\} total$/\1/p'
 }
 stop_fixture() { kill "$FIXTURE_PID" 2>/dev/null; wait "$FIXTURE_PID" 2>/dev/null; true; }
-# wrk_latency_us WRK_OUTPUT: wrk's mean latency, in microseconds
+# wrk_latency_us WRK_OUTPUT: wrk's mean latency, in microseconds (its thread stats' line; with --latency wrk also
+# prints a "Latency Distribution" heading, which once made this a second line, "0": a command to sh -c)
 wrk_latency_us() {
-    awk '$1 == "Latency" { v = $2; u = v; sub(/[a-z]+$/, "", v); sub(/^[0-9.]+/, "", u);
+    awk '$1 == "Latency" && $2 ~ /^[0-9]/ && !seen++ { v = $2; u = v; sub(/[a-z]+$/, "", v); sub(/^[0-9.]+/, "", u);
         print v * (u == "s" ? 1e6 : u == "ms" ? 1e3 : 1) }' "$1"
 }
 # timer_check LABEL STDOUT WAIT_FOLDED PATTERN WRK_OUT T_MS [BRANCHES]: an HTTP fixture's /sleep handler, awaiting a T_MS
