@@ -24,7 +24,8 @@ beside them as the floor any reader of per-hit samples starts from. Environment 
   BENCH_REAL [100000] row 4's input with a real service's names and shape (gen_folded.py --real; 0: none)
   BENCH_FIRST_PAUSE [3] row 4: seconds idle before each tool's first run on an input
   BENCH_REC_ROUNDS [5] row 11's rounds (>= 3)
-  BENCH_TOP_ROUNDS [5] row 13's rounds (>= 3)  BENCH_TOP_VIEW [600] row 13's memory view, seconds
+  BENCH_TOP_ROUNDS [15] row 13's rounds (>= 3; its rounds spread over 20 points: the median of 5 was mostly noise)
+  BENCH_TOP_VIEW [600] row 13's memory view, seconds
   BENCH_TOOLS       where make bench installed samply and inferno (bin/), default REPO/build/bench-tools
   BENCH_ONLY        comma list of rows to run (1 to 13; 1 and 2 run together)
 Row 8 is a saturated HTTP server (the hyper fixture driven by wrk on loopback) recorded by taskspy and by
@@ -84,7 +85,7 @@ REAL = int(os.environ.get("BENCH_REAL", "100000"))
 # right after another reuses what the one before freed.)
 FIRST_PAUSE = float(os.environ.get("BENCH_FIRST_PAUSE", "3"))
 REC_ROUNDS = max(3, int(os.environ.get("BENCH_REC_ROUNDS", "5")))
-TOP_ROUNDS = max(3, int(os.environ.get("BENCH_TOP_ROUNDS", "5")))
+TOP_ROUNDS = max(3, int(os.environ.get("BENCH_TOP_ROUNDS", "15")))
 TOP_VIEW = float(os.environ.get("BENCH_TOP_VIEW", "600"))
 TOP_WARM = 120.0          # row 13: the view's first seconds, when its DWARF and symbols are first read, not counted
 PL_LONG = 5.0           # flamegraph.pl runs longer than this (s) are PL_LONG_RUNS, the first counted
