@@ -65,3 +65,13 @@ void json_put_unsigned(FILE *out, uint64_t value, uint64_t unknown)
     else
         fprintf(out, "%" PRIu64, value);
 }
+
+void json_put_frame_fields(FILE *out, const struct task_frame *frame)
+{
+    fputs("\"function\": ", out);
+    json_put_string(out, frame->function);
+    fputs(", \"file\": ", out);
+    json_put_string(out, frame->file);
+    fputs(", \"line\": ", out);
+    json_put_unsigned(out, frame->line, 0);
+}

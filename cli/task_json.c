@@ -26,23 +26,13 @@ static void put_worker(FILE *out, const struct task_worker *w)
     fputc('}', out);
 }
 
-static void put_frame_fields(FILE *out, const struct task_frame *f)
-{
-    fputs("\"function\": ", out);
-    json_put_string(out, f->function);
-    fputs(", \"file\": ", out);
-    json_put_string(out, f->file);
-    fputs(", \"line\": ", out);
-    json_put_unsigned(out, f->line, 0);
-}
-
 /* [{"function", "file", "line"}, ...] */
 static void put_frames(FILE *out, const struct task_frame *frames, size_t n)
 {
     fputc('[', out);
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ", {" : "{", out);
-        put_frame_fields(out, &frames[i]);
+        json_put_frame_fields(out, &frames[i]);
         fputc('}', out);
     }
     fputc(']', out);
@@ -53,7 +43,7 @@ static void put_node(FILE *out, const struct task_tree *tree, size_t i, int dept
 {
     const struct task_node *n = &tree->nodes[i];
     fputc('{', out);
-    put_frame_fields(out, &n->frame);
+    json_put_frame_fields(out, &n->frame);
     fputs(", \"macro\": ", out);
     json_put_string(out, n->frame.macro);
     fprintf(out, ", \"macro_line\": %s, \"leaf\": ", n->frame.macro_line ? "true" : "false");

@@ -223,12 +223,8 @@ static void put_row(FILE *out, const struct top_session *s, const struct task_to
     fputs(", \"await\": ", out);
     const struct task_frame *a = r->await_frame;
     if (a && a->function) {
-        fputs("{\"function\": ", out);
-        json_put_string(out, a->function);
-        fputs(", \"file\": ", out);
-        json_put_string(out, a->file);
-        fputs(", \"line\": ", out);
-        json_put_unsigned(out, a->line, 0);
+        fputc('{', out);
+        json_put_frame_fields(out, a);
         fputs(", \"macro\": ", out);
         json_put_string(out, a->macro);
         fputc('}', out);

@@ -37,7 +37,7 @@ static int compare_frame(const struct task_frame *a, const struct task_frame *b)
     return c ? c : compare_number(a->macro_line, b->macro_line);
 }
 
-static int compare_node(const struct task_node *a, const struct task_node *b)
+int task_node_compare(const struct task_node *a, const struct task_node *b)
 {
     int c = compare_number(a->n_children, b->n_children);
     if (c == 0)
@@ -68,7 +68,7 @@ static int compare_key(const struct task_info *a, const struct task_info *b)
                 x->frame.macro_line == y->frame.macro_line && x->leaf == y->leaf &&
                 x->n_children == y->n_children && x->subtree == y->subtree)
                 continue;
-            c = compare_node(x, y);
+            c = task_node_compare(x, y);
         }
     else if (c == 0) {
         c = compare_number(a->n_frames, b->n_frames);

@@ -218,14 +218,9 @@ static bool same_site(const struct top_site *s, const char *root, const struct t
 {
     if (s->root != root || s->n_nodes != n)
         return false;
-    for (size_t i = 0; i < n; i++) {
-        const struct task_node *a = &s->nodes[i], *b = &nodes[i];
-        if (a->frame.function != b->frame.function || a->frame.file != b->frame.file ||
-            a->frame.line != b->frame.line || a->frame.macro != b->frame.macro ||
-            a->frame.macro_line != b->frame.macro_line || a->leaf != b->leaf || a->n_children != b->n_children ||
-            a->subtree != b->subtree)
+    for (size_t i = 0; i < n; i++)
+        if (task_node_compare(&s->nodes[i], &nodes[i]) != 0)
             return false;
-    }
     return true;
 }
 

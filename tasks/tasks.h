@@ -241,6 +241,9 @@ struct task_tree {
 /* Returns 0, or -1 when out of memory (tree empty). */
 int task_tree_of(const struct task_info *t, struct task_tree *tree);
 void task_tree_free(struct task_tree *tree);
+/* The order groups are keyed in: a tree node's shape (children, subtree), leaf and frame (function, file, line,
+ * macro), not its detail; 0 for nodes a group would not tell apart. */
+int task_node_compare(const struct task_node *a, const struct task_node *b);
 /* Node index's frame, leaf, detail of t (index < its tree's nodes; for a chain: its frames, then its leaf). */
 const char *task_node_detail(const struct task_info *t, size_t index);
 
