@@ -20,6 +20,7 @@
 
 #include "cli/commands.h"
 #include "cli/option_table.h"
+#include "base/u64_map.h"
 #include "cli/task_native_stacks.h"
 #include "cli/top_view.h"
 #include "flamegraph/flamegraph.h"
@@ -107,6 +108,8 @@ struct top_sink {
     struct profile *names;            /* the frames' names (sample_frames prepares them there) */
     struct task_stacks *stacks;
     struct sample_frames frames;
+    struct u64_map own_frames;        /* an address (x2, +1 as a return address) -> its innermost frame outside the
+                                         standard library, a frame id + 1 (0: none there): looked at once */
     char warning[512];                /* the sampler's last warning (shown in the header's note) */
 };
 
@@ -133,14 +136,24 @@ static bool standard_library(const char *name)
 static const char *own_frame(struct top_sink *k, const struct sampler_sample *s)
 {
     for (size_t i = 0; i < s->n_user && i < FRAME_SCAN; i++) {
-        const struct sample_address *c = sample_frames_of(&k->frames, s->user_ips[i], i > 0, false);
-        if (!c)
-            return NULL;
-        for (uint32_t j = c->n; j-- > 0;) {
-            const char *name = profile_frame_name(k->names, k->frames.pool.v[c->first + j].function);
-            if (name[0] && !standard_library(name))
-                return name;
+        uint64_t key = s->user_ips[i] * 2 + (i > 0);
+        uint32_t own;
+        if (!u64_map_get(&k->own_frames, key, &own)) {
+            const struct sample_address *c = sample_frames_of(&k->frames, s->user_ips[i], i > 0, false);
+            if (!c)
+                return NULL;
+            own = 0;
+            for (uint32_t j = c->n; own == 0 && j-- > 0;) {
+                uint32_t function = k->frames.pool.v[c->first + j].function;
+                const char *name = profile_frame_name(k->names, function);
+                if (name[0] && !standard_library(name))
+                    own = function + 1;
+            }
+            if (u64_map_put(&k->own_frames, key, own) != 0)
+                return NULL;
         }
+        if (own)
+            return profile_frame_name(k->names, own - 1);
     }
     return NULL;
 }
@@ -198,6 +211,10 @@ static void start_sampling(struct top_run *r)
     struct top_sink *k = &r->sink;
     char err[512];
     k->names = profile_new();
+    if (u64_map_init(&k->own_frames, 1024) != 0) {
+        snprintf(r->note, sizeof(r->note), "out of memory");
+        return;
+    }
     k->symbolizer = symbolizer_new(&(struct symbolizer_options){ .demangle = true });
     k->stacks = k->names ? task_stacks_new(k->names, GROUP_BY_ENTRY, false, NULL, err, sizeof(err)) : NULL;
     if (!k->names || !k->symbolizer || !k->stacks) {
@@ -340,6 +357,7 @@ static void finish(struct top_run *r)
     task_top_free(r->session.model);
     task_native_stacks_close(r->stacks);
     sample_frames_free(&r->sink.frames);
+    u64_map_free(&r->sink.own_frames);
     task_stacks_free(r->sink.stacks);
     profile_free(r->sink.names);
     if (r->sink.symbolizer)
