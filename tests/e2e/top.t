@@ -124,7 +124,7 @@ view() {
     "$FIXTURES/$fixture" 60 "$@" > "$WORK/$name.fixture" 2>&1 &
     pid=$!
     BACKGROUND_PIDS+=("$pid")
-    wait_for 20 grep -q '^tokio_fixture \(parked\|trees\) pid' "$WORK/$name.fixture"
+    wait_for 20 grep -qs '^tokio_fixture \(parked\|trees\) pid' "$WORK/$name.fixture"
     # --trees: the view begins once big_state has had its first poll (its tree at its TREE line): before it, on a
     # current-thread runtime whose one worker block_worker holds, it waits in the queue, starved, as top says
     # (warnings stay for the view), and the check below asks for its size warning alone

@@ -27,9 +27,9 @@ awk '
         ms = ""; if (match($0, /[0-9]+ ms/)) { ms = substr($0, RSTART, RLENGTH); sub(/ ms/, "", ms) }
         if (ms != "") printf "%-28s %-6s %8.1f\n", file, pass == "" ? "-" : pass, ms / 1000
     }' "$log" | sort -k3 -n -r
-# last, where a truncated log still shows it: each failed check with the diagnostics under it (40 lines at most)
+# last, where a truncated log still shows it: each failed check with the diagnostics under it (60 lines at most)
 if grep -q '^[0-9:]* *\(not ok\|# Failed test\)' "$log"; then
     echo "== failed checks, with their diagnostics =="
-    awk '/^[0-9:]* *(not ok|# Failed test)/ { n = 8; print; next } n > 0 && /^[0-9:]* *#/ { n--; print; next } { n = 0 }' "$log" |
-        head -40
+    awk '/^[0-9:]* *(not ok|# Failed test)/ { n = 16; print; next } n > 0 && /^[0-9:]* *#/ { n--; print; next } { n = 0 }' "$log" |
+        head -60
 fi
