@@ -79,6 +79,7 @@ struct record_sink {
     bool snapshots_failed;          /* out of memory in the snapshot wait profile: it is not whole */
     bool keep_doubtful_waits;      /* the runtime says when tasks complete (wait_profile_finish's rule) */
     struct wait_collect wait;
+    uint64_t provisional_kept;     /* samples still with the TLS marker's own id (no probes' id learnt for it) */
 };
 
 static void sink_mapping(void *ctx, const struct sampler_mapping *m)
@@ -146,6 +147,7 @@ static void sink_sample(void *ctx, const struct sampler_sample *s)
         k->failed = true;
         return;
     }
+    k->provisional_kept += s->task_id_provisional;
     enum stack_task_state state = s->task_state == SAMPLER_IN_TASK       ? STACK_IN_TASK
                                   : s->task_state == SAMPLER_UNKNOWN_TASK ? STACK_UNKNOWN_TASK
                                                                           : STACK_NO_TASK;
@@ -335,6 +337,7 @@ struct recording {
     struct sampler *s;
     uint64_t start_ns;             /* CLOCK_MONOTONIC when recording began: the trace's origin */
     uint64_t replay_cpu_ns;        /* this thread's CPU replaying the journal after the recording */
+    uint64_t provisional_renamed;  /* samples the journal gave the probes' id learnt after them */
     char err[1024];
 };
 
@@ -517,6 +520,12 @@ static int start_snapshots(struct recording *r)
     return task_snapshot_loop_start(k->snapshots, &lo);
 }
 
+/* sink_journal_name_tasks' callback (ctx: the sampler, stopped) */
+static bool task_named_later(void *ctx, uint64_t task_id, uint64_t *named)
+{
+    return sampler_task_named_later(ctx, task_id, named);
+}
+
 static int run_sampler(struct recording *r)
 {
     bool events = r->k->want_wait && !r->k->from_snapshots;
@@ -546,10 +555,13 @@ static int run_sampler(struct recording *r)
             r->k->snapshots_failed = true;
     }
     status_line_clear(&r->k->status);
-    /* what the journal holds since its last replay, symbolized now that the target is no longer measured */
+    /* what the journal holds since its last replay, symbolized now that the target is no longer measured; its
+       samples of a task the probes had not named yet take the name learnt after them (one task, one name) */
     if (rc == 0) {
         uint64_t cpu0 = thread_cpu_ns();
+        sink_journal_name_tasks(&journal, task_named_later, r->s);
         sink_journal_replay(&journal);
+        r->provisional_renamed = journal.renamed;
         r->replay_cpu_ns = thread_cpu_ns() - cpu0;
         status_line_clear(&r->k->status);   /* a debug file's download, shown while symbolizing */
         debug_info_settle(&r->k->debug, r->k->symbolizer);   /* the target's root is still held by the journal */
@@ -572,7 +584,8 @@ static int report_and_write(struct recording *r)
 {
     const struct sampler_stats *st = sampler_stats(r->s);
     pid_t pid = sampler_target_pid(r->s);
-    record_summary_print(stderr, &r->o, st, pid, task_stacks_boundary_samples(r->k->stacks), r->replay_cpu_ns);
+    struct record_provisional_ids ids = { .renamed = r->provisional_renamed, .kept = r->k->provisional_kept };
+    record_summary_print(stderr, &r->o, st, pid, task_stacks_boundary_samples(r->k->stacks), r->replay_cpu_ns, &ids);
     struct task_boundary_counts below_boundary;
     task_stacks_boundary_counts(r->k->stacks, &below_boundary);
     record_summary_print_unset_marker(stderr, st, &below_boundary, r->k->profile);

@@ -62,7 +62,7 @@ static void print_caveats(FILE *out, const struct record_options *o, const struc
 }
 
 /* Where the samples' tasks come from: the TLS marker read at each sample, or the poll probes. */
-static void print_task_source(FILE *out, const struct sampler_stats *st)
+static void print_task_source(FILE *out, const struct sampler_stats *st, const struct record_provisional_ids *ids)
 {
     if (st->tls_marker) {
         fprintf(out, "taskspy: tasks: from the TLS marker %s (thread pointer %+" PRId64 ") read at each sample: "
@@ -71,9 +71,10 @@ static void print_task_source(FILE *out, const struct sampler_stats *st)
         if (st->tls_compared)
             fprintf(out, "; poll probes disagreed on %" PRIu64 " of %" PRIu64, st->tls_disagreements,
                     st->tls_compared);
-        if (st->tls_unnamed)
-            fprintf(out, "; %" PRIu64 " in a task no poll probe had placed yet keep the marker's id (not the probes' "
-                         "id the waits carry)", st->tls_unnamed);
+        if (ids && (ids->renamed || ids->kept))
+            fprintf(out, "; of the samples in a task no poll probe had placed yet, %" PRIu64 " took the probes' id "
+                         "learnt after them and %" PRIu64 " keep the marker's id (not the probes' id the waits carry)",
+                    ids->renamed, ids->kept);
         if (st->tls_debug_file)
             fprintf(out, "; placed through the debug file %s", st->tls_debug_file);
         if (st->tls_note)
@@ -86,13 +87,13 @@ static void print_task_source(FILE *out, const struct sampler_stats *st)
 
 /* The probes attached, or why there were none. Returns true if there were. */
 static bool print_markers(FILE *out, const struct record_options *o, const struct sampler_stats *st,
-                          uint64_t boundary_samples)
+                          uint64_t boundary_samples, const struct record_provisional_ids *ids)
 {
     if (strcmp(o->markers, "none") == 0) {
         fprintf(out, "taskspy: markers: off (--markers none)\n");
         return false;
     }
-    print_task_source(out, st);
+    print_task_source(out, st, ids);
     if (st->n_probes == 0 && st->tls_marker) {
         fprintf(out, "taskspy: markers: no poll probes (tasks from the TLS marker only)\n");
         return false;
@@ -182,12 +183,12 @@ static void print_long_polls(FILE *out, const struct sampler_stats *st)
 }
 
 void record_summary_print(FILE *out, const struct record_options *o, const struct sampler_stats *st, pid_t pid,
-                          uint64_t boundary_samples, uint64_t after_cpu_ns)
+                          uint64_t boundary_samples, uint64_t after_cpu_ns, const struct record_provisional_ids *ids)
 {
     print_totals(out, o, st, pid);
     print_processing(out, st, after_cpu_ns);
     print_caveats(out, o, st);
-    if (!print_markers(out, o, st, boundary_samples))
+    if (!print_markers(out, o, st, boundary_samples, ids))
         return;
     print_busiest_tasks(out, st);
     print_long_polls(out, st);

@@ -12,11 +12,19 @@
 #include "flamegraph/wait_profile.h"
 #include "sampler/sampler.h"
 
+/* Samples that came with the TLS marker's own task id, the poll probes' id for it not learnt yet
+ * (sampler_sample's task_id_provisional): renamed by the pair learnt after them (sink_journal_name_tasks), or
+ * kept. */
+struct record_provisional_ids {
+    uint64_t renamed, kept;
+};
+
 /* Print the summary lines ("taskspy: ...") of a recording of pid to out. boundary_samples: samples put in
  * tasks by runtime boundary frames (no markers). after_cpu_ns: processing CPU spent after the recording, in
- * the caller's thread (deferred symbolizing), which st->processing_cpu_ns does not count. */
+ * the caller's thread (deferred symbolizing), which st->processing_cpu_ns does not count. ids: NULL, or what
+ * became of the provisional task ids. */
 void record_summary_print(FILE *out, const struct record_options *o, const struct sampler_stats *st, pid_t pid,
-                          uint64_t boundary_samples, uint64_t after_cpu_ns);
+                          uint64_t boundary_samples, uint64_t after_cpu_ns, const struct record_provisional_ids *ids);
 /* One line when the program's TLS marker read 0 at every sample below a task boundary (counted by
  * task_stacks_boundary_counts; names: the profile its function is a frame of): its store was likely dropped. */
 void record_summary_print_unset_marker(FILE *out, const struct sampler_stats *st,

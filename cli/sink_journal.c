@@ -164,6 +164,13 @@ void sink_journal_init(struct sink_journal *j, const struct sampler_sink *target
     j->root_fd = -1;
 }
 
+void sink_journal_name_tasks(struct sink_journal *j, bool (*named_later)(void *ctx, uint64_t task_id, uint64_t *named),
+                             void *ctx)
+{
+    j->named_later = named_later;
+    j->named_ctx = ctx;
+}
+
 struct sampler_sink sink_journal_sink(struct sink_journal *j)
 {
     const struct sampler_sink *t = &j->target;
@@ -181,8 +188,9 @@ struct sampler_sink sink_journal_sink(struct sink_journal *j)
 }
 
 /* Each entry to the target. Fixed parts are copied out (the buffer is aligned to 8, the copies need not be). */
-static void replay_entry(const struct sampler_sink *t, enum entry_kind kind, const unsigned char *p)
+static void replay_entry(struct sink_journal *j, enum entry_kind kind, const unsigned char *p)
 {
+    const struct sampler_sink *t = &j->target;
     switch (kind) {
     case ENTRY_MAPPING: {
         struct mapping_entry e;
@@ -204,6 +212,12 @@ static void replay_entry(const struct sampler_sink *t, enum entry_kind kind, con
         memcpy(&s, p, sizeof(s));
         s.kernel_ips = (const uint64_t *)(const void *)(p + sizeof(s));
         s.user_ips = s.kernel_ips + s.n_kernel;
+        uint64_t named;
+        if (s.task_id_provisional && j->named_later && j->named_later(j->named_ctx, s.task_id, &named)) {
+            s.task_id = named;
+            s.task_id_provisional = false;
+            j->renamed++;
+        }
         t->on_sample(t->ctx, &s);
         break;
     }
@@ -244,7 +258,7 @@ void sink_journal_replay(struct sink_journal *j)
     for (size_t at = 0; at + sizeof(struct entry_head) <= j->bytes.n;) {
         struct entry_head h;
         memcpy(&h, j->bytes.v + at, sizeof(h));
-        replay_entry(&j->target, (enum entry_kind)h.kind, j->bytes.v + at + sizeof(h));
+        replay_entry(j, (enum entry_kind)h.kind, j->bytes.v + at + sizeof(h));
         at += sizeof(h) + ALIGN8((size_t)h.size);
     }
     j->bytes.n = 0;

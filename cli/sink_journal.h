@@ -34,12 +34,21 @@ struct sink_journal {
     uint64_t replays;                  /* replays so far (the budget's and the final one) */
     uint64_t entries;                  /* entries journaled so far */
     bool failed;                       /* out of memory: an entry was not kept */
+    /* sink_journal_name_tasks' callback and its context, or NULL */
+    bool (*named_later)(void *ctx, uint64_t task_id, uint64_t *named);
+    void *named_ctx;
+    uint64_t renamed;                  /* replayed samples whose provisional task_id named_later replaced */
 };
 
 /* A journal in front of target (copied; its ctx and callbacks stay the caller's). budget 0: the default. */
 void sink_journal_init(struct sink_journal *j, const struct sampler_sink *target, size_t budget);
 /* The sink to hand the sampler: it journals into j. */
 struct sampler_sink sink_journal_sink(struct sink_journal *j);
+/* From now on a replayed sample whose task_id is provisional (sampler_sample's task_id_provisional) takes the id
+ * named_later gives it, where it gives one (then no longer provisional; counted in renamed): set once sampling
+ * has stopped, sampler_task_named_later through the caller's context. */
+void sink_journal_name_tasks(struct sink_journal *j, bool (*named_later)(void *ctx, uint64_t task_id, uint64_t *named),
+                             void *ctx);
 /* Deliver every journaled callback to the target in order and empty the journal. */
 void sink_journal_replay(struct sink_journal *j);
 /* Release the buffer and the root; j is then unusable until init. */

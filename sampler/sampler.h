@@ -82,6 +82,9 @@ struct sampler_sample {
     uint32_t thread;                 /* the thread's number as on_thread_name gave it, or SAMPLER_NO_THREAD */
     enum sampler_task_state task_state;
     uint64_t task_id;
+    bool task_id_provisional;        /* task_id is the TLS marker's own id where the recording names tasks by the
+                                        poll probes' ids, which had not named a poll of this task yet: once
+                                        sampling stopped, sampler_task_named_later may give the probes' id */
     uint64_t poll_probe_addr;        /* address of the poll-start probe that opened the poll, or 0; in no task
                                         with a TLS marker, where a poll would be cut (the poll-start marker's
                                         place), so that a poll frame on a stack the marker says is in no task
@@ -256,6 +259,9 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
  * Returns 0 on success, -1 with a message in err. */
 int sampler_run(struct sampler *s, const struct sampler_sink *sink, char *err, size_t errlen);
 const struct sampler_stats *sampler_stats(const struct sampler *s);
+/* After sampler_run returned: the poll probes' id learnt, after the sample, for a sample's provisional task_id
+ * (task_id_provisional): true and *named, or false (the probes never named that task). */
+bool sampler_task_named_later(const struct sampler *s, uint64_t task_id, uint64_t *named);
 pid_t sampler_target_pid(const struct sampler *s);
 /* Where a launch would find the command cmd (searched in search_path, the caller's PATH, as execvp does; NULL:
  * a default): true with its path in buf. */

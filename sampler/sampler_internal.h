@@ -139,9 +139,9 @@ void sampler_enable(struct sampler *s, bool on);
 void sampler_tls_open(struct sampler *s);
 void sampler_tls_attach(struct sampler *s, int event_fd);
 /* On the reading thread, as a sample is attributed: the TLS marker's task overrides the probes' where the route
- * is open. */
+ * is open (*provisional: the marker's own id, tls_join_sample's). */
 void sampler_tls_sample(struct sampler *s, uint32_t tid, uint64_t time_ns, enum sampler_task_state *state,
-                        uint64_t *task_id, uint64_t *poll_probe_addr);
+                        uint64_t *task_id, uint64_t *poll_probe_addr, bool *provisional);
 void sampler_tls_stats(struct sampler *s);
 /* On the reading thread: the target maps [start, end) of path (as it sees it) from pgoff. */
 void sampler_tls_mapping(struct sampler *s, const char *path, uint64_t start, uint64_t end, uint64_t pgoff);

@@ -160,6 +160,7 @@ static void handle_sample(struct sampler *s, const struct decoded_sample *d, con
         s->stats.unwind_truncated++;
     out.task_state = (enum sampler_task_state)e->task_state;
     out.task_id = e->task_id;
+    out.task_id_provisional = (e->aux & QUEUED_TASK_PROVISIONAL) != 0;
     out.poll_probe_addr = e->probe_addr;
     if (out.task_state == SAMPLER_UNKNOWN_TASK)
         s->stats.unknown_task_samples++;

@@ -58,8 +58,11 @@ static void attribute_sample(struct sampler *s, const struct decoded_sample *d, 
     e->ret_addr = at.ret_addr;
     e->last_hit_addr = at.last_hit_addr;
     e->trap_addr = d->ip >= KERNEL_ADDRESSES_START ? at.trap_addr : 0;   /* taken in the kernel: in the trap */
-    sampler_tls_sample(s, d->tid, d->time, &state, &e->task_id, &e->probe_addr);   /* the TLS marker decides */
+    bool provisional;
+    sampler_tls_sample(s, d->tid, d->time, &state, &e->task_id, &e->probe_addr, &provisional);   /* the TLS marker
+                                                                                                 decides */
     e->task_state = state;
+    e->aux = provisional ? QUEUED_TASK_PROVISIONAL : 0;
 }
 
 /* Queue a sample, attributed. Its user stack copy (dwarf, the record's last field) holds only dyn_size valid

@@ -102,10 +102,17 @@ void sampler_tls_attach(struct sampler *s, int event_fd)
 }
 
 void sampler_tls_sample(struct sampler *s, uint32_t tid, uint64_t time_ns, enum sampler_task_state *state,
-                        uint64_t *task_id, uint64_t *poll_probe_addr)
+                        uint64_t *task_id, uint64_t *poll_probe_addr, bool *provisional)
 {
+    *provisional = false;
     if (s->tls)
-        tls_join_sample(s->tls, tid, time_ns, markers_poll_starts(s->markers) > 0, state, task_id, poll_probe_addr);
+        tls_join_sample(s->tls, tid, time_ns, markers_poll_starts(s->markers) > 0, state, task_id, poll_probe_addr,
+                        provisional);
+}
+
+bool sampler_task_named_later(const struct sampler *s, uint64_t task_id, uint64_t *named)
+{
+    return s->tls && tls_join_probes_name(s->tls, task_id, named);
 }
 
 void sampler_tls_mapping(struct sampler *s, const char *path, uint64_t start, uint64_t end, uint64_t pgoff)

@@ -382,7 +382,7 @@ void sampler_wait_queue_event(void *ctx, uint32_t tid, enum marker_kind kind, ui
     case MARKER_TERMINATE: k = SAMPLER_TASK_TERMINATE; break;
     default: return;
     }
-    struct queued_entry e = { .kind = QUEUED_TASK_EVENT, .task_state = (uint32_t)k, .unused = tid,
+    struct queued_entry e = { .kind = QUEUED_TASK_EVENT, .task_state = (uint32_t)k, .aux = tid,
                               .task_id = task_id, .time_ns = time_ns,
                               .ret_addr = k == SAMPLER_TASK_WAKER_REGISTERED ? ret_addr : 0 };
     if (record_batch_add(&s->batch, &e, NULL) != 0)
@@ -452,8 +452,8 @@ bool sampler_wait_process(struct sampler *s, const struct queued_entry *e, const
     const struct sampler_sink *sink = s->sink;
     if (e->kind == QUEUED_TASK_EVENT) {
         struct sampler_task_event ev = {
-            .kind = (enum sampler_task_event_kind)e->task_state, .tid = e->unused,
-            .thread = thread_number(s, (pid_t)e->unused), .task_id = e->task_id, .time_ns = e->time_ns,
+            .kind = (enum sampler_task_event_kind)e->task_state, .tid = e->aux,
+            .thread = thread_number(s, (pid_t)e->aux), .task_id = e->task_id, .time_ns = e->time_ns,
             .call_site = e->ret_addr,
         };
         s->stats.task_events++;

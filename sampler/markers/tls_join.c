@@ -316,8 +316,10 @@ static void place_library_marker(struct tls_join *j, uint64_t time_ns)
  * probes' id, which every poll event, wait and summary line of the recording carries, so one task has one
  * name in every output. Where the probes place the sample in a task too, theirs (learnt for the marker's id:
  * the marker's id stays one task's for its life, a header passes to a new task once the old one is done);
- * else the probes' id last learnt for the marker's; else the marker's own (counted). */
-static uint64_t probes_name(struct tls_join *j, uint64_t task, enum sampler_task_state probe_state, uint64_t probe_task)
+ * else the probes' id last learnt for the marker's; else the marker's own (counted, and *provisional set: a
+ * pair learnt later names it, tls_join_probes_name). */
+static uint64_t probes_name(struct tls_join *j, uint64_t task, enum sampler_task_state probe_state, uint64_t probe_task,
+                            bool *provisional)
 {
     uint64_t named;
     if (probe_state == SAMPLER_IN_TASK) {
@@ -328,12 +330,14 @@ static uint64_t probes_name(struct tls_join *j, uint64_t task, enum sampler_task
     if (header_join_find(&j->id_pairs, task, &named))
         return named;
     j->stats.probe_unnamed++;
+    *provisional = true;
     return task;
 }
 
 void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool probes,
-                     enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr)
+                     enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr, bool *provisional)
 {
+    *provisional = false;
     struct bpf_sample_record *r = find(j, tid, time_ns);
     if (!r) {
         if (j->joined_since_compact > j->pending.n / 2 + 1024)
@@ -382,7 +386,7 @@ void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool pr
     }
     *state = task ? SAMPLER_IN_TASK : SAMPLER_NOT_IN_TASK;
     *task_id = probes && j->name_by_probes && !j->probe_ids_comparable && task ?
-               probes_name(j, task, probe_state, probe_task) : task;
+               probes_name(j, task, probe_state, probe_task, provisional) : task;
     uint32_t one;
     if (task && !j->uncounted && !u64_map_get(&j->seen, task, &one) && u64_map_put(&j->seen, task, 1) == 0)
         j->tasks_seen++;
@@ -405,6 +409,11 @@ uint64_t tls_join_task_of_probe_id(const struct tls_join *j, uint64_t probe_id)
     if (j->probe_ids_comparable || j->name_by_probes || !header_join_find(&j->id_pairs, probe_id, &id))
         return probe_id;
     return id;
+}
+
+bool tls_join_probes_name(const struct tls_join *j, uint64_t marker_id, uint64_t *probe_id)
+{
+    return j->name_by_probes && !j->probe_ids_comparable && header_join_find(&j->id_pairs, marker_id, probe_id);
 }
 
 const struct tls_join_stats *tls_join_stats(const struct tls_join *j)

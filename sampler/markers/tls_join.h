@@ -32,7 +32,8 @@ struct tls_join_stats {
     uint64_t unreadable;               /* records whose marker could not be read: [unknown task] */
     uint64_t probe_disagreements;      /* joined samples where the poll probes said otherwise */
     uint64_t probe_compared;           /* joined samples compared with the poll probes' answer */
-    uint64_t probe_unnamed;            /* samples in a task the probes had no id for (the marker's id kept) */
+    uint64_t probe_unnamed;            /* samples in a task the probes had no id for yet (the marker's id,
+                                          provisional) */
     uint64_t probe_names_lost;         /* probe ids not learnt (out of memory) */
 };
 
@@ -78,9 +79,13 @@ void tls_join_mapping(struct tls_join *j, const char *path, uint64_t start, uint
  * told. probes: poll probes are attached, so their answer is compared (for the summary); where their ids
  * are of another kind (tokio's CONTEXT beside tokio's header addresses or a marker program's ids) and
  * name_by_probes was asked for, a sample in a task is named by the probes' id for it, as the poll events,
- * waits and summary of the recording are: the marker's id only where the probes never named its task. */
+ * waits and summary of the recording are: the marker's id only where the probes had not named its task yet
+ * (*provisional then true: tls_join_probes_name may name it later; else false). */
 void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool probes,
-                     enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr);
+                     enum sampler_task_state *state, uint64_t *task_id, uint64_t *probe_addr, bool *provisional);
+/* The probes' id learnt for the marker's id marker_id (a sample's provisional id) so far: true and *probe_id,
+ * or false (never learnt, or the samples are not named by the probes' ids). */
+bool tls_join_probes_name(const struct tls_join *j, uint64_t marker_id, uint64_t *probe_id);
 /* Distinct non-zero task ids the samples were in so far. */
 uint64_t tls_join_tasks_seen(const struct tls_join *j);
 /* A poll probe's task id as the samples name the task: without name_by_probes, where the marker is tokio's

@@ -24,17 +24,21 @@ enum queued_kind {
     QUEUED_THREAD_NAME,              /* a thread attached while recording: task_id is its tid, the bytes its
                                         name (NUL-terminated) */
     QUEUED_TASK_EVENT,               /* the wait profile's task event (no bytes): task_state its enum
-                                        sampler_task_event_kind, unused its tid, task_id, time_ns */
+                                        sampler_task_event_kind, aux its tid, task_id, time_ns */
     QUEUED_WAIT_STACK,               /* a waker-registration stack: the perf record (sampler_wait.c) */
     QUEUED_WAIT_ROUND,               /* every task event and wait stack up to time_ns is in the batches */
 };
+
+/* A sample's task_id is the TLS marker's own, the poll probes' id for it not learnt yet (sampler_sample's
+ * task_id_provisional). */
+#define QUEUED_TASK_PROVISIONAL 1u
 
 /* The header of one entry in a batch; size bytes of the record follow, padded to 8. */
 struct queued_entry {
     uint32_t kind;                   /* enum queued_kind */
     uint32_t size;                   /* bytes that follow */
     uint32_t task_state;             /* of a sample: enum sampler_task_state */
-    uint32_t unused;
+    uint32_t aux;                    /* of a task event: its tid; of a sample: QUEUED_TASK_PROVISIONAL or 0 */
     uint64_t task_id, probe_addr;    /* of a sample in a task */
     uint64_t polls, tasks_seen, lost;  /* of a progress entry */
     uint64_t time_ns;                /* of a progress entry: when it was taken */

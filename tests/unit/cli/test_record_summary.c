@@ -16,16 +16,22 @@
 
 #include "cli/record_summary.h"
 
-static char *summary_after(const struct record_options *o, const struct sampler_stats *st, uint64_t boundary_samples,
-                           uint64_t after_cpu_ns)
+static char *summary_ids(const struct record_options *o, const struct sampler_stats *st, uint64_t boundary_samples,
+                         uint64_t after_cpu_ns, const struct record_provisional_ids *ids)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     assert_non_null(out);
-    record_summary_print(out, o, st, 4242, boundary_samples, after_cpu_ns);
+    record_summary_print(out, o, st, 4242, boundary_samples, after_cpu_ns, ids);
     fclose(out);
     return text;
+}
+
+static char *summary_after(const struct record_options *o, const struct sampler_stats *st, uint64_t boundary_samples,
+                           uint64_t after_cpu_ns)
+{
+    return summary_ids(o, st, boundary_samples, after_cpu_ns, NULL);
 }
 
 static char *summary(const struct record_options *o, const struct sampler_stats *st, uint64_t boundary_samples)
@@ -90,6 +96,16 @@ static void test_tls_route(void **state)
                    "each sample: 100 samples, 0 without a record and 0 unreadable ([unknown task]); placed through "
                    "the debug file /x.debug\ntaskspy: TLS marker: a note\n");
     CONTAINS(text, "taskspy: markers: tokio:poll (return) x 7 (poll events; tasks from the TLS marker); hits through BPF\n");
+    free(text);
+    /* samples that came before the probes named their task: renamed at the end, or kept */
+    struct record_provisional_ids ids = { .renamed = 64, .kept = 3 };
+    text = summary_ids(&o, &st, 0, 0, &ids);
+    CONTAINS(text, "([unknown task]); of the samples in a task no poll probe had placed yet, 64 took the probes' id "
+                   "learnt after them and 3 keep the marker's id (not the probes' id the waits carry); placed through");
+    free(text);
+    ids = (struct record_provisional_ids){ 0 };
+    text = summary_ids(&o, &st, 0, 0, &ids);
+    assert_null(strstr(text, "no poll probe had placed yet"));
     free(text);
     st.n_probes = 0;
     text = summary(&o, &st, 0);

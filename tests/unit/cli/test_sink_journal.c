@@ -4,7 +4,8 @@
  * only at replay, in the same order and with every field as it was given; progress reaches it at once; a
  * small budget replays on its own while journaling, so the buffer never passes the budget (nor is grown) and
  * the whole still arrives in order; a root of the target's file system is held open and journaled as /proc/self/fd/N, through
- * which the same files open. */
+ * which the same files open; once a namer is set, a replayed sample with a provisional task id takes the id it
+ * gives, where it gives one, and no other sample changes. */
 #include "cli/sink_journal.h"
 
 #include <setjmp.h>
@@ -53,9 +54,10 @@ static void got_sample(void *ctx, const struct sampler_sample *s)
 {
     struct received *r = ctx;
     r->callbacks++;
-    fprintf(r->out, "sample pid=%d tid=%d t=%llu trunc=%d thread=%u state=%d task=%llx probe=%llx", (int)s->pid,
+    fprintf(r->out, "sample pid=%d tid=%d t=%llu trunc=%d thread=%u state=%d task=%llx%s probe=%llx", (int)s->pid,
             (int)s->tid, (unsigned long long)s->time_ns, s->truncated, s->thread, (int)s->task_state,
-            (unsigned long long)s->task_id, (unsigned long long)s->poll_probe_addr);
+            (unsigned long long)s->task_id, s->task_id_provisional ? " provisional" : "",
+            (unsigned long long)s->poll_probe_addr);
     put_ips(r->out, "kernel", s->kernel_ips, s->n_kernel);
     put_ips(r->out, "user", s->user_ips, s->n_user);
     fputc('\n', r->out);
@@ -153,7 +155,7 @@ static void send_sequence(const struct sampler_sink *to, unsigned i, bool big)
         .pid = 42, .tid = (pid_t)(1000 + i), .time_ns = 123456789ull * i, .kernel_ips = kernel_ips,
         .n_kernel = big ? MAX_KERNEL : i % 4, .user_ips = user_ips, .n_user = big ? SAMPLER_MAX_FRAMES : 1 + i % 30,
         .truncated = i % 2 == 0, .thread = i % 5 ? i : SAMPLER_NO_THREAD, .task_state = (enum sampler_task_state)(i % 3),
-        .task_id = 0xabcdef0123ull + i, .poll_probe_addr = i % 2 ? 0x401000u + i : 0,
+        .task_id = 0xabcdef0123ull + i, .task_id_provisional = i % 4 == 1, .poll_probe_addr = i % 2 ? 0x401000u + i : 0,
     };
     to->on_sample(to->ctx, &s);
     struct sampler_progress p = { .samples = 77 };
@@ -240,6 +242,57 @@ static void test_budget_replays(void **state)
     received_close(&deferred);
 }
 
+/* The namer of test_provisional_names: the ids of even i (send_sequence's) were learnt after their samples. */
+static bool learnt_later(void *ctx, uint64_t task_id, uint64_t *named)
+{
+    unsigned *asked = ctx;
+    (*asked)++;
+    if ((task_id - 0xabcdef0123ull) % 2)
+        return false;
+    *named = 0x1000000000000ull + task_id;
+    return true;
+}
+
+/* A namer set before the last replay: the samples whose id is provisional (i % 4 == 1; none of them even) are
+ * asked about and keep theirs where it has none; then, with ids it has (a sample of even i marked provisional),
+ * those take the new id, no longer provisional, counted; nothing else changes. */
+static void test_provisional_names(void **state)
+{
+    (void)state;
+    struct received direct, deferred;
+    received_open(&direct);
+    received_open(&deferred);
+    struct sampler_sink direct_sink = sink_of(&direct), target = sink_of(&deferred);
+    struct sink_journal j;
+    sink_journal_init(&j, &target, 0);
+    struct sampler_sink journaled = sink_journal_sink(&j);
+    for (unsigned i = 0; i < 20; i++) {
+        send_sequence(&direct_sink, i, false);
+        send_sequence(&journaled, i, false);
+    }
+    unsigned asked = 0;
+    sink_journal_name_tasks(&j, learnt_later, &asked);
+    sink_journal_replay(&j);
+    assert_int_equal(asked, 2 * 5);                   /* i = 1, 5, 9, 13, 17: two samples each */
+    assert_int_equal(j.renamed, 0);
+    assert_string_equal(received_text(&deferred), received_text(&direct));
+    assert_non_null(strstr(received_text(&deferred), "task=abcdef0124 provisional"));
+    /* a provisional sample whose id the namer has */
+    struct sampler_sample s = { .pid = 42, .tid = 1, .task_state = SAMPLER_IN_TASK, .task_id = 0xabcdef0123ull + 6,
+                                .task_id_provisional = true };
+    struct sampler_sample same = s;
+    same.task_id_provisional = false;
+    journaled.on_sample(journaled.ctx, &s);
+    journaled.on_sample(journaled.ctx, &same);
+    sink_journal_replay(&j);
+    assert_int_equal(j.renamed, 1);
+    assert_non_null(strstr(received_text(&deferred), "task=100abcdef0129 probe"));
+    assert_non_null(strstr(received_text(&deferred), "task=abcdef0129 probe"));   /* not provisional: kept */
+    sink_journal_free(&j);
+    received_close(&direct);
+    received_close(&deferred);
+}
+
 /* The root of the mapping, as the replay gives it. */
 static char replayed_root[64];
 
@@ -288,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_replay_equals_direct),
         cmocka_unit_test(test_budget_replays),
         cmocka_unit_test(test_root_held_open),
+        cmocka_unit_test(test_provisional_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
