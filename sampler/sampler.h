@@ -231,8 +231,6 @@ struct sampler_stats {
     uint64_t tls_missing;                    /* samples without a marker record: [unknown task] */
     uint64_t tls_unreadable;                 /* samples whose marker could not be read: [unknown task] */
     uint64_t tls_compared, tls_disagreements;/* joined samples the poll probes also placed, and disagreed on */
-    uint64_t tls_unnamed;                    /* joined samples in a task the poll probes had given no id yet (a
-                                                wait profile's ids): the marker's own id kept */
     /* the wait profile (cfg->wait_profile) */
     size_t waker_locations;                  /* waker functions probed (clone/wake, or --waker-symbol, task-wake) */
     bool task_completion_unknown;            /* waker registrations are probed (tokio's clone_waker,

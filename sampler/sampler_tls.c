@@ -148,5 +148,4 @@ void sampler_tls_stats(struct sampler *s)
     s->stats.tls_unreadable = t->unreadable;
     s->stats.tls_compared = t->probe_compared;
     s->stats.tls_disagreements = t->probe_disagreements;
-    s->stats.tls_unnamed = t->probe_unnamed;
 }

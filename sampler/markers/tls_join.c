@@ -316,8 +316,8 @@ static void place_library_marker(struct tls_join *j, uint64_t time_ns)
  * probes' id, which every poll event, wait and summary line of the recording carries, so one task has one
  * name in every output. Where the probes place the sample in a task too, theirs (learnt for the marker's id:
  * the marker's id stays one task's for its life, a header passes to a new task once the old one is done);
- * else the probes' id last learnt for the marker's; else the marker's own (counted, and *provisional set: a
- * pair learnt later names it, tls_join_probes_name). */
+ * else the probes' id last learnt for the marker's; else the marker's own, *provisional set (a pair learnt
+ * later names it: tls_join_probes_name). */
 static uint64_t probes_name(struct tls_join *j, uint64_t task, enum sampler_task_state probe_state, uint64_t probe_task,
                             bool *provisional)
 {
@@ -329,7 +329,6 @@ static uint64_t probes_name(struct tls_join *j, uint64_t task, enum sampler_task
     }
     if (header_join_find(&j->id_pairs, task, &named))
         return named;
-    j->stats.probe_unnamed++;
     *provisional = true;
     return task;
 }

@@ -32,8 +32,6 @@ struct tls_join_stats {
     uint64_t unreadable;               /* records whose marker could not be read: [unknown task] */
     uint64_t probe_disagreements;      /* joined samples where the poll probes said otherwise */
     uint64_t probe_compared;           /* joined samples compared with the poll probes' answer */
-    uint64_t probe_unnamed;            /* samples in a task the probes had no id for yet (the marker's id,
-                                          provisional) */
     uint64_t probe_names_lost;         /* probe ids not learnt (out of memory) */
 };
 
