@@ -132,6 +132,31 @@ static struct sampler_sink sink_of(struct received *r)
     };
 }
 
+/* A sink fed directly and a journal in front of another, to feed the same callbacks to both and compare. */
+struct journal_pair {
+    struct received direct, deferred;
+    struct sampler_sink direct_sink, target, journaled;
+    struct sink_journal j;
+};
+
+/* budget 0: the default (p must stay where it is while in use: the sinks point into it) */
+static void pair_open(struct journal_pair *p, size_t budget)
+{
+    received_open(&p->direct);
+    received_open(&p->deferred);
+    p->direct_sink = sink_of(&p->direct);
+    p->target = sink_of(&p->deferred);
+    sink_journal_init(&p->j, &p->target, budget);
+    p->journaled = sink_journal_sink(&p->j);
+}
+
+static void pair_close(struct journal_pair *p)
+{
+    sink_journal_free(&p->j);
+    received_close(&p->direct);
+    received_close(&p->deferred);
+}
+
 #define MAX_KERNEL 127u
 
 /* Every kind of callback, i varying the values; big: the most addresses and a long path. */
@@ -179,35 +204,28 @@ static void send_sequence(const struct sampler_sink *to, unsigned i, bool big)
 static void test_replay_equals_direct(void **state)
 {
     (void)state;
-    struct received direct, deferred;
-    received_open(&direct);
-    received_open(&deferred);
-    struct sampler_sink direct_sink = sink_of(&direct), target = sink_of(&deferred);
-    struct sink_journal j;
-    sink_journal_init(&j, &target, 0);
-    struct sampler_sink journaled = sink_journal_sink(&j);
+    struct journal_pair p;
+    pair_open(&p, 0);
     for (unsigned i = 0; i < 40; i++) {
-        send_sequence(&direct_sink, i, i == 3 || i == 17);
-        send_sequence(&journaled, i, i == 3 || i == 17);
+        send_sequence(&p.direct_sink, i, i == 3 || i == 17);
+        send_sequence(&p.journaled, i, i == 3 || i == 17);
     }
-    assert_int_equal(deferred.callbacks, 0);          /* nothing delivered while journaling... */
-    assert_int_equal(deferred.progress, 40);          /* ...but progress, at once */
-    assert_int_equal(j.replays, 0);
-    assert_int_equal(j.entries, 40 * 9);
-    sink_journal_replay(&j);
-    assert_false(j.failed);
-    assert_int_equal(j.bytes.n, 0);
-    assert_int_equal(deferred.callbacks, direct.callbacks);
-    assert_int_equal(direct.callbacks, 40 * 9);
-    assert_string_equal(received_text(&deferred), received_text(&direct));
+    assert_int_equal(p.deferred.callbacks, 0);          /* nothing delivered while journaling... */
+    assert_int_equal(p.deferred.progress, 40);          /* ...but progress, at once */
+    assert_int_equal(p.j.replays, 0);
+    assert_int_equal(p.j.entries, 40 * 9);
+    sink_journal_replay(&p.j);
+    assert_false(p.j.failed);
+    assert_int_equal(p.j.bytes.n, 0);
+    assert_int_equal(p.deferred.callbacks, p.direct.callbacks);
+    assert_int_equal(p.direct.callbacks, 40 * 9);
+    assert_string_equal(received_text(&p.deferred), received_text(&p.direct));
     /* the journal is usable again after a replay */
-    send_sequence(&direct_sink, 41, true);
-    send_sequence(&journaled, 41, true);
-    sink_journal_replay(&j);
-    assert_string_equal(received_text(&deferred), received_text(&direct));
-    sink_journal_free(&j);
-    received_close(&direct);
-    received_close(&deferred);
+    send_sequence(&p.direct_sink, 41, true);
+    send_sequence(&p.journaled, 41, true);
+    sink_journal_replay(&p.j);
+    assert_string_equal(received_text(&p.deferred), received_text(&p.direct));
+    pair_close(&p);
 }
 
 /* A small budget: replays come on their own while journaling, the buffer stays within the budget, and the
@@ -215,31 +233,24 @@ static void test_replay_equals_direct(void **state)
 static void test_budget_replays(void **state)
 {
     (void)state;
-    struct received direct, deferred;
-    received_open(&direct);
-    received_open(&deferred);
-    struct sampler_sink direct_sink = sink_of(&direct), target = sink_of(&deferred);
-    struct sink_journal j;
     const size_t budget = 8192;
-    sink_journal_init(&j, &target, budget);
-    struct sampler_sink journaled = sink_journal_sink(&j);
+    struct journal_pair p;
+    pair_open(&p, budget);
     size_t most = 0;
     for (unsigned i = 0; i < 200; i++) {
-        send_sequence(&direct_sink, i, i % 50 == 0);
-        send_sequence(&journaled, i, i % 50 == 0);
-        most = j.bytes.n > most ? j.bytes.n : most;
-        assert_true(j.bytes.n <= budget);             /* an entry that does not fit replays the journal first */
+        send_sequence(&p.direct_sink, i, i % 50 == 0);
+        send_sequence(&p.journaled, i, i % 50 == 0);
+        most = p.j.bytes.n > most ? p.j.bytes.n : most;
+        assert_true(p.j.bytes.n <= budget);             /* an entry that does not fit replays the journal first */
     }
-    assert_true(j.replays > 10);
-    assert_true(deferred.callbacks > 0 && deferred.callbacks < direct.callbacks);
+    assert_true(p.j.replays > 10);
+    assert_true(p.deferred.callbacks > 0 && p.deferred.callbacks < p.direct.callbacks);
     assert_true(most > budget / 2);
-    sink_journal_replay(&j);
-    assert_int_equal(deferred.callbacks, direct.callbacks);
-    assert_string_equal(received_text(&deferred), received_text(&direct));
-    assert_int_equal(j.bytes.cap, budget);            /* reserved once, never grown */
-    sink_journal_free(&j);
-    received_close(&direct);
-    received_close(&deferred);
+    sink_journal_replay(&p.j);
+    assert_int_equal(p.deferred.callbacks, p.direct.callbacks);
+    assert_string_equal(received_text(&p.deferred), received_text(&p.direct));
+    assert_int_equal(p.j.bytes.cap, budget);            /* reserved once, never grown */
+    pair_close(&p);
 }
 
 /* The namer of test_provisional_names: the ids of even i (send_sequence's) were learnt after their samples. */
@@ -259,38 +270,31 @@ static bool learnt_later(void *ctx, uint64_t task_id, uint64_t *named)
 static void test_provisional_names(void **state)
 {
     (void)state;
-    struct received direct, deferred;
-    received_open(&direct);
-    received_open(&deferred);
-    struct sampler_sink direct_sink = sink_of(&direct), target = sink_of(&deferred);
-    struct sink_journal j;
-    sink_journal_init(&j, &target, 0);
-    struct sampler_sink journaled = sink_journal_sink(&j);
+    struct journal_pair p;
+    pair_open(&p, 0);
     for (unsigned i = 0; i < 20; i++) {
-        send_sequence(&direct_sink, i, false);
-        send_sequence(&journaled, i, false);
+        send_sequence(&p.direct_sink, i, false);
+        send_sequence(&p.journaled, i, false);
     }
     unsigned asked = 0;
-    sink_journal_name_tasks(&j, learnt_later, &asked);
-    sink_journal_replay(&j);
+    sink_journal_name_tasks(&p.j, learnt_later, &asked);
+    sink_journal_replay(&p.j);
     assert_int_equal(asked, 2 * 5);                   /* i = 1, 5, 9, 13, 17: two samples each */
-    assert_int_equal(j.renamed, 0);
-    assert_string_equal(received_text(&deferred), received_text(&direct));
-    assert_non_null(strstr(received_text(&deferred), "task=abcdef0124 provisional"));
+    assert_int_equal(p.j.renamed, 0);
+    assert_string_equal(received_text(&p.deferred), received_text(&p.direct));
+    assert_non_null(strstr(received_text(&p.deferred), "task=abcdef0124 provisional"));
     /* a provisional sample whose id the namer has */
     struct sampler_sample s = { .pid = 42, .tid = 1, .task_state = SAMPLER_IN_TASK, .task_id = 0xabcdef0123ull + 6,
                                 .task_id_provisional = true };
     struct sampler_sample same = s;
     same.task_id_provisional = false;
-    journaled.on_sample(journaled.ctx, &s);
-    journaled.on_sample(journaled.ctx, &same);
-    sink_journal_replay(&j);
-    assert_int_equal(j.renamed, 1);
-    assert_non_null(strstr(received_text(&deferred), "task=100abcdef0129 probe"));
-    assert_non_null(strstr(received_text(&deferred), "task=abcdef0129 probe"));   /* not provisional: kept */
-    sink_journal_free(&j);
-    received_close(&direct);
-    received_close(&deferred);
+    p.journaled.on_sample(p.journaled.ctx, &s);
+    p.journaled.on_sample(p.journaled.ctx, &same);
+    sink_journal_replay(&p.j);
+    assert_int_equal(p.j.renamed, 1);
+    assert_non_null(strstr(received_text(&p.deferred), "task=100abcdef0129 probe"));
+    assert_non_null(strstr(received_text(&p.deferred), "task=abcdef0129 probe"));   /* not provisional: kept */
+    pair_close(&p);
 }
 
 /* The root of the mapping, as the replay gives it. */
