@@ -15,7 +15,7 @@
 # the CPU profile's task roots, the wait profile's, the summary's and the trace's tracks name a task alike, also
 # for the samples of a poll that began before the probes were attached (--long-polls).
 source "$(dirname "$0")/lib/tap.sh"
-plan 66
+plan 68
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MAIN_RS=$ROOT/tests/fixtures/tokio/src/main.rs
@@ -149,19 +149,22 @@ check "wait svg in Chromium: title, ms tooltips, [runnable]/[suspended] colours,
 # inside one of long_poller's 150-ms polls (--long-polls) has samples that tokio's CONTEXT places in the task and
 # no probe yet (its poll began before they were attached); once a later poll pairs tokio's id with the task's
 # header, those samples take the header as every other sample, poll and wait of the task does
-start_fixture tokio_plain 60 --long-polls --wait-tasks
-run late record -p "$FIXTURE_PID" -d 2 -F 499 --group-by task -o "$WORK/late-cpu.folded" \
-    --wait-mode events --wait-output "$WORK/late-wait.folded"
-stop_fixture
-renamed=$(sed -n "s/.*no poll probe had placed yet, \([0-9]*\) took the probes' id learnt after them.*/\1/p" "$WORK/late.err")
-task_roots "$WORK/late-cpu.folded" | grep ': tokio_fixture::long_poller$' > "$WORK/late-cpu.roots"
-task_roots "$WORK/late-wait.folded" | grep ': tokio_fixture::long_poller$' > "$WORK/late-wait.roots"
-check "one name, late: exit 0; samples before their task's first probed poll took its probes' id (${renamed:-none})" \
-    test "$RC" -eq 0 -a "${renamed:-0}" -ge 1
-{ grep '^taskspy: tasks: ' "$WORK/late.err"; cat "$WORK/late-cpu.roots"; } | diag
-check "one name, late: long_poller's CPU roots are 2 tasks, each by the header id its waits carry ($(cut -f2 "$WORK/late-cpu.roots" | tr '\n' ' '))" \
-    test "$(wc -l < "$WORK/late-cpu.roots")" -eq 2 -a "$(named_share 1 "$WORK/late-cpu.roots" "$WORK/late-wait.roots" | cut -d' ' -f1)" = \
-        "$(named_share 1 "$WORK/late-cpu.roots" "$WORK/late-wait.roots" | cut -d' ' -f2)"
+for fixture in tokio_plain tokio_current; do
+    start_fixture "$fixture" 60 --long-polls --wait-tasks
+    run "late-$fixture" record -p "$FIXTURE_PID" -d 2 -F 499 --group-by task -o "$WORK/late-cpu.folded" \
+        --wait-mode events --wait-output "$WORK/late-wait.folded"
+    stop_fixture
+    renamed=$(sed -n "s/.*no poll probe had placed yet, \([0-9]*\) took the probes' id learnt after them.*/\1/p" \
+        "$WORK/late-$fixture.err")
+    task_roots "$WORK/late-cpu.folded" | grep ': tokio_fixture::long_poller$' > "$WORK/late-cpu.roots"
+    task_roots "$WORK/late-wait.folded" | grep ': tokio_fixture::long_poller$' > "$WORK/late-wait.roots"
+    check "one name, late ($fixture): exit 0; samples before their task's first probed poll took its probes' id (${renamed:-none})" \
+        test "$RC" -eq 0 -a "${renamed:-0}" -ge 1
+    { grep '^taskspy: tasks: ' "$WORK/late-$fixture.err"; cat "$WORK/late-cpu.roots"; } | diag
+    check "one name, late ($fixture): long_poller's CPU roots are 2 tasks, each by the header id its waits carry ($(cut -f2 "$WORK/late-cpu.roots" | tr '\n' ' '))" \
+        test "$(wc -l < "$WORK/late-cpu.roots")" -eq 2 -a "$(named_share 1 "$WORK/late-cpu.roots" "$WORK/late-wait.roots" | cut -d' ' -f1)" = \
+            "$(named_share 1 "$WORK/late-cpu.roots" "$WORK/late-wait.roots" | cut -d' ' -f2)"
+done
 
 # ---- tokio without markers, saturated (CPU-bound polls): woken tasks wait for a worker -------------------
 start_fixture tokio_plain 60 --wait-tasks
