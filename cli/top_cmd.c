@@ -20,20 +20,17 @@
 
 #include "cli/commands.h"
 #include "cli/option_table.h"
-#include "base/u64_map.h"
 #include "cli/task_native_stacks.h"
+#include "cli/top_samples.h"
 #include "cli/top_view.h"
-#include "flamegraph/flamegraph.h"
-#include "flamegraph/sample_frames.h"
 #include "sampler/sampler.h"
-#include "symbolize/symbolize.h"
 #include "tasks/tasks.h"
 
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 #define SNAPSHOT_HZ 10                /* the view's task snapshots a second */
 #define TOP_STACK_BYTES 8192u         /* user stack copied per sample: enough for a sample's innermost frames */
-#define FRAME_SCAN 12                 /* addresses looked through for a sample's innermost frame of its own */
+#define SAMPLER_WARNING_BYTES 512
 
 /* The one piece of state a signal handler may touch. */
 static volatile sig_atomic_t stop_requested;
@@ -100,82 +97,12 @@ static const struct option_command top_command_spec = {
     .table = &top_table,
 };
 
-/* ---- the sampler's side: each sample's task and innermost frame of its own -------------------------------- */
-
-struct top_sink {
-    struct task_top *model;
-    struct symbolizer *symbolizer;
-    struct profile *names;            /* the frames' names (sample_frames prepares them there) */
-    struct task_stacks *stacks;
-    struct sample_frames frames;
-    struct u64_map own_frames;        /* an address (x2, +1 as a return address) -> its innermost frame outside the
-                                         standard library, a frame id + 1 (0: none there): looked at once */
-    char warning[512];                /* the sampler's last warning (shown in the header's note) */
-};
-
-/* A function of Rust's standard library: its crates' paths, or a method of a primitive type ("<u64>::wrapping_add",
-   "<[T]>::len", "<*const T>::add") */
-static bool standard_library(const char *name)
-{
-    static const char *const prefixes[] = { "core::", "alloc::", "std::", "<core::", "<alloc::", "<std::", "<[", "<*",
-                                            "<&" };
-    static const char *const primitives[] = { "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64",
-                                              "i128", "isize", "f32", "f64", "bool", "char", "str" };
-    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
-            return true;
-    size_t len = name[0] == '<' ? strcspn(name + 1, ">") : 0;
-    for (size_t i = 0; len && i < sizeof(primitives) / sizeof(primitives[0]); i++)
-        if (strlen(primitives[i]) == len && strncmp(name + 1, primitives[i], len) == 0)
-            return true;
-    return false;
-}
-
-/* The sample's innermost frame outside Rust's standard library (its inlined helpers: wrapping_mul, memcpy's
-   callers), NULL when none is among its first addresses. */
-static const char *own_frame(struct top_sink *k, const struct sampler_sample *s)
-{
-    for (size_t i = 0; i < s->n_user && i < FRAME_SCAN; i++) {
-        uint64_t key = s->user_ips[i] * 2 + (i > 0);
-        uint32_t own;
-        if (!u64_map_get(&k->own_frames, key, &own)) {
-            const struct sample_address *c = sample_frames_of(&k->frames, s->user_ips[i], i > 0, false);
-            if (!c)
-                return NULL;
-            own = 0;
-            for (uint32_t j = c->n; own == 0 && j-- > 0;) {
-                uint32_t function = k->frames.pool.v[c->first + j].function;
-                const char *name = profile_frame_name(k->names, function);
-                if (name[0] && !standard_library(name))
-                    own = function + 1;
-            }
-            if (u64_map_put(&k->own_frames, key, own) != 0)
-                return NULL;
-        }
-        if (own)
-            return profile_frame_name(k->names, own - 1);
-    }
-    return NULL;
-}
-
-static void sink_mapping(void *ctx, const struct sampler_mapping *m)
-{
-    struct top_sink *k = ctx;
-    if (m->executable)
-        symbolizer_add_mapping(k->symbolizer, m->start, m->end, m->pgoff, m->path, m->root);
-}
-
-static void sink_sample(void *ctx, const struct sampler_sample *s)
-{
-    struct top_sink *k = ctx;
-    uint64_t task = s->task_state == SAMPLER_IN_TASK ? s->task_id : 0;
-    task_top_add_sample(k->model, task, s->time_ns, task ? own_frame(k, s) : NULL);
-}
+/* ---- the sampler's side: each sample's task and innermost frame of its own (cli/top_samples.c) -------------- */
 
 static void sink_warning(void *ctx, const char *message)
 {
-    struct top_sink *k = ctx;
-    snprintf(k->warning, sizeof(k->warning), "%s", message);
+    char *warning = ctx;
+    snprintf(warning, SAMPLER_WARNING_BYTES, "%s", message);
 }
 
 /* ---- one `taskspy top` -------------------------------------------------------------------------------------- */
@@ -185,7 +112,8 @@ struct top_run {
     struct top_session session;
     struct task_native_stacks *stacks;
     struct task_snapshot_loop *loop;
-    struct top_sink sink;
+    struct top_samples *samples;
+    char warning[SAMPLER_WARNING_BYTES];  /* the sampler's last warning (shown in the header's note) */
     struct sampler *sampler;
     pthread_t sampler_thread;
     bool sampler_running;
@@ -197,7 +125,8 @@ struct top_run {
 static void *sampler_main(void *arg)
 {
     struct top_run *r = arg;
-    const struct sampler_sink sink = { .ctx = &r->sink, .on_mapping = sink_mapping, .on_sample = sink_sample };
+    const struct sampler_sink sink = { .ctx = r->samples, .on_mapping = top_samples_mapping,
+                                       .on_sample = top_samples_sample };
     if (sampler_run(r->sampler, &sink, r->sampler_err, sizeof(r->sampler_err)) != 0)
         snprintf(r->note, sizeof(r->note), "sampling stopped: %s", r->sampler_err);
     r->sampler_done = 1;
@@ -208,25 +137,16 @@ static void *sampler_main(void *arg)
    attached). Without it the view runs without CPU shares, and says why. */
 static void start_sampling(struct top_run *r)
 {
-    struct top_sink *k = &r->sink;
     char err[512];
-    k->names = profile_new();
-    if (u64_map_init(&k->own_frames, 1024) != 0) {
+    r->samples = top_samples_new(r->session.model);
+    if (!r->samples) {
         snprintf(r->note, sizeof(r->note), "out of memory");
         return;
     }
-    k->symbolizer = symbolizer_new(&(struct symbolizer_options){ .demangle = true });
-    k->stacks = k->names ? task_stacks_new(k->names, GROUP_BY_ENTRY, false, NULL, err, sizeof(err)) : NULL;
-    if (!k->names || !k->symbolizer || !k->stacks) {
-        snprintf(r->note, sizeof(r->note), "out of memory");
-        return;
-    }
-    const struct sample_symbols symbols = sample_symbols_of(k->symbolizer);
-    sample_frames_init(&k->frames, &symbols, k->stacks, k->names, NULL);
     struct sampler_config cfg = {
         .pid = r->a.pid, .frequency = r->a.frequency, .call_graph = SAMPLER_CALL_GRAPH_DWARF,
         .stack_size = TOP_STACK_BYTES, .markers = "tls", .stop = &stop_requested, .long_running = true,
-        .on_warning = sink_warning, .warning_ctx = k,
+        .on_warning = sink_warning, .warning_ctx = r->warning,
     };
     if (sampler_open(&r->sampler, &cfg, err, sizeof(err)) != 0) {
         snprintf(r->note, sizeof(r->note), "%s", err);
@@ -235,7 +155,7 @@ static void start_sampling(struct top_run *r)
     }
     if (!sampler_tls_route(r->sampler)) {
         snprintf(r->note, sizeof(r->note), "samples cannot tell their task (%s)",
-                 k->warning[0] ? k->warning : "tokio's CONTEXT.current_task_id not readable at samples");
+                 r->warning[0] ? r->warning : "tokio's CONTEXT.current_task_id not readable at samples");
         sampler_close(r->sampler);
         r->sampler = NULL;
         return;
@@ -356,12 +276,7 @@ static void finish(struct top_run *r)
     task_snapshot_loop_free(r->loop);     /* (stops its thread first) */
     task_top_free(r->session.model);
     task_native_stacks_close(r->stacks);
-    sample_frames_free(&r->sink.frames);
-    u64_map_free(&r->sink.own_frames);
-    task_stacks_free(r->sink.stacks);
-    profile_free(r->sink.names);
-    if (r->sink.symbolizer)
-        symbolizer_free(r->sink.symbolizer);
+    top_samples_free(r->samples);
 }
 
 int top_command(int argc, char **argv)
@@ -405,7 +320,7 @@ int top_command(int argc, char **argv)
         free(r);
         return EXIT_RUNTIME;
     }
-    r->sink.model = s->model = task_top_new(&(struct task_top_options){ .sample_hz = r->a.frequency });
+    s->model = task_top_new(&(struct task_top_options){ .sample_hz = r->a.frequency });
     if (!s->model) {
         fprintf(stderr, "taskspy: out of memory\n");
         finish(r);
@@ -415,7 +330,7 @@ int top_command(int argc, char **argv)
     start_sampling(r);
     if (!r->sampler_running) {
         task_top_free(s->model);   /* (no CPU shares: a model that says so) */
-        r->sink.model = s->model = task_top_new(&(struct task_top_options){ .sample_hz = 0 });
+        s->model = task_top_new(&(struct task_top_options){ .sample_hz = 0 });
         s->sampling_note = r->note;
         if (r->a.batch)
             fprintf(stderr, "taskspy: no CPU shares: %s\n", r->note);
