@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* big_alloc.c: big zeroed arrays. From 512 KiB up they are anonymous mappings (a multiple of 2 MiB, which the
- * kernel places on a huge page boundary) advised MADV_HUGEPAGE: filling one takes a fault per 2 MiB rather
- * than per 4 KiB page, and random lookups in it (hash tables, tree nodes) miss the TLB far less. Smaller
- * ones, and all of them under AddressSanitizer (which checks heap bounds only), come from malloc. */
+ * kernel places on a huge page boundary); those touched all over (hash tables) from 2 MiB up are advised
+ * MADV_HUGEPAGE: filling one takes a fault per 2 MiB rather than per 4 KiB page, and its random lookups miss
+ * the TLB far less. Arrays filled in order keep small pages: a huge page is zeroed whole at its first touch,
+ * and memory the system has not used for a while (a VM's free pages given back to its host) costs several
+ * times more to touch the first time in huge pages than in small ones, which the low-order free lists serve.
+ * Smaller arrays, and all of them under AddressSanitizer (which checks heap bounds only), come from malloc. */
 #include "flamegraph/big_alloc.h"
 
 #include <stdbool.h>
@@ -11,8 +14,10 @@
 #include <sys/mman.h>
 
 #define BIG_HUGE_PAGE (2u << 20)
-/* From here a huge page's one fault and zeroing cost less than the 4 KiB pages' many faults. */
+/* From here a mapping's faults cost less than malloc's copying and zeroing as an array grows. */
 #define BIG_MAPPED_MIN (512u << 10)
+/* From here a table touched all over gets huge pages: smaller, a huge page would be zeroed for a part of it. */
+#define BIG_HUGE_MIN BIG_HUGE_PAGE
 
 #if defined(__SANITIZE_ADDRESS__)
 #define BIG_USE_MALLOC 1
@@ -37,13 +42,15 @@ static size_t map_length(size_t bytes)
 
 /* Huge pages are advice: where the kernel has none (or THP is off) the mapping works with small pages, so
  * a failed madvise changes nothing but speed. */
-static void advise_huge(void *ptr, size_t len)
+static void advise_huge(void *ptr, size_t bytes, enum big_touch touch)
 {
-    if (madvise(ptr, len, MADV_HUGEPAGE) != 0)
+    if (touch != BIG_ALL_OVER || bytes < BIG_HUGE_MIN)
+        return;
+    if (madvise(ptr, map_length(bytes), MADV_HUGEPAGE) != 0)
         return;
 }
 
-void *big_alloc(size_t bytes)
+void *big_alloc(size_t bytes, enum big_touch touch)
 {
     if (!mapped(bytes))
         return calloc(1, bytes ? bytes : 1);
@@ -51,14 +58,14 @@ void *big_alloc(size_t bytes)
     void *ptr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (ptr == MAP_FAILED)
         return NULL;
-    advise_huge(ptr, len);
+    advise_huge(ptr, bytes, touch);
     return ptr;
 }
 
-void *big_realloc(void *ptr, size_t old_bytes, size_t new_bytes)
+void *big_realloc(void *ptr, size_t old_bytes, size_t new_bytes, enum big_touch touch)
 {
     if (!ptr)
-        return big_alloc(new_bytes);
+        return big_alloc(new_bytes, touch);
     if (!mapped(old_bytes) && !mapped(new_bytes)) {
         char *grown = realloc(ptr, new_bytes ? new_bytes : 1);
         if (grown && new_bytes > old_bytes)
@@ -72,11 +79,11 @@ void *big_realloc(void *ptr, size_t old_bytes, size_t new_bytes)
         void *moved = mremap(ptr, old_len, new_len, MREMAP_MAYMOVE);
         if (moved == MAP_FAILED)
             return NULL;
-        advise_huge(moved, new_len);
+        advise_huge(moved, new_bytes, touch);
         return moved;
     }
     /* crossing the threshold: copy */
-    void *fresh = big_alloc(new_bytes);
+    void *fresh = big_alloc(new_bytes, touch);
     if (!fresh)
         return NULL;
     memcpy(fresh, ptr, old_bytes < new_bytes ? old_bytes : new_bytes);

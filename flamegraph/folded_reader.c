@@ -24,13 +24,15 @@
 #define FOLDED_MAX_WARNINGS 100           /* malformed lines reported one by one; the rest summed up */
 /* A file's size and the first batch's frames per byte give a first guess of the profile's size, so its
  * tables are made big enough once instead of growing step by step: stacks in random order that share
- * prefixes with others make a node per ~2 frames of the file and a name per ~8 nodes; in sorted input a
- * node is at most a frame not shared with the line before, which the batch counts too. Counting frames,
- * not bytes, keeps long names (C++, Rust) from doubling the guess: a guess too big costs the zeroing of
- * table pages that random lookups all touch, one too small a rehash. */
-#define FOLDED_FRAMES_PER_NODE 2
+ * prefixes with others make a node per 2 frames of the file (shallow stacks of many names) to 4 (real
+ * programs' deep stacks, whose callers repeat: gen_folded.py --real) and a name per ~8 nodes; the guess takes
+ * 3. In sorted input a node is at most a frame not shared with the line before, which the batch counts too.
+ * Counting frames, not bytes, keeps long names (C++, Rust) from doubling the guess: a guess too big costs the
+ * zeroing of table pages that random lookups all touch (dear on a VM, whose memory left free a while is
+ * given back to its host and mapped again at the first touch), one too small a rehash. */
+#define FOLDED_FRAMES_PER_NODE 3
 #define FOLDED_NODES_PER_NAME 8
-/* At most this many nodes guessed (~8 million frames): a big file of repeated, unmerged lines would otherwise
+/* At most this many nodes guessed (~12 million frames): a big file of repeated, unmerged lines would otherwise
  * get huge tables whose few used slots are spread over all their pages. */
 #define FOLDED_MAX_GUESS_NODES (4u << 20)
 

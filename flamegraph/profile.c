@@ -14,11 +14,11 @@
 #include <string.h>
 
 /* Name chunks double from ARENA_FIRST to ARENA_LAST bytes (header included): a small profile stays small, a
- * big one's names take a few huge pages (big_alloc) instead of a fault per 4 KiB page. */
+ * big one's names fill a few mappings of ARENA_LAST (big_alloc, filled in order). */
 #define ARENA_FIRST (64u * 1024u)
 #define ARENA_LAST (2u * 1024u * 1024u)
-/* Chunks up to here come from malloc; bigger ones are big_alloc's whole huge pages, so a 512 KiB or 1 MiB
- * chunk would take (and zero) 2 MiB: after this size the chunks are ARENA_LAST at once. */
+/* Chunks up to here come from malloc; bigger ones are big_alloc's mappings, whole multiples of 2 MiB (a 512 KiB
+ * or 1 MiB chunk would take 2 MiB of address space): after this size the chunks are ARENA_LAST at once. */
 #define ARENA_SMALL_MAX (256u * 1024u)
 #define LAST_PATH_MAX 512u
 
@@ -100,7 +100,7 @@ static char *arena_copy(struct profile *p, const char *s, size_t len)
         size_t bytes = !c ? ARENA_FIRST : c->bytes * 2 <= ARENA_SMALL_MAX ? c->bytes * 2 : ARENA_LAST;
         if (len + 1 > bytes - sizeof(*c))
             bytes = sizeof(*c) + len + 1;
-        struct arena_chunk *fresh = big_alloc(bytes);
+        struct arena_chunk *fresh = big_alloc(bytes, BIG_IN_ORDER);
         if (!fresh)
             return NULL;
         fresh->next = c;
@@ -120,7 +120,7 @@ static int add_node(struct profile *p, uint32_t parent, uint32_t frame)
 {
     if (p->n_nodes == p->cap_nodes) {
         size_t cap = p->cap_nodes ? p->cap_nodes * 2 : 1024;
-        struct profile_node *v = big_realloc(p->nodes, p->cap_nodes * sizeof(*v), cap * sizeof(*v));
+        struct profile_node *v = big_realloc(p->nodes, p->cap_nodes * sizeof(*v), cap * sizeof(*v), BIG_IN_ORDER);
         if (!v)
             return -1;
         p->nodes = v;
@@ -142,9 +142,9 @@ struct profile *profile_new(void)
     if (!p)
         return NULL;
     p->frame_slot_mask = 1023;
-    p->frame_slots = big_alloc((p->frame_slot_mask + 1) * sizeof(uint32_t));
+    p->frame_slots = big_alloc((p->frame_slot_mask + 1) * sizeof(uint32_t), BIG_ALL_OVER);
     p->child_slot_mask = 4095;
-    p->child_slots = big_alloc((p->child_slot_mask + 1) * sizeof(*p->child_slots));
+    p->child_slots = big_alloc((p->child_slot_mask + 1) * sizeof(*p->child_slots), BIG_ALL_OVER);
     if (!p->frame_slots || !p->child_slots || add_node(p, PROFILE_NO_NODE, PROFILE_NO_FRAME) != 0) {
         profile_free(p);
         return NULL;
@@ -175,7 +175,7 @@ void profile_free(struct profile *p)
 /* Rehash the names into a table of mask + 1 slots (bigger). */
 static int grow_frame_slots(struct profile *p, size_t mask)
 {
-    uint32_t *slots = big_alloc((mask + 1) * sizeof(uint32_t));
+    uint32_t *slots = big_alloc((mask + 1) * sizeof(uint32_t), BIG_ALL_OVER);
     if (!slots)
         return -1;
     for (size_t id = 0; id < p->n_frames; id++) {
@@ -203,7 +203,7 @@ static uint32_t intern_hashed(struct profile *p, const char *name, size_t len, u
         return PROFILE_NO_FRAME;
     if (p->n_frames == p->cap_frames) {
         size_t cap = p->cap_frames ? p->cap_frames * 2 : 256;
-        struct frame_entry *v = big_realloc(p->frames, p->cap_frames * sizeof(*v), cap * sizeof(*v));
+        struct frame_entry *v = big_realloc(p->frames, p->cap_frames * sizeof(*v), cap * sizeof(*v), BIG_IN_ORDER);
         if (!v)
             return PROFILE_NO_FRAME;
         p->frames = v;
@@ -294,7 +294,7 @@ static void rehash_put(struct child_slot *slots, size_t mask, const struct rehas
 
 static int grow_child_slots(struct profile *p, size_t mask)
 {
-    struct child_slot *slots = big_alloc((mask + 1) * sizeof(*slots));
+    struct child_slot *slots = big_alloc((mask + 1) * sizeof(*slots), BIG_ALL_OVER);
     if (!slots)
         return -1;
     struct rehash_pending ring[REHASH_AHEAD];
@@ -326,7 +326,7 @@ static int restore_child_slots(struct profile *p)
     if (p->child_slots)
         return 0;
     size_t mask = p->child_slot_mask;
-    struct child_slot *slots = big_alloc((mask + 1) * sizeof(*slots));
+    struct child_slot *slots = big_alloc((mask + 1) * sizeof(*slots), BIG_ALL_OVER);
     if (!slots)
         return -1;
     for (size_t v = 1; v < p->n_nodes; v++) {
@@ -364,14 +364,14 @@ int profile_reserve(struct profile *p, size_t nodes, size_t names)
     if (mask != p->frame_slot_mask && grow_frame_slots(p, mask) != 0)
         return -1;
     if (names > p->cap_frames) {
-        struct frame_entry *v = big_realloc(p->frames, p->cap_frames * sizeof(*v), names * sizeof(*v));
+        struct frame_entry *v = big_realloc(p->frames, p->cap_frames * sizeof(*v), names * sizeof(*v), BIG_IN_ORDER);
         if (!v)
             return -1;
         p->frames = v;
         p->cap_frames = names;
     }
     if (nodes > p->cap_nodes) {
-        struct profile_node *v = big_realloc(p->nodes, p->cap_nodes * sizeof(*v), nodes * sizeof(*v));
+        struct profile_node *v = big_realloc(p->nodes, p->cap_nodes * sizeof(*v), nodes * sizeof(*v), BIG_IN_ORDER);
         if (!v)
             return -1;
         p->nodes = v;

@@ -25,7 +25,7 @@ struct drawn_children {
     uint32_t *drawn;         /* per node: its number among the drawn nodes, or UINT32_MAX */
     uint32_t *offset;        /* per drawn node + 1 */
     struct child_ref *children;
-    size_t n_nodes, n_children;  /* the arrays' sizes (they are big_alloc'd: a few faults, not one per page) */
+    size_t n_nodes, n_children;  /* the arrays' sizes (they are big_alloc'd) */
 };
 
 static int drawn_children_build(const struct profile_node *nodes, size_t n, double px_per_sample,
@@ -33,9 +33,9 @@ static int drawn_children_build(const struct profile_node *nodes, size_t n, doub
                                 size_t *most_children)
 {
     dc->n_nodes = n;
-    dc->drawn = big_alloc(n * sizeof(*dc->drawn));
-    dc->offset = big_alloc((n + 1) * sizeof(*dc->offset));
-    uint64_t *pairs = big_alloc(n * sizeof(*pairs));   /* parent's number << 32 | child, for drawn parents */
+    dc->drawn = big_alloc(n * sizeof(*dc->drawn), BIG_ALL_OVER);
+    dc->offset = big_alloc((n + 1) * sizeof(*dc->offset), BIG_ALL_OVER);
+    uint64_t *pairs = big_alloc(n * sizeof(*pairs), BIG_IN_ORDER);   /* parent's number << 32 | child, for drawn parents */
     if (!dc->drawn || !dc->offset || !pairs) {
         big_free(pairs, n * sizeof(*pairs));
         return -1;
@@ -60,7 +60,7 @@ static int drawn_children_build(const struct profile_node *nodes, size_t n, doub
         dc->offset[d + 1] += dc->offset[d];
     }
     dc->n_children = n_pairs ? n_pairs : 1;
-    dc->children = big_alloc(dc->n_children * sizeof(*dc->children));
+    dc->children = big_alloc(dc->n_children * sizeof(*dc->children), BIG_ALL_OVER);
     if (!dc->children) {
         big_free(pairs, n * sizeof(*pairs));
         return -1;
@@ -176,12 +176,12 @@ int svg_layout_build(const struct profile *p, double chart_width, double min_wid
     if (drawn_children_build(nodes, n, px_per_sample, min_width, &dc, &n_drawn, &most_kids) != 0)
         goto done;
     /* sized by what is drawn, not by the nodes: a big profile draws a small part of its tree. The stack
-     * (a path's drawn siblings at most) touches few of its pages: malloc's, not big_alloc's huge ones. */
+     * (a path's drawn siblings at most) touches few of its pages: malloc's. */
     stack = malloc(n_drawn * sizeof(*stack));
     stack_drawn = malloc(n_drawn * sizeof(*stack_drawn));   /* each stacked frame's drawn number */
-    kids = big_alloc((most_kids + 1) * sizeof(*kids));
-    left_of = big_alloc((most_kids + 1) * sizeof(*left_of));
-    out->frames = big_alloc(n_drawn * sizeof(*out->frames));
+    kids = big_alloc((most_kids + 1) * sizeof(*kids), BIG_IN_ORDER);
+    left_of = big_alloc((most_kids + 1) * sizeof(*left_of), BIG_IN_ORDER);
+    out->frames = big_alloc(n_drawn * sizeof(*out->frames), BIG_IN_ORDER);
     out->frames_room = n_drawn;
     if (!stack || !stack_drawn || !kids || !left_of || !out->frames)
         goto done;
