@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* vec.c: growth of the arrays declared in vec.h (doubling from 8, overflow-checked, no abort). */
+/* vec.c: growth of the arrays declared in vec.h (doubling from 8, overflow-checked, no abort), and shrinking. */
 #include "base/vec.h"
 
 #include <stdint.h>
@@ -23,6 +23,17 @@ int vec_reserve_raw(void **data, size_t *cap, size_t elem_size, size_t need)
     *data = grown;
     *cap = new_cap;
     return 0;
+}
+
+void vec_shrink_raw(void **data, size_t n, size_t *cap, size_t elem_size)
+{
+    if (n == 0 || n >= *cap || !elem_size)
+        return;
+    void *fit = realloc(*data, n * elem_size);   /* (n < cap: the size cannot overflow) */
+    if (!fit)
+        return;
+    *data = fit;
+    *cap = n;
 }
 
 void vec_free_raw(void **data, size_t *n, size_t *cap)

@@ -19,6 +19,10 @@ int vec_reserve_raw(void **data, size_t *cap, size_t elem_size, size_t need);
 #define vec_reserve(a, need) vec_reserve_raw((void **)&(a)->v, &(a)->cap, sizeof(*(a)->v), (need))
 /* vec_push(&arr): a pointer to a new zeroed element at the end (n grows by one), or NULL. */
 #define vec_push(a) (vec_reserve((a), (a)->n + 1) ? NULL : memset(&(a)->v[(a)->n++], 0, sizeof(*(a)->v)))
+/* vec_shrink(&arr): capacity down to n, for an array that is filled once and kept (the rest of its doubling given
+ * back). Keeps the array as it is when memory cannot be moved. */
+#define vec_shrink(a) vec_shrink_raw((void **)&(a)->v, (a)->n, &(a)->cap, sizeof(*(a)->v))
+void vec_shrink_raw(void **data, size_t n, size_t *cap, size_t elem_size);
 /* vec_free(&arr): release the elements; the array is empty and usable again. */
 #define vec_free(a) vec_free_raw((void **)&(a)->v, &(a)->n, &(a)->cap)
 void vec_free_raw(void **data, size_t *n, size_t *cap);

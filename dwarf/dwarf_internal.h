@@ -11,14 +11,16 @@
 #include "base/u64_map.h"
 #include "base/vec.h"
 
-/* One DIE with children: where its entry starts, where its subtree ends, the DIE that contains it. */
+/* A DIE with children: its entry and its subtree's end, as offsets from its unit's DIE (12 bytes a scope: a
+ * big unit has some hundred thousand). */
 struct dwarf_scope {
-    Dwarf_Off start, end;
+    uint32_t start, end;       /* end UINT32_MAX: the unit itself */
     uint32_t parent;           /* index in the unit's scopes, UINT32_MAX for the unit itself */
 };
 
 struct dwarf_unit_scopes {
-    VEC_OF(struct dwarf_scope) v;   /* in the unit's order (by start), the unit first */
+    Dwarf_Off base;            /* the unit DIE's offset in .debug_info */
+    VEC_OF(struct dwarf_scope) v;   /* in the unit's order (by start), the unit first; sized to fit once walked */
 };
 
 struct dwarf_scope_index {

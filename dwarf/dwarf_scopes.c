@@ -151,10 +151,11 @@ static Dwarf_Off walk_children(struct unit_walk *w, Dwarf_Die *die, uint32_t par
             struct dwarf_scope *s = vec_push(&w->u->v);
             if (!s || w->u->v.n >= UINT32_MAX)
                 return 0;
-            *s = (struct dwarf_scope){ .start = dwarf_dieoffset(&child), .end = 0, .parent = parent };
+            *s = (struct dwarf_scope){ .start = (uint32_t)(dwarf_dieoffset(&child) - w->unit_offset), .end = 0,
+                                       .parent = parent };
             uint32_t at = (uint32_t)(w->u->v.n - 1);
             next = walk_children(w, &child, at, depth + 1);
-            w->u->v.v[at].end = next;
+            w->u->v.v[at].end = (uint32_t)(next - w->unit_offset);
         } else {
             next = entry_end(w, &child);
         }
@@ -176,17 +177,19 @@ static bool index_unit(struct dwarf_unit_scopes *u, Dwarf_Die *unit)
     size_t header_size;
     if (!w.dw || !dwarf_diecu(unit, &cu, &w.address_size, &w.offset_size) ||
         dwarf_next_unit(w.dw, header_at, &next_unit, &header_size, NULL, NULL, NULL, NULL, NULL, NULL) != 0 ||
-        next_unit <= w.unit_offset)
-        return false;
+        next_unit <= w.unit_offset || next_unit - w.unit_offset >= UINT32_MAX)
+        return false;                         /* (a unit of 4 GiB: asked of libdw) */
     w.unit_end = next_unit;
     struct dwarf_scope *root = vec_push(&u->v);
     if (!root)
         return false;
-    *root = (struct dwarf_scope){ .start = w.unit_offset, .end = UINT64_MAX, .parent = UINT32_MAX };
+    u->base = w.unit_offset;
+    *root = (struct dwarf_scope){ .start = 0, .end = UINT32_MAX, .parent = UINT32_MAX };
     if (dwarf_haschildren(unit) > 0 && walk_children(&w, unit, 0, 0) == 0) {
         vec_free(&u->v);
         return false;
     }
+    vec_shrink(&u->v);                        /* kept as long as the index: its doubling's slack given back */
     return true;
 }
 
@@ -212,7 +215,7 @@ int dwarf_scopes_containing(struct dwarf_scope_index *x, Dwarf_Die *die, Dwarf_D
     struct dwarf_unit_scopes *u = unit_of(x, die, &unit);
     if (!u)
         return -1;
-    Dwarf_Off off = dwarf_dieoffset(die);
+    Dwarf_Off off = dwarf_dieoffset(die) - u->base;    /* (die is in the unit: at or after its DIE) */
     /* the last scope that starts before die, then out through its parents to the first whose subtree holds it */
     size_t lo = 0, hi = u->v.n;
     while (hi - lo > 1) {
@@ -223,14 +226,14 @@ int dwarf_scopes_containing(struct dwarf_scope_index *x, Dwarf_Die *die, Dwarf_D
             hi = mid;
     }
     uint32_t at = (uint32_t)lo;
-    while (at != UINT32_MAX && off >= u->v.v[at].end)
+    while (at != UINT32_MAX && u->v.v[at].end != UINT32_MAX && off >= u->v.v[at].end)
         at = u->v.v[at].parent;
     int n = 0;
     for (; at != UINT32_MAX; at = u->v.v[at].parent) {
         if (n == max)
             return -1;
         Dwarf *dw = dwarf_cu_getdwarf(unit.cu);
-        if (!dw || !dwarf_offdie(dw, u->v.v[at].start, &out[n]))
+        if (!dw || !dwarf_offdie(dw, u->base + u->v.v[at].start, &out[n]))
             return -1;
         n++;
     }
@@ -243,7 +246,7 @@ int dwarf_scopes_next_sibling(struct dwarf_scope_index *x, Dwarf_Die *die, Dwarf
     struct dwarf_unit_scopes *u = dwarf_haschildren(die) > 0 ? unit_of(x, die, &unit) : NULL;
     if (!u)
         return dwarf_siblingof(die, next);    /* a childless DIE: its own entry is all libdw reads */
-    Dwarf_Off off = dwarf_dieoffset(die);
+    Dwarf_Off off = dwarf_dieoffset(die) - u->base;
     size_t lo = 0, hi = u->v.n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -252,13 +255,13 @@ int dwarf_scopes_next_sibling(struct dwarf_scope_index *x, Dwarf_Die *die, Dwarf
         else
             hi = mid;
     }
-    if (lo == u->v.n || u->v.v[lo].start != off || u->v.v[lo].end == UINT64_MAX)
+    if (lo == u->v.n || u->v.v[lo].start != off || u->v.v[lo].end == UINT32_MAX)
         return dwarf_siblingof(die, next);
     Dwarf_Off end = u->v.v[lo].end;           /* inside the unit: the walk checked every end it recorded */
     if (*((const uint8_t *)die->addr + (end - off)) == 0)
         return 1;                             /* the null entry that closes the parent's children */
     Dwarf *dw = dwarf_cu_getdwarf(die->cu);
-    return dw && dwarf_offdie(dw, end, next) ? 0 : -1;
+    return dw && dwarf_offdie(dw, u->base + end, next) ? 0 : -1;
 }
 
 void dwarf_scope_index_free(struct dwarf_scope_index *x)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* test_vec.c: the growable-array helper: push, reserve, overflow refused without touching the array. */
+/* test_vec.c: the growable-array helper: push, reserve, overflow refused without touching the array, shrink to fit. */
 #include "base/vec.h"
 
 #include <setjmp.h>
@@ -63,12 +63,37 @@ static void test_overflow_is_an_error(void **state)
     vec_free(&arr);
 }
 
+static void test_shrink_to_fit(void **state)
+{
+    (void)state;
+    VEC_OF(struct pair) arr = {0};
+    for (int i = 0; i < 1000; i++) {
+        struct pair *p = vec_push(&arr);
+        assert_non_null(p);
+        p->a = i;
+    }
+    assert_int_equal(arr.cap, 1024);
+    vec_shrink(&arr);
+    assert_int_equal(arr.n, 1000);
+    assert_int_equal(arr.cap, 1000);
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(arr.v[i].a, i);
+    assert_non_null(vec_push(&arr));        /* grows again from there */
+    assert_int_equal(arr.n, 1001);
+    assert_true(arr.cap >= 1001);
+    vec_free(&arr);
+    vec_shrink(&arr);                        /* an empty array stays empty */
+    assert_null(arr.v);
+    assert_int_equal(arr.cap, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_push_grows_and_zeroes),
         cmocka_unit_test(test_reserve_keeps_contents),
         cmocka_unit_test(test_overflow_is_an_error),
+        cmocka_unit_test(test_shrink_to_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
