@@ -68,25 +68,16 @@ struct svg_frame {
     uint32_t frame;          /* the name's frame id (PROFILE_NO_FRAME for the root) */
 };
 
-struct svg_layout_work;
-
 struct svg_layout {
     struct svg_frame *frames;    /* preorder, siblings sorted by name */
     size_t n_frames;
-    size_t frames_room;          /* frames allocated (big_alloc): all that will be drawn */
-    uint32_t max_depth;          /* known once prepared */
-    struct svg_layout_work *work;    /* what placing needs: svg_layout_place's */
+    size_t frames_room;          /* frames allocated (big_alloc) */
+    uint32_t max_depth;
 };
 
 /* Lay out p for a chart chart_width px wide, leaving out frames narrower than min_width px (and all they
- * contain), in two steps: svg_layout_prepare finds the frames to draw (their count is frames_room) and how
- * deep they go, and takes all the memory; svg_layout_place then puts them in order into frames, which cannot
- * fail, calling placed (when given) with the count of frames placed so far every SVG_LAYOUT_STEP frames and at
- * the end, so what is placed can be used while the rest is. Returns 0, or -1 with errno on allocation
- * failure. */
-#define SVG_LAYOUT_STEP 1024u
-int svg_layout_prepare(const struct profile *p, double chart_width, double min_width, struct svg_layout *out);
-void svg_layout_place(struct svg_layout *l, void (*placed)(void *ctx, size_t n_frames), void *ctx);
+ * contain). Returns 0, or -1 with errno on allocation failure. */
+int svg_layout_build(const struct profile *p, double chart_width, double min_width, struct svg_layout *out);
 void svg_layout_free(struct svg_layout *l);
 
 /* ---- styled frames (svg_writer.c): a differential graph's colours and tooltips ----------------------- */

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* svg_layout.c: places the merged stack tree on the chart: siblings sorted by name left to right (as
  * flamegraph.pl does), each frame's offset in samples and depth, frames too narrow to draw left out (they
- * still count in their parent's width). Memory and time grow with the tree's nodes, not with samples. Two
- * steps: the frames to draw found and all memory taken (prepare), then placed in order (place), which the
- * writer formats as they come. */
+ * still count in their parent's width). Memory and time grow with the tree's nodes, not with samples. */
 #include "flamegraph/svg_internal.h"
 
 #include "flamegraph/big_alloc.h"
@@ -32,39 +30,28 @@ struct drawn_children {
 
 static int drawn_children_build(const struct profile_node *nodes, size_t n, double px_per_sample,
                                 double min_width, struct drawn_children *dc, size_t *drawn_count,
-                                size_t *most_children, uint32_t *max_depth)
+                                size_t *most_children)
 {
     dc->n_nodes = n;
     dc->drawn = big_alloc(n * sizeof(*dc->drawn), BIG_ALL_OVER);
     dc->offset = big_alloc((n + 1) * sizeof(*dc->offset), BIG_ALL_OVER);
     uint64_t *pairs = big_alloc(n * sizeof(*pairs), BIG_IN_ORDER);   /* parent's number << 32 | child, for drawn parents */
-    uint32_t *depth = big_alloc(n * sizeof(*depth), BIG_IN_ORDER);   /* per drawn node: its depth */
-    if (!dc->drawn || !dc->offset || !pairs || !depth) {
+    if (!dc->drawn || !dc->offset || !pairs) {
         big_free(pairs, n * sizeof(*pairs));
-        big_free(depth, n * sizeof(*depth));
         return -1;
     }
     size_t n_drawn = 0, n_pairs = 0;
-    *max_depth = 0;
     for (size_t v = 0; v < n; v++) {
-        uint32_t d = UINT32_MAX;
         if (v > 0) {
-            d = dc->drawn[nodes[v].parent];
+            uint32_t d = dc->drawn[nodes[v].parent];
             if (d != UINT32_MAX) {
                 dc->offset[d + 1]++;
                 pairs[n_pairs++] = (uint64_t)d << 32 | v;
             }
         }
-        /* drawn: wide, under a drawn parent (never narrower: always so), as placing reaches them */
-        bool wide = v == 0 || (d != UINT32_MAX && (double)nodes[v].total * px_per_sample >= min_width);
-        if (wide) {
-            depth[n_drawn] = v == 0 ? 0 : depth[d] + 1;
-            if (depth[n_drawn] > *max_depth)
-                *max_depth = depth[n_drawn];
-        }
+        bool wide = v == 0 || (double)nodes[v].total * px_per_sample >= min_width;
         dc->drawn[v] = wide ? (uint32_t)n_drawn++ : UINT32_MAX;
     }
-    big_free(depth, n * sizeof(*depth));
     *drawn_count = n_drawn;
     *most_children = 0;
     for (size_t d = 0; d < n_drawn; d++) {
@@ -170,33 +157,7 @@ static void totals_left_of(const struct profile *p, const struct drawn_children 
     }
 }
 
-/* What placing needs, taken by svg_layout_prepare. */
-struct svg_layout_work {
-    const struct profile *p;
-    struct drawn_children dc;
-    struct svg_frame *stack;             /* the frames still to place, the next on top */
-    uint32_t *stack_drawn;               /* each stacked frame's drawn number */
-    struct kid *kids;
-    uint64_t *left_of;
-    size_t most_kids;
-    uint64_t total;
-};
-
-static void work_free(struct svg_layout_work *w)
-{
-    if (!w)
-        return;
-    free(w->stack);
-    free(w->stack_drawn);
-    big_free(w->kids, (w->most_kids + 1) * sizeof(*w->kids));
-    big_free(w->left_of, (w->most_kids + 1) * sizeof(*w->left_of));
-    big_free(w->dc.drawn, w->dc.n_nodes * sizeof(*w->dc.drawn));
-    big_free(w->dc.offset, (w->dc.n_nodes + 1) * sizeof(*w->dc.offset));
-    big_free(w->dc.children, w->dc.n_children * sizeof(*w->dc.children));
-    free(w);
-}
-
-int svg_layout_prepare(const struct profile *p, double chart_width, double min_width, struct svg_layout *out)
+int svg_layout_build(const struct profile *p, double chart_width, double min_width, struct svg_layout *out)
 {
     memset(out, 0, sizeof(*out));
     size_t n = 0;
@@ -205,73 +166,70 @@ int svg_layout_prepare(const struct profile *p, double chart_width, double min_w
         return 0;
     double px_per_sample = chart_width / (double)nodes[0].total;
 
-    struct svg_layout_work *w = calloc(1, sizeof(*w));
-    if (!w)
-        return -1;
-    out->work = w;
-    w->p = p;
-    w->total = nodes[0].total;
-    size_t n_drawn = 0;
-    if (drawn_children_build(nodes, n, px_per_sample, min_width, &w->dc, &n_drawn, &w->most_kids,
-                             &out->max_depth) != 0)
-        goto fail;
+    struct drawn_children dc = { 0 };
+    struct svg_frame *stack = NULL;
+    uint32_t *stack_drawn = NULL;
+    struct kid *kids = NULL;
+    uint64_t *left_of = NULL;
+    size_t n_drawn = 0, most_kids = 0;
+    int rc = -1;
+    if (drawn_children_build(nodes, n, px_per_sample, min_width, &dc, &n_drawn, &most_kids) != 0)
+        goto done;
     /* sized by what is drawn, not by the nodes: a big profile draws a small part of its tree. The stack
      * (a path's drawn siblings at most) touches few of its pages: malloc's. */
-    w->stack = malloc(n_drawn * sizeof(*w->stack));
-    w->stack_drawn = malloc(n_drawn * sizeof(*w->stack_drawn));
-    w->kids = big_alloc((w->most_kids + 1) * sizeof(*w->kids), BIG_IN_ORDER);
-    w->left_of = big_alloc((w->most_kids + 1) * sizeof(*w->left_of), BIG_IN_ORDER);
+    stack = malloc(n_drawn * sizeof(*stack));
+    stack_drawn = malloc(n_drawn * sizeof(*stack_drawn));   /* each stacked frame's drawn number */
+    kids = big_alloc((most_kids + 1) * sizeof(*kids), BIG_IN_ORDER);
+    left_of = big_alloc((most_kids + 1) * sizeof(*left_of), BIG_IN_ORDER);
     out->frames = big_alloc(n_drawn * sizeof(*out->frames), BIG_IN_ORDER);
     out->frames_room = n_drawn;
-    if (!w->stack || !w->stack_drawn || !w->kids || !w->left_of || !out->frames)
-        goto fail;
-    return 0;
-fail:;
-    int saved = errno;
-    svg_layout_free(out);
-    errno = saved ? saved : ENOMEM;
-    return -1;
-}
+    if (!stack || !stack_drawn || !kids || !left_of || !out->frames)
+        goto done;
 
-void svg_layout_place(struct svg_layout *out, void (*placed)(void *ctx, size_t n_frames), void *ctx)
-{
-    struct svg_layout_work *w = out->work;
-    if (!w)                              /* nothing to draw */
-        return;
-    struct svg_frame *stack = w->stack;
-    uint32_t *stack_drawn = w->stack_drawn;
     size_t depth_of_stack = 0;
     stack_drawn[depth_of_stack] = 0;
-    stack[depth_of_stack++] = (struct svg_frame){ .node = 0, .depth = 0, .start = 0, .total = w->total,
+    stack[depth_of_stack++] = (struct svg_frame){ .node = 0, .depth = 0, .start = 0, .total = nodes[0].total,
                                                   .frame = PROFILE_NO_FRAME };
     while (depth_of_stack > 0) {
         struct svg_frame f = stack[--depth_of_stack];
         uint32_t drawn = stack_drawn[depth_of_stack];
         out->frames[out->n_frames++] = f;
-        if (placed && out->n_frames % SVG_LAYOUT_STEP == 0)
-            placed(ctx, out->n_frames);
+        if (f.depth > out->max_depth)
+            out->max_depth = f.depth;
         /* children left to right from the parent's left edge; pushed right to left so the leftmost is
          * drawn first */
-        size_t k = sorted_drawn_children(w->p, &w->dc, drawn, w->kids);
+        size_t k = sorted_drawn_children(p, &dc, drawn, kids);
         if (k == 0)
             continue;
-        totals_left_of(w->p, &w->dc, drawn, w->kids, k, w->left_of);
+        totals_left_of(p, &dc, drawn, kids, k, left_of);
         for (size_t i = k; i > 0; i--) {
-            const struct kid *c = &w->kids[i - 1];
+            const struct kid *c = &kids[i - 1];
             stack_drawn[depth_of_stack] = c->drawn;
             stack[depth_of_stack++] = (struct svg_frame){ .node = c->node, .depth = f.depth + 1,
-                                                          .start = f.start + w->left_of[i - 1],
+                                                          .start = f.start + left_of[i - 1],
                                                           .total = c->total, .name = c->name,
                                                           .frame = c->frame };
         }
     }
-    if (placed && out->n_frames % SVG_LAYOUT_STEP != 0)
-        placed(ctx, out->n_frames);
+    rc = 0;
+done:
+    if (rc != 0) {
+        int saved = errno;
+        svg_layout_free(out);
+        errno = saved ? saved : ENOMEM;
+    }
+    free(stack);
+    free(stack_drawn);
+    big_free(kids, (most_kids + 1) * sizeof(*kids));
+    big_free(left_of, (most_kids + 1) * sizeof(*left_of));
+    big_free(dc.drawn, dc.n_nodes * sizeof(*dc.drawn));
+    big_free(dc.offset, (dc.n_nodes + 1) * sizeof(*dc.offset));
+    big_free(dc.children, dc.n_children * sizeof(*dc.children));
+    return rc;
 }
 
 void svg_layout_free(struct svg_layout *l)
 {
     big_free(l->frames, l->frames_room * sizeof(*l->frames));
-    work_free(l->work);
     memset(l, 0, sizeof(*l));
 }

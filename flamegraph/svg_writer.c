@@ -2,12 +2,10 @@
 /* svg_writer.c: renders a profile as one self-contained interactive SVG flame graph (or icicle graph):
  * title, optional subtitle and header, one <g> per drawn frame carrying its sample offset, count and depth
  * as data attributes for the embedded script (svg_script.js), which does zoom, search and the URL state.
- * The frames are formatted on a second thread as the layout places them on this one (base/handoff), into
- * buffers that a third thread writes (background_writer.c). A differential
+ * The frames are formatted into buffers that a second thread writes (background_writer.c). A differential
  * graph (diff_profile.c) gives each frame its colour and the end of its tooltip (svg_frame_style). */
 #include "flamegraph/svg_internal.h"
 
-#include "base/handoff.h"
 #include "base/vec.h"
 #include "flamegraph/background_writer.h"
 
@@ -338,53 +336,7 @@ static int write_frame(struct svg_out *o, const struct svg_frame *f, const struc
     return background_writer_write(o->writer, o->big.v, format_frame(o->big.v, o, f, name, len, g, total, opts));
 }
 
-/* The layout's frames, handed to the formatting thread a step (SVG_LAYOUT_STEP frames) at a time as they
- * are placed. */
-#define SVG_QUEUE 8u
-
-struct frame_pipe {
-    struct handoff handoff;
-    size_t from[SVG_QUEUE], to[SVG_QUEUE];   /* the slots: frames [from, to) of the layout */
-    size_t handed;                           /* frames handed on so far */
-    int error;                               /* the hand-off's (the formatting's) error, once seen */
-    struct svg_out *o;
-    const struct svg_layout *layout;
-    const struct svg_geometry *g;
-    uint64_t total;
-    const struct svg_options *opts;
-};
-
-/* The formatting thread's work: one step's frames into the output. */
-static int format_slot(void *ctx, size_t slot)
-{
-    struct frame_pipe *fp = ctx;
-    const struct svg_frame *frames = fp->layout->frames;
-    size_t to = fp->to[slot];
-    for (size_t i = fp->from[slot]; i < to; i++) {
-        if (i + SVG_PREFETCH < to && frames[i + SVG_PREFETCH].name)
-            __builtin_prefetch(frames[i + SVG_PREFETCH].name);
-        if (write_frame(fp->o, &frames[i], fp->g, fp->total, fp->opts) != 0)
-            return errno ? errno : EIO;
-    }
-    return 0;
-}
-
-/* The layout placed frames up to n: hand those not yet handed on to the formatting thread. */
-static void frames_placed(void *ctx, size_t n)
-{
-    struct frame_pipe *fp = ctx;
-    if (fp->error)
-        return;
-    size_t slot = handoff_slot(&fp->handoff, &fp->error);
-    if (fp->error)
-        return;
-    fp->from[slot] = fp->handed;
-    fp->to[slot] = n;
-    fp->handed = n;
-    fp->error = handoff_submit(&fp->handoff);
-}
-
-static int write_frames(FILE *out, struct svg_layout *layout, size_t n_frame_ids, const struct svg_geometry *g,
+static int write_frames(FILE *out, const struct svg_layout *layout, size_t n_frame_ids, const struct svg_geometry *g,
                         uint64_t total, const struct svg_options *opts, const struct svg_frame_style *style)
 {
     size_t count_len = strlen(opts->count_name);
@@ -402,14 +354,11 @@ static int write_frames(FILE *out, struct svg_layout *layout, size_t n_frame_ids
     o.buf = background_writer_buffer(o.writer);
     o.n_frame_ids = n_frame_ids;
     o.text_of = calloc(n_frame_ids ? n_frame_ids : 1, sizeof(*o.text_of));   /* NULL: each frame's made anew */
-    struct frame_pipe fp = { .o = &o, .layout = layout, .g = g, .total = total, .opts = opts };
-    (void)handoff_open(&fp.handoff, SVG_QUEUE, format_slot, &fp);   /* without a thread: formatted here */
-    svg_layout_place(layout, frames_placed, &fp);
-    int error = handoff_close(&fp.handoff);
     int rc = 0;
-    if (error) {
-        errno = error;
-        rc = -1;
+    for (size_t i = 0; i < layout->n_frames && rc == 0; i++) {
+        if (i + SVG_PREFETCH < layout->n_frames && layout->frames[i + SVG_PREFETCH].name)
+            __builtin_prefetch(layout->frames[i + SVG_PREFETCH].name);
+        rc = write_frame(&o, &layout->frames[i], g, total, opts);
     }
     if (rc == 0)
         rc = out_flush(&o);
@@ -446,7 +395,7 @@ static int write_svg(const struct profile *p, FILE *out, const struct svg_option
         .top = SVG_FONT_SIZE * 3 + (o->subtitle ? SVG_LINE : 0) + (o->header ? SVG_LINE : 0),
     };
     struct svg_layout layout;
-    if (svg_layout_prepare(p, g.chart_width, o->min_width, &layout) != 0)
+    if (svg_layout_build(p, g.chart_width, o->min_width, &layout) != 0)
         return -1;
     size_t n_nodes = 0;
     const struct profile_node *nodes = profile_nodes(p, &n_nodes);
