@@ -65,6 +65,7 @@ struct svg_frame {
     uint64_t start;
     uint64_t total;
     const char *name;        /* NULL for the root */
+    uint32_t frame;          /* the name's frame id (PROFILE_NO_FRAME for the root) */
 };
 
 struct svg_layout {

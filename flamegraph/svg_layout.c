@@ -188,7 +188,8 @@ int svg_layout_build(const struct profile *p, double chart_width, double min_wid
 
     size_t depth_of_stack = 0;
     stack_drawn[depth_of_stack] = 0;
-    stack[depth_of_stack++] = (struct svg_frame){ .node = 0, .depth = 0, .start = 0, .total = nodes[0].total };
+    stack[depth_of_stack++] = (struct svg_frame){ .node = 0, .depth = 0, .start = 0, .total = nodes[0].total,
+                                                  .frame = PROFILE_NO_FRAME };
     while (depth_of_stack > 0) {
         struct svg_frame f = stack[--depth_of_stack];
         uint32_t drawn = stack_drawn[depth_of_stack];
@@ -206,7 +207,8 @@ int svg_layout_build(const struct profile *p, double chart_width, double min_wid
             stack_drawn[depth_of_stack] = c->drawn;
             stack[depth_of_stack++] = (struct svg_frame){ .node = c->node, .depth = f.depth + 1,
                                                           .start = f.start + left_of[i - 1],
-                                                          .total = c->total, .name = c->name };
+                                                          .total = c->total, .name = c->name,
+                                                          .frame = c->frame };
         }
     }
     rc = 0;
