@@ -36,6 +36,8 @@ static struct sampler *sampler_new(const struct sampler_config *cfg)
         sampler_close(s);
         return NULL;
     }
+    if (cfg->long_running)
+        record_queue_keep_spares_under(&s->queue, SAMPLER_LONG_RUNNING_SPARE_MAX_BYTES);
     return s;
 }
 

@@ -53,7 +53,8 @@ struct sampler_config {
      * mapped later get what the local places have. NULL: the local places alone. */
     struct debug_files *debug_files;
     /* A consumer that runs as long as it is left (taskspy top): no per-task tables kept for the summary (tasks
-     * seen), so memory does not grow with the tasks the target spawns. */
+     * seen), so memory does not grow with the tasks the target spawns, and no big record batch kept for reuse
+     * after a stall of the processing thread. */
     bool long_running;
     /* A problem that does not stop the recording (a marker left out, a slower route taken): one line
      * without a prefix or newline. May be called from sampler_open and sampler_run. NULL: not reported. */

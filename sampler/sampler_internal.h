@@ -28,6 +28,9 @@
 #define MAX_THREADS 65536
 /* Records copied out and waiting for the processing thread, at most (then samples are left out, counted). */
 #define SAMPLER_QUEUE_MAX_BYTES (256u << 20)
+/* A long-running consumer's processed batches kept for reuse, each at most (bigger ones come from a stall of the
+   processing thread: kept, they would hold its memory at that stall's mark for the rest of the view) */
+#define SAMPLER_LONG_RUNNING_SPARE_MAX_BYTES (1u << 20)
 /* A batch the reader keeps while the queue's lock is busy, at most (then it waits for the lock) */
 #define SAMPLER_BATCH_KEEP_MAX_BYTES (64u << 20)
 

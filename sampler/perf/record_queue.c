@@ -13,6 +13,7 @@ int record_queue_init(struct record_queue *q, size_t max_bytes)
 {
     memset(q, 0, sizeof(*q));
     q->max_bytes = max_bytes;
+    q->spare_max_bytes = RECORD_QUEUE_SPARE_MAX_BYTES;
     if (pthread_mutex_init(&q->lock, NULL) != 0)
         return -1;
     if (pthread_cond_init(&q->changed, NULL) != 0) {
@@ -20,6 +21,11 @@ int record_queue_init(struct record_queue *q, size_t max_bytes)
         return -1;
     }
     return 0;
+}
+
+void record_queue_keep_spares_under(struct record_queue *q, size_t bytes)
+{
+    q->spare_max_bytes = bytes;
 }
 
 void record_queue_free(struct record_queue *q)
@@ -149,7 +155,7 @@ void record_queue_recycle(struct record_queue *q, struct record_batch *b)
     b->bytes.n = 0;
     b->samples = 0;
     pthread_mutex_lock(&q->lock);
-    if (q->n_spares < RECORD_QUEUE_SPARES && b->bytes.v && b->bytes.cap <= RECORD_QUEUE_SPARE_MAX_BYTES) {
+    if (q->n_spares < RECORD_QUEUE_SPARES && b->bytes.v && b->bytes.cap <= q->spare_max_bytes) {
         q->spares[q->n_spares++] = *b;
         memset(b, 0, sizeof(*b));
     }

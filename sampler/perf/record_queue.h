@@ -74,12 +74,16 @@ struct record_queue {
     size_t head;
     struct record_batch spares[RECORD_QUEUE_SPARES];   /* processed, emptied, memory kept: v[0 .. n_spares) */
     size_t n_spares;
+    size_t spare_max_bytes;          /* a processed batch bigger than this is freed, not kept */
     size_t bytes, max_bytes;
     uint64_t dropped_samples;        /* samples left out because the queue was full */
     bool closed;                     /* no batch will come any more */
 };
 
 int record_queue_init(struct record_queue *q, size_t max_bytes);
+/* Keep only processed batches of at most bytes for reuse (RECORD_QUEUE_SPARE_MAX_BYTES unless told): a consumer
+ * that runs as long as it is left keeps none of the big batches a stall of its processing thread made. */
+void record_queue_keep_spares_under(struct record_queue *q, size_t bytes);
 void record_queue_free(struct record_queue *q);
 /* Append an entry to a batch (header, then size bytes from data). Returns 0, or -1 out of memory. */
 int record_batch_add(struct record_batch *b, const struct queued_entry *e, const void *data);

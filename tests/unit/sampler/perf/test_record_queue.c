@@ -164,6 +164,34 @@ static void test_threads_hand_over_in_order(void **state)
     record_queue_free(&q);
 }
 
+/* A consumer that keeps only small spares: a big processed batch is freed, a small one kept. */
+static void test_big_spares_freed(void **state)
+{
+    (void)state;
+    struct record_queue q;
+    assert_int_equal(record_queue_init(&q, SIZE_MAX), 0);
+    record_queue_keep_spares_under(&q, 4096);
+    struct record_batch b = { 0 }, got = { 0 };
+    for (int i = 0; i < 64; i++)
+        add_record(&b, PERF_RECORD_SAMPLE, (uint64_t)i, 200);   /* some 16 KB */
+    assert_int_equal(record_queue_push(&q, &b), 0);
+    assert_true(record_queue_pop(&q, &got));
+    assert_true(got.bytes.cap > 4096);
+    record_queue_recycle(&q, &got);
+    assert_int_equal(q.n_spares, 0);                 /* freed */
+    assert_null(got.bytes.v);
+    add_record(&b, PERF_RECORD_SAMPLE, 100, 64);
+    assert_int_equal(record_queue_push(&q, &b), 0);
+    assert_null(b.bytes.v);                          /* no spare to hand back */
+    assert_true(record_queue_pop(&q, &got));
+    assert_true(got.bytes.cap <= 4096);
+    record_queue_recycle(&q, &got);
+    assert_int_equal(q.n_spares, 1);                 /* kept */
+    record_batch_free(&b);
+    record_queue_close(&q);
+    record_queue_free(&q);
+}
+
 static void test_recycled_memory_comes_back(void **state)
 {
     (void)state;
@@ -222,6 +250,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_recycled_memory_comes_back),
+        cmocka_unit_test(test_big_spares_freed),
         cmocka_unit_test(test_entry_from_pieces),
         cmocka_unit_test(test_order_and_budget),
         cmocka_unit_test(test_offer_does_not_wait),
