@@ -56,16 +56,24 @@ static struct sampler_sample sample_at(const uint64_t *ips, uint64_t time_ns, bo
                                     .task_id = in_task ? 7 : 0 };
 }
 
+/* A view's model and its samples' side, told this program's mapping. */
+static struct top_samples *open_view(struct task_top **model)
+{
+    *model = task_top_new(&(struct task_top_options){ .sample_hz = 99 });
+    assert_non_null(*model);
+    struct top_samples *k = top_samples_new(*model);
+    assert_non_null(k);
+    char path[PATH_MAX];
+    tell_own_mapping(k, path, sizeof(path));
+    return k;
+}
+
 static void test_frames_survive_renewal(void **state)
 {
     (void)state;
     assert_int_equal(top_samples_test_leaf(2), 7);
-    struct task_top *model = task_top_new(&(struct task_top_options){ .sample_hz = 99 });
-    assert_non_null(model);
-    struct top_samples *k = top_samples_new(model);
-    assert_non_null(k);
-    char path[PATH_MAX];
-    tell_own_mapping(k, path, sizeof(path));
+    struct task_top *model;
+    struct top_samples *k = open_view(&model);
     const uint64_t ips[1] = { (uint64_t)(uintptr_t)&top_samples_test_leaf + 1 };
     const uint64_t t0 = 1000000000ull;
 
@@ -101,12 +109,8 @@ static void test_frames_survive_renewal(void **state)
 static void test_replaced_mapping(void **state)
 {
     (void)state;
-    struct task_top *model = task_top_new(&(struct task_top_options){ .sample_hz = 99 });
-    assert_non_null(model);
-    struct top_samples *k = top_samples_new(model);
-    assert_non_null(k);
-    char path[PATH_MAX];
-    tell_own_mapping(k, path, sizeof(path));
+    struct task_top *model;
+    struct top_samples *k = open_view(&model);
     const uint64_t ips[1] = { (uint64_t)(uintptr_t)&top_samples_test_leaf + 1 };
     struct sampler_sample s = sample_at(ips, 1000000000ull, true);
     assert_non_null(top_samples_frame(k, &s));
