@@ -202,7 +202,7 @@ void sampler_queue_poll(void *ctx, const struct sampler_poll *p)
     struct queued_entry e = { .kind = QUEUED_POLL, .size = (uint32_t)sizeof(*p) };
     struct sampler_poll named = *p;
     if (s->tls)
-        named.task_id = tls_join_task_of_probe_id(s->tls, p->task_id);   /* the samples' ids */
+        named.task_id = tls_join_task_of_probe_id(s->tls, p->task_id, p->start_addr);   /* the samples' ids */
     add_entry(s, &e, &named);
 }
 

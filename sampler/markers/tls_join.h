@@ -90,8 +90,9 @@ uint64_t tls_join_tasks_seen(const struct tls_join *j);
  * CONTEXT (tokio's ids where the probes give header addresses or a fixture's own ids), learnt from the
  * samples both placed in a task; probe_id itself when the ids are the same kind, the samples are named by
  * the probes' ids, or the task was not sampled yet. For poll events, so that they name the tasks the samples
- * do. */
-uint64_t tls_join_task_of_probe_id(const struct tls_join *j, uint64_t probe_id);
+ * do. poll_function: the poll's probe address (0: unknown); a pair learnt in another poll function is not
+ * this poll's task (tokio gives a finished task's header to a new one), so probe_id itself then too. */
+uint64_t tls_join_task_of_probe_id(const struct tls_join *j, uint64_t probe_id, uint64_t poll_function);
 const struct tls_join_stats *tls_join_stats(const struct tls_join *j);
 void tls_join_close(struct tls_join *j);
 

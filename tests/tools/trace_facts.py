@@ -22,9 +22,17 @@ end-to-end tests check, one "NAME VALUE" line each:
   named_polls N            with --spawn-log: polls named "task: task_KIND" (a known entry)
   misnamed N               ... of which the log gives the task another kind
   share_KIND P             with --spawn-log: percentage of the poll time of the logged tasks spent in KIND
+                           (wall time: a poll whose thread was preempted counts its whole span)
+  in_poll_share_KIND P     with --spawn-log: of the samples that fall inside a poll of a logged task on their
+                           thread (by ts), the percentage inside polls of KIND (on-CPU, so preemption-proof)
+  in_poll_samples N        ... how many samples fell inside such polls
+  in_poll_mismatch N       ... of which the stack's root is not "task: task_KIND" for the poll's KIND
   sample_share_KIND P      with --folded: percentage of task-rooted samples under "task: task_KIND"
   root_poll_share_R P      with --roots R1,R2,...: percentage of the poll time of polls named by those roots
                            spent in polls named R (as a poll is named: its task root, e.g. "task: f")
+  root_in_poll_share_R P   with --roots: of the samples inside polls named by those roots, the percentage
+                           inside polls named R; root_in_poll_samples N, root_in_poll_mismatch N (stack
+                           root other than the poll's name) as above
   root_sample_share_R P    with --roots and --folded: percentage of the samples under those roots that are
                            under R (spaces in R written as "_" in the fact's name)
 
@@ -32,6 +40,7 @@ usage: trace_facts.py TRACE [--folded FOLDED] [--spawn-log LOG] [--roots R1,R2,.
   LOG: the C executor fixture's --log-tasks output ("spawn ID KIND" lines).
 """
 import argparse
+import bisect
 import collections
 import json
 import sys
@@ -144,6 +153,41 @@ def folded_counts(path):
     return counts
 
 
+def in_poll_samples(polls, samples, frames, label_of):
+    """The samples that fall inside a poll on their thread: a Counter of (the poll's label, the sample's stack
+    root) over polls whose label_of(poll) is not None."""
+    spans = collections.defaultdict(list)
+    for e in polls:
+        label = label_of(e)
+        if label is not None and isinstance(e.get("dur"), (int, float)):
+            spans[(e.get("pid"), e.get("tid"))].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), label))
+    starts = {}
+    for key, lst in spans.items():
+        lst.sort()
+        starts[key] = [start for start, _, _ in lst]
+    pairs = collections.Counter()
+    for e in samples:
+        key = (e.get("pid"), e.get("tid"))
+        if key not in spans or not isinstance(e.get("ts"), (int, float)):
+            continue
+        t = ns(e["ts"])
+        i = bisect.bisect_right(starts[key], t) - 1
+        if i >= 0 and t <= spans[key][i][1]:
+            stack = stack_of(frames, e["sf"]) if "sf" in e else None
+            pairs[(spans[key][i][2], stack.split(";")[0] if stack else None)] += 1
+    return pairs
+
+
+def in_poll_facts(pairs, labels, prefix, root_of_label, out):
+    """Facts PREFIX_share_LABEL, PREFIX_samples and PREFIX_mismatch from in_poll_samples' pairs."""
+    total = sum(pairs.values())
+    for label in labels:
+        n = sum(c for (lab, _), c in pairs.items() if lab == label)
+        out[prefix + "_share_" + label.replace(" ", "_")] = "%.1f" % (100.0 * n / total) if total else "nan"
+    out[prefix + "_samples"] = total
+    out[prefix + "_mismatch"] = sum(c for (lab, root), c in pairs.items() if root != root_of_label(lab))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("trace")
@@ -212,6 +256,8 @@ def main():
         total = sum(time.values())
         for k in kinds:
             out["share_" + k] = "%.1f" % (100.0 * time[k] / total) if total else "nan"
+        pairs = in_poll_samples(polls, samples, frames, lambda e: kind_of.get(str(e.get("args", {}).get("task_id"))))
+        in_poll_facts(pairs, kinds, "in_poll", lambda k: "task: task_" + k, out)
     if a.roots:
         roots = a.roots.split(",")
         poll_time = collections.Counter()
@@ -221,6 +267,8 @@ def main():
         total = sum(poll_time.values())
         for r in roots:
             out["root_poll_share_" + r.replace(" ", "_")] = "%.1f" % (100.0 * poll_time[r] / total) if total else "nan"
+        pairs = in_poll_samples(polls, samples, frames, lambda e: e["name"] if e.get("name") in roots else None)
+        in_poll_facts(pairs, roots, "root_in_poll", lambda r: r, out)
         if a.folded:
             under = {r: sum(n for st, n in folded_counts(a.folded).items() if st.split(";")[0] == r) for r in roots}
             total = sum(under.values())
