@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* top_samples.c: the sampler's side of `taskspy top` (top_samples.h). Each sample in a task is told to the view's
- * model with its innermost frame outside Rust's standard library, looked up once per address. The symbol state
+ * model with its innermost frame of the program's own (in its executable, outside Rust's standard library),
+ * looked up once per address. The symbol state
  * behind those lookups (the symbolizer with the objects' symbols and DWARF, the prepared frames, the map of
  * addresses) grows with each code path first sampled: in a view of minutes the target keeps reaching new ones,
  * so the whole of it is put away and started afresh once a minute, the mappings told again (the heap it leaves is
@@ -26,6 +27,7 @@
 struct top_mapping {
     uint64_t start, end, pgoff;
     char *path, *root;
+    bool program;                     /* the target's executable: its code is the program's own */
 };
 
 /* What names the samples' frames: renewed as a whole. */
@@ -43,6 +45,7 @@ struct top_samples {
     struct profile *names;            /* the frames' names (sample_frames prepares them there): lives as long as k */
     struct symbol_state sym;
     VEC_OF(struct top_mapping) mappings;
+    char *executable;                 /* the target's executable as it names it; NULL: every object is the program's */
     uint64_t renew_at_ns;             /* on the samples' clock; 0: no sample yet */
     unsigned renewals;
 };
@@ -83,12 +86,16 @@ static bool state_open(struct top_samples *k)
     return true;
 }
 
-struct top_samples *top_samples_new(struct task_top *model)
+struct top_samples *top_samples_new(struct task_top *model, const char *executable)
 {
     struct top_samples *k = calloc(1, sizeof(*k));
     if (!k)
         return NULL;
     k->model = model;
+    if (executable && !(k->executable = strdup(executable))) {
+        free(k);
+        return NULL;
+    }
     k->names = profile_new();
     if (!k->names || !state_open(k)) {
         top_samples_free(k);
@@ -107,6 +114,7 @@ void top_samples_free(struct top_samples *k)
         free(k->mappings.v[i].root);
     }
     vec_free(&k->mappings);
+    free(k->executable);
     if (k->names)
         profile_free(k->names);
     free(k);
@@ -142,7 +150,8 @@ void top_samples_mapping(void *ctx, const struct sampler_mapping *m)
         if (keep)
             k->mappings.n--;
     } else {
-        *keep = (struct top_mapping){ .start = m->start, .end = m->end, .pgoff = m->pgoff, .path = path, .root = root };
+        *keep = (struct top_mapping){ .start = m->start, .end = m->end, .pgoff = m->pgoff, .path = path, .root = root,
+                                      .program = !k->executable || strcmp(path, k->executable) == 0 };
     }
     if (k->sym.open)
         symbolizer_add_mapping(k->sym.symbolizer, m->start, m->end, m->pgoff, m->path, m->root);
@@ -166,7 +175,39 @@ static bool standard_library(const char *name)
     return false;
 }
 
-/* (Rust's standard library: its inlined helpers too, wrapping_mul, memcpy's callers.) */
+/* Whether address is in the code of another object than the target's executable (libc, the loader, the vDSO, a
+   library it links): such a frame is not the program's own, and is never symbolized (on a tokio server's first
+   busy second, opening libc's debug file was a third of top's CPU). The latest mapping that holds it decides. */
+static bool outside_program(const struct top_samples *k, uint64_t address)
+{
+    for (size_t i = k->mappings.n; i-- > 0;) {
+        const struct top_mapping *m = &k->mappings.v[i];
+        if (address >= m->start && address < m->end)
+            return !m->program;
+    }
+    return false;
+}
+
+/* The innermost frame of the program's own at address (a return address when caller), a frame id in names + 1, 0
+   when there is none there; -1 when out of memory. (Rust's standard library: its inlined helpers too, wrapping_mul,
+   memcpy's callers; the C library and the other shared objects: their callers.) */
+static int64_t own_frame_at(struct top_samples *k, uint64_t address, bool caller)
+{
+    struct symbol_state *st = &k->sym;
+    if (outside_program(k, address - caller))
+        return 0;
+    const struct sample_address *c = sample_frames_of(&st->frames, address, caller, false);
+    if (!c)
+        return -1;
+    for (uint32_t j = c->n; j-- > 0;) {
+        uint32_t function = st->frames.pool.v[c->first + j].function;
+        const char *name = profile_frame_name(k->names, function);
+        if (name[0] && !standard_library(name))
+            return (int64_t)function + 1;
+    }
+    return 0;
+}
+
 const char *top_samples_frame(struct top_samples *k, const struct sampler_sample *s)
 {
     struct symbol_state *st = &k->sym;
@@ -176,18 +217,10 @@ const char *top_samples_frame(struct top_samples *k, const struct sampler_sample
         uint64_t key = s->user_ips[i] * 2 + (i > 0);
         uint32_t own;
         if (!u64_map_get(&st->own_frames, key, &own)) {
-            const struct sample_address *c = sample_frames_of(&st->frames, s->user_ips[i], i > 0, false);
-            if (!c)
+            int64_t found = own_frame_at(k, s->user_ips[i], i > 0);
+            if (found < 0 || u64_map_put(&st->own_frames, key, (uint32_t)found) != 0)
                 return NULL;
-            own = 0;
-            for (uint32_t j = c->n; own == 0 && j-- > 0;) {
-                uint32_t function = st->frames.pool.v[c->first + j].function;
-                const char *name = profile_frame_name(k->names, function);
-                if (name[0] && !standard_library(name))
-                    own = function + 1;
-            }
-            if (u64_map_put(&st->own_frames, key, own) != 0)
-                return NULL;
+            own = (uint32_t)found;
         }
         if (own)
             return profile_frame_name(k->names, own - 1);

@@ -2,7 +2,8 @@
 /* test_top_samples.c: cli/top_samples, the sampler's side of `taskspy top`, on this test program's own code: a
  * sample is told with its innermost frame outside Rust's standard library (here a C function: the leaf itself); a
  * minute of samples later the symbol state is renewed, the mappings told again, and the same address gives the
- * same name (the same pointer: the names live on); a sample in no task is told without a frame. */
+ * same name (the same pointer: the names live on); a sample in no task is told without a frame; a frame in the C
+ * library is passed over for its caller in the program's executable. */
 #include "cli/top_samples.h"
 
 #include <setjmp.h>
@@ -24,29 +25,36 @@ __attribute__((noinline)) int top_samples_test_leaf(int x)
     return x * 3 + 1;
 }
 
-/* This program's executable mapping, as the sampler tells it. */
-static void tell_own_mapping(struct top_samples *k, char *path, size_t path_len)
+/* The executable mappings of this process whose file is path (exact), or whose name holds part (when path is NULL),
+ * told as the sampler tells them; the file's path into file (file_len bytes). */
+static void tell_mappings(struct top_samples *k, const char *path, const char *part, char *file, size_t file_len)
 {
-    ssize_t n = readlink("/proc/self/exe", path, path_len - 1);
-    assert_true(n > 0);
-    path[n] = '\0';
     FILE *maps = fopen("/proc/self/maps", "r");
     assert_non_null(maps);
     char line[PATH_MAX + 128];
     bool told = false;
     while (fgets(line, sizeof(line), maps)) {
         unsigned long long start, end, pgoff;
-        char perms[8], file[PATH_MAX];
-        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &start, &end, perms, &pgoff, file) != 5)
+        char perms[8], name[PATH_MAX];
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &start, &end, perms, &pgoff, name) != 5)
             continue;
-        if (perms[2] != 'x' || strcmp(file, path) != 0)
+        if (perms[2] != 'x' || (path ? strcmp(name, path) != 0 : strstr(name, part) == NULL))
             continue;
-        top_samples_mapping(k, &(struct sampler_mapping){ .start = start, .end = end, .pgoff = pgoff, .path = path,
+        snprintf(file, file_len, "%s", name);
+        top_samples_mapping(k, &(struct sampler_mapping){ .start = start, .end = end, .pgoff = pgoff, .path = name,
                                                           .root = "", .executable = true });
         told = true;
     }
     fclose(maps);
     assert_true(told);
+}
+
+/* This program's executable, as /proc/self/exe names it. */
+static void own_executable(char *path, size_t path_len)
+{
+    ssize_t n = readlink("/proc/self/exe", path, path_len - 1);
+    assert_true(n > 0);
+    path[n] = '\0';
 }
 
 static struct sampler_sample sample_at(const uint64_t *ips, uint64_t time_ns, bool in_task)
@@ -56,15 +64,18 @@ static struct sampler_sample sample_at(const uint64_t *ips, uint64_t time_ns, bo
                                     .task_id = in_task ? 7 : 0 };
 }
 
-/* A view's model and its samples' side, told this program's mapping. */
-static struct top_samples *open_view(struct task_top **model)
+/* A view's model and its samples' side (this program the target's executable when named), told this program's
+ * mapping and the C library's. */
+static struct top_samples *open_view(struct task_top **model, bool name_executable)
 {
     *model = task_top_new(&(struct task_top_options){ .sample_hz = 99 });
     assert_non_null(*model);
-    struct top_samples *k = top_samples_new(*model);
+    char path[PATH_MAX], file[PATH_MAX];
+    own_executable(path, sizeof(path));
+    struct top_samples *k = top_samples_new(*model, name_executable ? path : NULL);
     assert_non_null(k);
-    char path[PATH_MAX];
-    tell_own_mapping(k, path, sizeof(path));
+    tell_mappings(k, path, NULL, file, sizeof(file));
+    tell_mappings(k, NULL, "/libc.so", file, sizeof(file));
     return k;
 }
 
@@ -73,7 +84,7 @@ static void test_frames_survive_renewal(void **state)
     (void)state;
     assert_int_equal(top_samples_test_leaf(2), 7);
     struct task_top *model;
-    struct top_samples *k = open_view(&model);
+    struct top_samples *k = open_view(&model, true);
     const uint64_t ips[1] = { (uint64_t)(uintptr_t)&top_samples_test_leaf + 1 };
     const uint64_t t0 = 1000000000ull;
 
@@ -105,12 +116,13 @@ static void test_frames_survive_renewal(void **state)
 }
 
 /* A mapping that covers an earlier one replaces it, for the renewed state too: an address in it then resolves
- * in the later object (here: none, so no frame of its own at all). */
+ * in the later object (here: none, so no frame of its own at all; every object's frames count here, so that
+ * it is the lookup that finds none). */
 static void test_replaced_mapping(void **state)
 {
     (void)state;
     struct task_top *model;
-    struct top_samples *k = open_view(&model);
+    struct top_samples *k = open_view(&model, false);
     const uint64_t ips[1] = { (uint64_t)(uintptr_t)&top_samples_test_leaf + 1 };
     struct sampler_sample s = sample_at(ips, 1000000000ull, true);
     assert_non_null(top_samples_frame(k, &s));
@@ -127,11 +139,34 @@ static void test_replaced_mapping(void **state)
     task_top_free(model);
 }
 
+/* A sample whose leaf is in the C library (getpid) under a function of this program: the program's function is
+ * its frame, the C library's never looked up; without the executable named, the C library's function is. */
+static void test_other_objects_passed_over(void **state)
+{
+    (void)state;
+    const uint64_t ips[2] = { (uint64_t)(uintptr_t)&getpid + 1, (uint64_t)(uintptr_t)&top_samples_test_leaf + 1 };
+    for (int named = 1; named >= 0; named--) {
+        struct task_top *model;
+        struct top_samples *k = open_view(&model, named);
+        struct sampler_sample s = sample_at(ips, 1000000000ull, true);
+        s.n_user = 2;
+        const char *frame = top_samples_frame(k, &s);
+        assert_non_null(frame);
+        if (named)
+            assert_non_null(strstr(frame, "top_samples_test_leaf"));
+        else
+            assert_null(strstr(frame, "top_samples_test_leaf"));
+        top_samples_free(k);
+        task_top_free(model);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_frames_survive_renewal),
         cmocka_unit_test(test_replaced_mapping),
+        cmocka_unit_test(test_other_objects_passed_over),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
