@@ -174,9 +174,13 @@ static bool walk_units(struct dwarf_types *d, const char *crate, size_t crate_le
     return each_unit(d, NULL, crate, crate_len, walk_unit, &w);
 }
 
+/* Every unit walked once for one answer: the units this walk indexed are forgotten after it. */
 static bool walk_all(struct dwarf_types *d, visit_fn visit, void *ctx)
 {
-    return walk_units(d, NULL, 0, visit, ctx);
+    uint64_t mark = dwarf_scope_index_mark(&d->scopes);
+    bool stopped = walk_units(d, NULL, 0, visit, ctx);
+    dwarf_scope_index_forget_since(&d->scopes, mark);
+    return stopped;
 }
 
 static bool is_struct_with_members(void *ctx, Dwarf_Die *die)

@@ -6,6 +6,8 @@
 #define TASKSPY_DWARF_INTERNAL_H
 
 #include <elfutils/libdw.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/u64_map.h"
@@ -21,11 +23,14 @@ struct dwarf_scope {
 struct dwarf_unit_scopes {
     Dwarf_Off base;            /* the unit DIE's offset in .debug_info */
     VEC_OF(struct dwarf_scope) v;   /* in the unit's order (by start), the unit first; sized to fit once walked */
+    bool walked;               /* v is the unit's (empty: it could not be indexed); else walked at the next question */
+    uint64_t walk;             /* which walk of the index's it was (dwarf_scope_index_mark) */
 };
 
 struct dwarf_scope_index {
     struct u64_map by_unit;    /* unit DIE offset -> index in units */
     VEC_OF(struct dwarf_unit_scopes) units;
+    uint64_t walks;            /* units walked so far */
 };
 
 /* The DIEs that contain die, innermost first, its compilation unit last. Returns how many, or -1 when there
@@ -36,5 +41,10 @@ int dwarf_scopes_containing(struct dwarf_scope_index *x, Dwarf_Die *die, Dwarf_D
  * reads the whole subtree to skip it). 0 with next set, 1 when die is its parent's last child, -1 on error. */
 int dwarf_scopes_next_sibling(struct dwarf_scope_index *x, Dwarf_Die *die, Dwarf_Die *next);
 void dwarf_scope_index_free(struct dwarf_scope_index *x);
+/* A walk over every unit (dwarf_file.c's walk_all: the vtables, whether there are types at all) indexes them
+ * all, and a long-lived reader (taskspy top) would keep an index of the whole program for one answer: it takes
+ * a mark before and forgets the units indexed since, which are walked again if a later question needs them. */
+uint64_t dwarf_scope_index_mark(const struct dwarf_scope_index *x);
+void dwarf_scope_index_forget_since(struct dwarf_scope_index *x, uint64_t mark);
 
 #endif

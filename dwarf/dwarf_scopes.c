@@ -204,8 +204,11 @@ static struct dwarf_unit_scopes *unit_of(struct dwarf_scope_index *x, Dwarf_Die 
     int rc = u64_map_index(&x->by_unit, dwarf_dieoffset(unit), &x->units, &index);
     if (rc < 0)
         return NULL;
-    if (rc == 1)
+    if (!x->units.v[index].walked) {          /* (new, or forgotten) */
+        x->units.v[index].walked = true;
+        x->units.v[index].walk = x->walks++;
         index_unit(&x->units.v[index], unit);  /* (a failed unit stays empty: asked of libdw from then on) */
+    }
     return x->units.v[index].v.n ? &x->units.v[index] : NULL;
 }
 
@@ -262,6 +265,21 @@ int dwarf_scopes_next_sibling(struct dwarf_scope_index *x, Dwarf_Die *die, Dwarf
         return 1;                             /* the null entry that closes the parent's children */
     Dwarf *dw = dwarf_cu_getdwarf(die->cu);
     return dw && dwarf_offdie(dw, u->base + end, next) ? 0 : -1;
+}
+
+uint64_t dwarf_scope_index_mark(const struct dwarf_scope_index *x)
+{
+    return x->walks;
+}
+
+void dwarf_scope_index_forget_since(struct dwarf_scope_index *x, uint64_t mark)
+{
+    for (size_t i = 0; i < x->units.n; i++) {
+        if (x->units.v[i].walked && x->units.v[i].walk >= mark) {
+            vec_free(&x->units.v[i].v);
+            x->units.v[i].walked = false;
+        }
+    }
 }
 
 void dwarf_scope_index_free(struct dwarf_scope_index *x)

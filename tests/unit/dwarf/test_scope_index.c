@@ -4,7 +4,8 @@
  * every unit, the next sibling the index gives (a subtree skipped by a jump) is the one libdw finds, and the
  * last child is the last. Over this test program itself (gcc's DWARF 5: the library's code it links, glibc's
  * and cmocka's types, inlines and lexical blocks) and a program built here four ways, DWARF 4 and 5, -O0 and
- * -O2. (The Rust units rustc writes are compared the same way end to end: tasks.t's dumps read them.) */
+ * -O2. (The Rust units rustc writes are compared the same way end to end: tasks.t's dumps read them.) Units
+ * indexed since a mark are forgotten, and walked again when asked. */
 #include "dwarf/dwarf_internal.h"
 
 #include <fcntl.h>
@@ -121,11 +122,51 @@ static void test_dwarf_versions(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* A mark, more units indexed, forget_since: the units indexed since the mark are dropped (none of their scopes
+ * kept), the one before it kept; a later question walks a dropped unit again, and its answers are still libdw's. */
+static void test_forget_since(void **state)
+{
+    (void)state;
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+    assert_non_null(dw);
+    struct dwarf_scope_index x;
+    memset(&x, 0, sizeof(x));
+    struct totals t = { 0, 0 };
+    Dwarf_Off off = 0, next;
+    size_t header, units = 0;
+    uint64_t mark = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        off = 0;
+        units = 0;
+        while (dwarf_nextcu(dw, off, &next, &header, NULL, NULL, NULL) == 0) {
+            Dwarf_Die unit;
+            assert_non_null(dwarf_offdie(dw, off + header, &unit));
+            compare_children(&x, &unit, &t, 0);
+            if (units++ == 0 && pass == 0)
+                mark = dwarf_scope_index_mark(&x);     /* after the first unit */
+            off = next;
+        }
+        assert_true(x.units.n > 2);
+        dwarf_scope_index_forget_since(&x, mark);
+        assert_true(x.units.v[0].walked && x.units.v[0].v.n > 0);
+        for (size_t i = 1; i < x.units.n; i++)
+            assert_true(!x.units.v[i].walked && x.units.v[i].v.n == 0 && x.units.v[i].v.v == NULL);
+        mark = dwarf_scope_index_mark(&x);             /* pass 2: every unit but the first walked again, dropped */
+    }
+    assert_true(t.jumps > 400);
+    dwarf_scope_index_free(&x);
+    dwarf_end(dw);
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_this_program),
         cmocka_unit_test(test_dwarf_versions),
+        cmocka_unit_test(test_forget_since),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
