@@ -24,7 +24,8 @@ beside them as the floor any reader of per-hit samples starts from. Environment 
   BENCH_REAL [100000] row 4's input with a real service's names and shape (gen_folded.py --real; 0: none)
   BENCH_FIRST_PAUSE [3] row 4: seconds idle before each tool's first run on an input
   BENCH_REC_ROUNDS [5] row 11's rounds (>= 3)
-  BENCH_TOP_ROUNDS [15] row 13's rounds (>= 3; its rounds spread over 20 points: the median of 5 was mostly noise)
+  BENCH_TOP_ROUNDS [31] row 13's rounds (>= 3; its rounds spread over 10-20 points: the median of 15 has a standard
+                   error of ~1.5 points, against a contract of 1%; 31 rounds take ~11 minutes)
   BENCH_TOP_VIEW [600] row 13's memory view, seconds
   BENCH_TOOLS       where make bench installed samply and inferno (bin/), default REPO/build/bench-tools
   BENCH_ONLY        comma list of rows to run (1 to 13; 1 and 2 run together)
@@ -85,7 +86,7 @@ REAL = int(os.environ.get("BENCH_REAL", "100000"))
 # right after another reuses what the one before freed.)
 FIRST_PAUSE = float(os.environ.get("BENCH_FIRST_PAUSE", "3"))
 REC_ROUNDS = max(3, int(os.environ.get("BENCH_REC_ROUNDS", "5")))
-TOP_ROUNDS = max(3, int(os.environ.get("BENCH_TOP_ROUNDS", "15")))
+TOP_ROUNDS = max(3, int(os.environ.get("BENCH_TOP_ROUNDS", "31")))
 TOP_VIEW = float(os.environ.get("BENCH_TOP_VIEW", "600"))
 TOP_WARM = 120.0          # row 13: the view's first seconds, when its DWARF and symbols are first read, not counted
 PL_LONG = 5.0           # flamegraph.pl runs longer than this (s) are PL_LONG_RUNS, the first counted
@@ -1698,6 +1699,8 @@ def bench_top():
         else:
             block[m] = v
     top_extra, noise = med(extra), unprofiled_noise(per_cpu)
+    # the median's standard error (1.2533 sd / sqrt(n) for a roughly normal spread): what one run can tell apart
+    spread = statistics.stdev(extra) * 1.2533 / len(extra) ** 0.5 if len(extra) >= 3 else None
     pct = lambda x: fmt(None if x is None else 100 * x, "%.1f%%")
     rows.append(("13", "taskspy top (defaults) vs CPU-only sampling: requests per target CPU-s lost",
                  "%s (unprofiled noise %s), %s" % (pct(top_extra), pct(noise),
@@ -1707,7 +1710,10 @@ def bench_top():
                    "CPU-only %s, top %s (%d pairs); top over CPU-only in the same round: %s (median of %d: %s); "
                    "top's own CPU %s s and peak RSS %s KB per %.0f s run (medians)" % (
                        pct(loss["cpu-only"]), pct(loss["top"]), kept, pct(top_extra), len(extra),
-                       " ".join(pct(x) for x in extra), fmt(med([r.get("cpu") for r in tops]), "%.2f"),
+                       " ".join(pct(x) for x in extra) + "; mean %s, the median's standard error %s points" % (
+                           pct(statistics.mean(extra) if extra else None),
+                           fmt(None if spread is None else 100 * spread, "%.1f")),
+                       fmt(med([r.get("cpu") for r in tops]), "%.2f"),
                        fmt(med([r.get("rss") for r in tops]), "%.0f"), HTTP + HTTP_SETTLE))
     details.append("13. per run requests per target CPU-s, in run order: " +
                    " ".join("%s %s" % ({"U": "U", "cpu-only": "C", "top": "T"}[m], fmt(v, "%.0f")) for m, v in per_cpu))
