@@ -139,11 +139,9 @@ static void *sampler_main(void *arg)
    attached). Without it the view runs without CPU shares, and says why. */
 static void start_sampling(struct top_run *r)
 {
-    char err[512], link[64], exe[4096];
-    snprintf(link, sizeof(link), "/proc/%d/exe", (int)r->a.pid);
-    ssize_t n = readlink(link, exe, sizeof(exe) - 1);     /* (unreadable: every object's frames count) */
-    exe[n > 0 ? n : 0] = '\0';
-    r->samples = top_samples_new(r->session.model, n > 0 ? exe : NULL);
+    char err[512];
+    /* the program's file as the task reader found it in the target's mappings */
+    r->samples = top_samples_new(r->session.model, task_reader_program(task_snapshot_loop_reader(r->loop)));
     if (!r->samples) {
         snprintf(r->note, sizeof(r->note), "out of memory");
         return;

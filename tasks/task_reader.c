@@ -293,6 +293,11 @@ int task_reader_open(struct task_reader **out, pid_t pid, const struct task_read
     return 0;
 }
 
+const char *task_reader_program(const struct task_reader *r)
+{
+    return r->target ? r->target->program : NULL;
+}
+
 void task_reader_close(struct task_reader *r)
 {
     if (!r)

@@ -190,6 +190,8 @@ int task_reader_snapshot(struct task_reader *r, struct task_snapshot *snap, char
  * worker's, kept only if the worker still polls t after the read. Read on demand (a caller reads those it shows:
  * each costs a read of the worker's stack, or a perf sample of it). Returns t->n_stack. */
 size_t task_reader_stack(struct task_reader *r, struct task_info *t);
+/* The program's file as the target's mappings name it (what snapshots give as program), NULL before attached. */
+const char *task_reader_program(const struct task_reader *r);
 void task_reader_close(struct task_reader *r);
 
 /* ---- a task named by its root future, from the code that polls it (task_roots.c) ------------------------- */

@@ -16,12 +16,12 @@ void header_join_free(struct header_join *j)
     vec_free(&j->tasks);
 }
 
-int header_join_learn(struct header_join *j, uint64_t key, uint64_t task)
+int header_join_learn(struct header_join *j, uint64_t key, uint64_t task, uint64_t place)
 {
     uint32_t at;
     if (u64_map_index(&j->index, key, &j->tasks, &at) < 0)
         return -1;
-    j->tasks.v[at] = task;
+    j->tasks.v[at] = (struct header_join_task){ .task = task, .place = place };
     return 0;
 }
 
@@ -29,9 +29,9 @@ int header_join_registered(struct header_join *j, uint64_t header, bool in_poll,
 {
     if (in_poll) {
         *task = polled;
-        return header_join_learn(j, header, polled) == 0 ? 1 : -1;
+        return header_join_learn(j, header, polled, 0) == 0 ? 1 : -1;
     }
-    if (!header_join_find(j, header, task)) {
+    if (!header_join_find(j, header, 0, task)) {
         j->unknown_registrations++;
         return 0;
     }
@@ -40,18 +40,21 @@ int header_join_registered(struct header_join *j, uint64_t header, bool in_poll,
 
 bool header_join_wake(struct header_join *j, uint64_t header, uint64_t *task)
 {
-    if (!header_join_find(j, header, task)) {
+    if (!header_join_find(j, header, 0, task)) {
         j->unknown_wakes++;
         return false;
     }
     return true;
 }
 
-bool header_join_find(const struct header_join *j, uint64_t key, uint64_t *task)
+bool header_join_find(const struct header_join *j, uint64_t key, uint64_t place, uint64_t *task)
 {
     uint32_t at;
     if (!u64_map_get(&j->index, key, &at))
         return false;
-    *task = j->tasks.v[at];
+    const struct header_join_task *learnt = &j->tasks.v[at];
+    if (place && learnt->place && learnt->place != place)
+        return false;
+    *task = learnt->task;
     return true;
 }

@@ -17,9 +17,15 @@
 #include "base/u64_map.h"
 #include "base/vec.h"
 
+/* What a key was last learnt for: the task, and where the two were seen together (0: anywhere). */
+struct header_join_task {
+    uint64_t task;
+    uint64_t place;
+};
+
 struct header_join {
     struct u64_map index;              /* header -> tasks.v[] */
-    VEC_OF(uint64_t) tasks;            /* the marker task each header was last learnt for */
+    VEC_OF(struct header_join_task) tasks;   /* the marker task each header was last learnt for */
     uint64_t unknown_wakes;            /* wakes of a header not learnt yet (dropped) */
     uint64_t unknown_registrations;    /* clones of a header not learnt yet outside a marker poll (dropped) */
 };
@@ -34,9 +40,11 @@ int header_join_registered(struct header_join *j, uint64_t header, bool in_poll,
 bool header_join_wake(struct header_join *j, uint64_t header, uint64_t *task);
 /* The same join for any two ids of one task seen together at one time on one thread (tls_join.c: tokio's
  * task id and the poll probes' header, either one the key; a reused key names the task last learnt for it):
- * learn key for task (returns 0, -1 when out of memory); find the task key was last learnt for (false when
- * none, counted in neither counter). */
-int header_join_learn(struct header_join *j, uint64_t key, uint64_t task);
-bool header_join_find(const struct header_join *j, uint64_t key, uint64_t *task);
+ * learn key for task, seen at place (a code address: the poll function the two were seen in; 0: anywhere)
+ * (returns 0, -1 when out of memory); find the task key was last learnt for (false when none, counted in
+ * neither counter), and also false when it was learnt at another place than place (both non-zero): tokio gives
+ * a finished task's header to a new task, whose polls run in its own future type's poll function. */
+int header_join_learn(struct header_join *j, uint64_t key, uint64_t task, uint64_t place);
+bool header_join_find(const struct header_join *j, uint64_t key, uint64_t place, uint64_t *task);
 
 #endif

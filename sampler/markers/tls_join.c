@@ -47,12 +47,8 @@ struct tls_join {
                                                     marker's (both through id_pairs) */
     /* The marker's task id and the probes' id for the same task, learnt from the samples both placed in a task,
      * keyed by the side looked up: with name_by_probes the marker's id -> the probes' (probes_name), else the
-     * probes' id -> the marker's (tls_join_task_of_probe_id). */
+     * probes' id -> the marker's (tls_join_task_of_probe_id), learnt at the poll function the sample was in. */
     struct header_join id_pairs;
-    /* Without name_by_probes: the probes' id -> the poll function (its probe's address) the pair was learnt
-     * in. tokio gives a finished task's header to a new task, maybe of another future type, whose polls run
-     * another Harness<T,S>::poll: a poll of the header in another function is not the learnt task's. */
-    struct header_join pair_poll_functions;
     struct u64_map seen;                         /* task ids the samples were in (for the status line) */
     bool uncounted;                              /* (none kept in seen) */
     uint64_t tasks_seen;
@@ -158,12 +154,10 @@ int tls_join_open(struct tls_join **out, const struct tls_join_target *t, char *
         return rc;
     struct tls_join *j = calloc(1, sizeof(*j));
     if (!j || u64_map_init(&j->index, 1024) != 0 || header_join_init(&j->id_pairs) != 0 ||
-        header_join_init(&j->pair_poll_functions) != 0 ||
         u64_map_init(&j->seen, 256) != 0) {
         if (j) {
             u64_map_free(&j->index);
             header_join_free(&j->id_pairs);
-            header_join_free(&j->pair_poll_functions);
         }
         free(j);
         snprintf(err, errlen, "out of memory");
@@ -329,11 +323,11 @@ static uint64_t probes_name(struct tls_join *j, uint64_t task, enum sampler_task
 {
     uint64_t named;
     if (probe_state == SAMPLER_IN_TASK) {
-        if (header_join_learn(&j->id_pairs, task, probe_task) != 0)
+        if (header_join_learn(&j->id_pairs, task, probe_task, 0) != 0)
             j->stats.probe_names_lost++;
         return probe_task;
     }
-    if (header_join_find(&j->id_pairs, task, &named))
+    if (header_join_find(&j->id_pairs, task, 0, &named))
         return named;
     *provisional = true;
     return task;
@@ -387,11 +381,8 @@ void tls_join_sample(struct tls_join *j, uint32_t tid, uint64_t time_ns, bool pr
         else if (task)
             j->last_probe_addr = *probe_addr;
     } else if (probes && !j->name_by_probes && probe_state == SAMPLER_IN_TASK && task) {
-        /* (out of memory: that poll stays unnamed) */
-        if (header_join_learn(&j->id_pairs, probe_task, task) == 0 &&
-            header_join_learn(&j->pair_poll_functions, probe_task, *probe_addr) != 0)
-            (void)header_join_learn(&j->pair_poll_functions, probe_task, 0);
-
+        /* at the poll function (the probe's address): (out of memory: that poll stays unnamed) */
+        (void)header_join_learn(&j->id_pairs, probe_task, task, *probe_addr);
     }
     *state = task ? SAMPLER_IN_TASK : SAMPLER_NOT_IN_TASK;
     *task_id = probes && j->name_by_probes && !j->probe_ids_comparable && task ?
@@ -414,18 +405,15 @@ uint64_t tls_join_tasks_seen(const struct tls_join *j)
 
 uint64_t tls_join_task_of_probe_id(const struct tls_join *j, uint64_t probe_id, uint64_t poll_function)
 {
-    uint64_t id, learnt_in;
-    if (j->probe_ids_comparable || j->name_by_probes || !header_join_find(&j->id_pairs, probe_id, &id))
+    uint64_t id;          /* (learnt in another poll function: the header passed to a task of another type) */
+    if (j->probe_ids_comparable || j->name_by_probes || !header_join_find(&j->id_pairs, probe_id, poll_function, &id))
         return probe_id;
-    if (poll_function && header_join_find(&j->pair_poll_functions, probe_id, &learnt_in) && learnt_in &&
-        learnt_in != poll_function)
-        return probe_id;     /* the header passed to a task of another type, not sampled yet */
     return id;
 }
 
 bool tls_join_probes_name(const struct tls_join *j, uint64_t marker_id, uint64_t *probe_id)
 {
-    return j->name_by_probes && !j->probe_ids_comparable && header_join_find(&j->id_pairs, marker_id, probe_id);
+    return j->name_by_probes && !j->probe_ids_comparable && header_join_find(&j->id_pairs, marker_id, 0, probe_id);
 }
 
 const struct tls_join_stats *tls_join_stats(const struct tls_join *j)
@@ -445,7 +433,6 @@ void tls_join_close(struct tls_join *j)
     vec_free(&j->pending);
     u64_map_free(&j->index);
     header_join_free(&j->id_pairs);
-    header_join_free(&j->pair_poll_functions);
     u64_map_free(&j->seen);
     free(j);
 }

@@ -45,30 +45,48 @@ static void compare_children(struct dwarf_scope_index *x, Dwarf_Die *die, struct
     }
 }
 
-static struct totals compare_file(const char *path)
+/* path's DWARF (its descriptor in *fd) */
+static Dwarf *open_dwarf(const char *path, int *fd)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    assert_true(fd >= 0);
-    Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(*fd >= 0);
+    Dwarf *dw = dwarf_begin(*fd, DWARF_C_READ);
     assert_non_null(dw);
-    struct dwarf_scope_index x;
-    memset(&x, 0, sizeof(x));
-    struct totals t = { 0, 0 };
+    return dw;
+}
+
+/* Every unit of dw compared in order, the index x answering; mark_after_first (when given) set to x's mark after
+ * the first unit. Returns how many units. */
+static size_t compare_units(Dwarf *dw, struct dwarf_scope_index *x, struct totals *t, uint64_t *mark_after_first)
+{
     Dwarf_Off off = 0, next;
-    size_t header;
+    size_t header, units = 0;
     while (dwarf_nextcu(dw, off, &next, &header, NULL, NULL, NULL) == 0) {
         Dwarf_Die unit;
         assert_non_null(dwarf_offdie(dw, off + header, &unit));
-        size_t jumps_before = t.jumps;
-        compare_children(&x, &unit, &t, 0);
+        size_t jumps_before = t->jumps;
+        compare_children(x, &unit, t, 0);
         /* the index answered (a walk that failed would leave the unit to libdw, and the comparison moot) */
         uint32_t index;
-        if (t.jumps > jumps_before) {
-            assert_true(u64_map_get(&x.by_unit, dwarf_dieoffset(&unit), &index));
-            assert_true(x.units.v[index].v.n > 0);
+        if (t->jumps > jumps_before) {
+            assert_true(u64_map_get(&x->by_unit, dwarf_dieoffset(&unit), &index));
+            assert_true(x->units.v[index].v.n > 0);
         }
+        if (units++ == 0 && mark_after_first)
+            *mark_after_first = dwarf_scope_index_mark(x);
         off = next;
     }
+    return units;
+}
+
+static struct totals compare_file(const char *path)
+{
+    int fd;
+    Dwarf *dw = open_dwarf(path, &fd);
+    struct dwarf_scope_index x;
+    memset(&x, 0, sizeof(x));
+    struct totals t = { 0, 0 };
+    compare_units(dw, &x, &t, NULL);
     dwarf_scope_index_free(&x);
     dwarf_end(dw);
     close(fd);
@@ -127,27 +145,14 @@ static void test_dwarf_versions(void **state)
 static void test_forget_since(void **state)
 {
     (void)state;
-    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-    assert_true(fd >= 0);
-    Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
-    assert_non_null(dw);
+    int fd;
+    Dwarf *dw = open_dwarf("/proc/self/exe", &fd);
     struct dwarf_scope_index x;
     memset(&x, 0, sizeof(x));
     struct totals t = { 0, 0 };
-    Dwarf_Off off = 0, next;
-    size_t header, units = 0;
     uint64_t mark = 0;
     for (int pass = 0; pass < 2; pass++) {
-        off = 0;
-        units = 0;
-        while (dwarf_nextcu(dw, off, &next, &header, NULL, NULL, NULL) == 0) {
-            Dwarf_Die unit;
-            assert_non_null(dwarf_offdie(dw, off + header, &unit));
-            compare_children(&x, &unit, &t, 0);
-            if (units++ == 0 && pass == 0)
-                mark = dwarf_scope_index_mark(&x);     /* after the first unit */
-            off = next;
-        }
+        compare_units(dw, &x, &t, pass == 0 ? &mark : NULL);     /* (pass 0: the mark after the first unit) */
         assert_true(x.units.n > 2);
         dwarf_scope_index_forget_since(&x, mark);
         assert_true(x.units.v[0].walked && x.units.v[0].v.n > 0);

@@ -3,7 +3,8 @@
  * (sampler/markers/header_join): a waker clone inside a marker task's poll registers for that task and learns
  * its header; wakes go to the task the header was learnt for; unknown headers are counted and dropped; a
  * header the allocator gives to a new task is learnt anew; outside a poll a known header keeps its task. The
- * other direction (tls_join.c: tokio's task id -> the poll probes' header): learn and find, no counters. */
+ * other direction (tls_join.c: tokio's task id -> the poll probes' header): learn and find, no counters; a pair
+ * learnt at a place (a poll function) is not found at another. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -94,17 +95,41 @@ static void test_learn_find(void **state)
     struct header_join j;
     assert_int_equal(header_join_init(&j), 0);
     uint64_t header = 0;
-    assert_false(header_join_find(&j, 17, &header));
-    assert_int_equal(header_join_learn(&j, 17, 0x5600a000), 0);
-    assert_int_equal(header_join_learn(&j, 18, 0x5600a000), 0);        /* task 17 done, its header reused */
-    assert_true(header_join_find(&j, 17, &header));
+    assert_false(header_join_find(&j, 17, 0, &header));
+    assert_int_equal(header_join_learn(&j, 17, 0x5600a000, 0), 0);
+    assert_int_equal(header_join_learn(&j, 18, 0x5600a000, 0), 0);        /* task 17 done, its header reused */
+    assert_true(header_join_find(&j, 17, 0, &header));
     assert_int_equal(header, 0x5600a000);
-    assert_int_equal(header_join_learn(&j, 17, 0x5600a000), 0);        /* learnt again: no second entry */
-    assert_true(header_join_find(&j, 18, &header));
+    assert_int_equal(header_join_learn(&j, 17, 0x5600a000, 0), 0);        /* learnt again: no second entry */
+    assert_true(header_join_find(&j, 18, 0, &header));
     assert_int_equal(header, 0x5600a000);
-    assert_false(header_join_find(&j, 19, &header));
+    assert_false(header_join_find(&j, 19, 0, &header));
     assert_int_equal(j.tasks.n, 2);
     assert_int_equal(j.unknown_wakes + j.unknown_registrations, 0);
+    header_join_free(&j);
+}
+
+/* A pair learnt at a place (the poll function both ids were seen in) is found there and where the place is not
+ * known (0), not at another place: a header passed to a task of another future type. */
+static void test_learn_find_at_place(void **state)
+{
+    (void)state;
+    struct header_join j;
+    assert_int_equal(header_join_init(&j), 0);
+    uint64_t task = 0;
+    assert_int_equal(header_join_learn(&j, 0x5600a000, 41, 0x401000), 0);
+    assert_true(header_join_find(&j, 0x5600a000, 0x401000, &task));
+    assert_int_equal(task, 41);
+    task = 0;
+    assert_true(header_join_find(&j, 0x5600a000, 0, &task));
+    assert_int_equal(task, 41);
+    assert_false(header_join_find(&j, 0x5600a000, 0x402000, &task));
+    assert_int_equal(header_join_learn(&j, 0x5600a000, 42, 0x402000), 0);   /* the new task sampled */
+    assert_true(header_join_find(&j, 0x5600a000, 0x402000, &task));
+    assert_int_equal(task, 42);
+    assert_int_equal(header_join_learn(&j, 0x5600b000, 43, 0), 0);         /* learnt anywhere: found everywhere */
+    assert_true(header_join_find(&j, 0x5600b000, 0x401000, &task));
+    assert_int_equal(task, 43);
     header_join_free(&j);
 }
 
@@ -116,6 +141,7 @@ int main(void)
         cmocka_unit_test(test_header_reused),
         cmocka_unit_test(test_many_headers),
         cmocka_unit_test(test_learn_find),
+        cmocka_unit_test(test_learn_find_at_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
