@@ -487,6 +487,7 @@ static int open_sampler(struct recording *r)
      * marker says itself which samples are in no task). */
     bool boundaries = strcmp(o->markers, "none") != 0 && sampler_poll_markers(r->s) == 0 && !sampler_tls_route(r->s);
     task_stacks_use_runtime_boundaries(r->k->stacks, boundaries);
+    task_stacks_ids_from_thread_local(r->k->stacks, sampler_tls_route(r->s));
     return CARRY_ON;
 }
 

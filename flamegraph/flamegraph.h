@@ -92,6 +92,11 @@ void task_stacks_free(struct task_stacks *t);
  * Harness<T,S>::poll where a build keeps it out of line): a sample
  * whose stack passes through one (and not through a worker loop below it) is a task sample. */
 void task_stacks_use_runtime_boundaries(struct task_stacks *t, bool on);
+/* The samples' task ids are read from the runtime's thread-local (tokio's CONTEXT.current_task_id), not
+ * from poll probes. tokio sets a task's id there while it drops that task's output, also inside another
+ * task's poll (a JoinHandle dropped there): a stack that does so below its boundary gets no id, only its
+ * entry ("task: ENTRY"), and teaches no entry for the id. */
+void task_stacks_ids_from_thread_local(struct task_stacks *t, bool on);
 /* Samples attributed to tasks by boundary frames so far. */
 uint64_t task_stacks_boundary_samples(const struct task_stacks *t);
 /* Samples the markers placed (in a task or in none: not with runtime boundaries alone) whose stack runs task

@@ -29,6 +29,7 @@ struct task_stacks {
     bool await_points;
     struct runtime_rules rules;
     bool stack_boundaries;               /* no poll markers: find tasks by the runtime's boundary frames */
+    bool ids_from_thread_local;          /* ids read from the runtime's thread-local, not poll probes */
     uint64_t boundary_samples;           /* samples found to be a task's that way */
     struct task_boundary_counts below_boundary;   /* samples the markers placed, with task code below a boundary */
     uint32_t unknown_root;               /* "[unknown task]": a marker record was lost */
@@ -363,6 +364,11 @@ void task_stacks_use_runtime_boundaries(struct task_stacks *t, bool on)
     t->stack_boundaries = on;
 }
 
+void task_stacks_ids_from_thread_local(struct task_stacks *t, bool on)
+{
+    t->ids_from_thread_local = on;
+}
+
 uint64_t task_stacks_boundary_samples(const struct task_stacks *t)
 {
     return t->boundary_samples;
@@ -444,6 +450,18 @@ static bool runs_worker_loop(const struct stack_frame *const *frames, size_t n, 
     return false;
 }
 
+/* Whether frames from..n drop a task's future or output (tokio's Core::set_stage and the like). With no
+ * boundary on the stack that is a JoinHandle (or a JoinSet entry) dropped outside any poll; below a poll's
+ * first frame, one dropped inside another task's poll. tokio sets the dropped task's id around the drop, so
+ * the thread-local id names that task while the thread does another's work. */
+static bool drops_task_stage(const struct stack_frame *const *frames, size_t n, size_t from)
+{
+    for (size_t i = from; i < n; i++)
+        if (frames[i]->runtime & RUNTIME_AFTER_FUTURE)
+            return true;
+    return false;
+}
+
 /* A sample the markers placed (in a task or in none; not by runtime boundaries alone) whose stack runs task
  * code below a boundary: counted, and in no task counted apart (a marker that says so at every such sample
  * was never set). */
@@ -509,9 +527,10 @@ static int build_stack(struct task_stacks *t, uint32_t thread_root, enum stack_t
         first = cut == SIZE_MAX ? 0 : past_glue(frames, n, cut);
         /* The boundary found runs a worker loop (a thread back in the scheduler after the poll, when only
          * poll entries are probed), or no boundary is on a stack that reaches a worker loop (the runtime's
-         * own work, e.g. completing a task after a tail call left the poll): the sample is the thread's. */
+         * own work, e.g. completing a task after a tail call left the poll) or drops a task's stage outside
+         * any poll (the id is the dropped task's): the sample is the thread's. */
         if ((cut != SIZE_MAX && first < n && runs_worker_loop(frames, n, first)) ||
-            (cut == SIZE_MAX && runs_worker_loop(frames, n, 0))) {
+            (cut == SIZE_MAX && (runs_worker_loop(frames, n, 0) || drops_task_stage(frames, n, 0)))) {
             state = STACK_NO_TASK;
             first = 0;
         }
@@ -520,6 +539,8 @@ static int build_stack(struct task_stacks *t, uint32_t thread_root, enum stack_t
         uint32_t entry = PROFILE_NO_FRAME;
         if (cut != SIZE_MAX && first < n) {
             entry = frames[first]->entry;
+            if (id_known && t->ids_from_thread_local && drops_task_stage(frames, n, first))
+                id_known = false;       /* the id is the dropped task's, the frames the polled one's */
             if (id_known && known_entry(t, task_id) != entry)
                 remember_entry(t, task_id, entry);
         } else if (cut != SIZE_MAX) {

@@ -406,6 +406,89 @@ static void test_task_cut_below_runtime_frame(void **state)
     env_free(&e);
 }
 
+/* tokio sets a task's id around dropping its output when its JoinHandle is dropped (Core::set_stage), on whatever
+ * thread drops the handle: there CONTEXT.current_task_id names the dropped task. With no boundary on the
+ * stack (the main thread's block_on, a JoinSet's join_next) the sample is the thread's, its stack whole. A
+ * truncated task stack (no boundary, no such frame) still keeps its frames under the task's root. */
+static void test_join_handle_dropped_outside_poll(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_ENTRY, true, NULL);
+    push(&e, "start_thread", NULL, 0, false);
+    push(&e, HARNESS, NULL, 0, false);
+    push(&e, "tokio::runtime::task::core::Core<T,S>::poll", NULL, 0, false);
+    push(&e, "app::spawned::{async_block#3}", "s.rs", 11, false);
+    add(&e, "w", STACK_IN_TASK, 8, NULL, 1);
+    push(&e, "_start", NULL, 0, false);
+    push(&e, "main", NULL, 0, false);
+    push(&e, "tokio::task::join_set::JoinSet<T>::join_next::{{closure}}", NULL, 0, false);
+    push(&e, "tokio::runtime::task::harness::Harness<T,S>::drop_join_handle_slow", NULL, 0, false);
+    push(&e, "tokio::runtime::task::core::Core<T,S>::drop_future_or_output", NULL, 0, false);
+    push(&e, "tokio::runtime::task::core::Core<T,S>::set_stage", NULL, 0, false);
+    push(&e, "tokio::runtime::context::set_current_task_id", NULL, 0, false);
+    add(&e, "main-thread", STACK_IN_TASK, 8, NULL, 2);
+    push(&e, "app::spawned::{async_block#3}", "s.rs", 11, false);
+    push(&e, "app::spin", NULL, 0, false);
+    add(&e, "w", STACK_IN_TASK, 8, NULL, 3);
+    expect_folded(&e, "main-thread;_start;main;tokio::task::join_set::JoinSet<T>::join_next::{{closure}};"
+                      "tokio::runtime::task::harness::Harness<T,S>::drop_join_handle_slow;"
+                      "tokio::runtime::task::core::Core<T,S>::drop_future_or_output;"
+                      "tokio::runtime::task::core::Core<T,S>::set_stage;tokio::runtime::context::set_current_task_id 2\n"
+                      "task: app::spawned;app::spawned @ s.rs:11 1\n"
+                      "task: app::spawned;app::spawned @ s.rs:11;app::spin 3\n");
+    env_free(&e);
+}
+
+/* A task's poll drops a finished child's JoinHandle: tokio sets the child's id around dropping its output. With
+ * ids read from that thread-local, the sample keeps the polled task's frames under its entry alone, no id, and
+ * teaches nothing about the child's id (its wrapper samples still take the child's own entry). With ids from
+ * poll probes the id is the polled task's. */
+static void push_parent_drops_child(struct env *e)
+{
+    push(e, "start_thread", NULL, 0, false);
+    push(e, HARNESS, NULL, 0, false);
+    push(e, "tokio::runtime::task::core::Core<T,S>::poll", NULL, 0, false);
+    push(e, "app::parent::{{closure}}", "p.rs", 5, false);
+    push(e, "tokio::runtime::task::harness::Harness<T,S>::drop_join_handle_slow", NULL, 0, false);
+    push(e, "tokio::runtime::task::core::Core<T,S>::drop_future_or_output", NULL, 0, false);
+    push(e, "tokio::runtime::task::core::Core<T,S>::set_stage", NULL, 0, false);
+}
+
+static void test_child_handle_dropped_in_poll(void **state)
+{
+    (void)state;
+    struct env e;
+    env_init(&e, GROUP_BY_TASK, true, NULL);
+    task_stacks_ids_from_thread_local(e.t, true);
+    push(&e, "start_thread", NULL, 0, false);
+    push(&e, HARNESS, NULL, 0, false);
+    push(&e, "tokio::runtime::task::core::Core<T,S>::poll", NULL, 0, false);
+    push(&e, "app::child::{{closure}}", "c.rs", 9, false);
+    add(&e, "w", STACK_IN_TASK, 9, NULL, 1);
+    push_parent_drops_child(&e);
+    add(&e, "w", STACK_IN_TASK, 9, NULL, 2);
+    push(&e, "start_thread", NULL, 0, false);
+    push(&e, HARNESS, NULL, 0, false);
+    add(&e, "w", STACK_IN_TASK, 9, NULL, 4);     /* the child's wrapper: its own entry */
+    expect_folded(&e, "task 9: app::child 4\n"
+                      "task 9: app::child;app::child @ c.rs:9 1\n"
+                      "task: app::parent;app::parent @ p.rs:5;"
+                      "tokio::runtime::task::harness::Harness<T,S>::drop_join_handle_slow;"
+                      "tokio::runtime::task::core::Core<T,S>::drop_future_or_output;"
+                      "tokio::runtime::task::core::Core<T,S>::set_stage 2\n");
+    env_free(&e);
+
+    env_init(&e, GROUP_BY_TASK, true, NULL);
+    push_parent_drops_child(&e);
+    add(&e, "w", STACK_IN_TASK, 7, NULL, 2);
+    expect_folded(&e, "task 7: app::parent;app::parent @ p.rs:5;"
+                      "tokio::runtime::task::harness::Harness<T,S>::drop_join_handle_slow;"
+                      "tokio::runtime::task::core::Core<T,S>::drop_future_or_output;"
+                      "tokio::runtime::task::core::Core<T,S>::set_stage 2\n");
+    env_free(&e);
+}
+
 /* --task-boundary names a runtime frame of the user's own executor. */
 static void test_task_boundary_regex(void **state)
 {
@@ -876,6 +959,8 @@ int main(void)
         cmocka_unit_test(test_task_marker_matched_by_function),
         cmocka_unit_test(test_task_cut_below_runtime_frame),
         cmocka_unit_test(test_task_boundary_regex),
+        cmocka_unit_test(test_join_handle_dropped_outside_poll),
+        cmocka_unit_test(test_child_handle_dropped_in_poll),
         cmocka_unit_test(test_task_sample_in_wrapper),
         cmocka_unit_test(test_last_node_and_task_root),
         cmocka_unit_test(test_wrapper_sample_not_lost_without_grouping),
