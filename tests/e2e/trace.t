@@ -94,30 +94,35 @@ sys.exit(not any(e.get("cat") == "poll" and e["name"].startswith("task: tokio_fi
     "$WORK/tokio.trace.json"
 
 # ---- tokio without markers: poll slices by default (return probes on raw::poll), stacks still whole ------
-start_fixture tokio_plain 40
-"$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 499 -o "$WORK/plain.folded" -o "$WORK/plain.trace.json" 2> "$WORK/plain.err"
-check "record tokio_plain to a trace (no --poll-times): exit 0" test $? -eq 0
-stop_fixture
+# Debian's tokio 1.24 and the crate registry's current tokio: the same workload, the same facts
 PLAIN_ROOTS="task: tokio_fixture::parse_task,task: tokio_fixture::render_task,task: tokio_fixture::compress_task"
-python3 "$FACTS" "$WORK/plain.trace.json" --folded "$WORK/plain.folded" --roots "$PLAIN_ROOTS" > "$WORK/plain.facts" 2> /dev/null
-check "tokio_plain: polls ($(fact "$WORK/plain.facts" polls))" test "$(fact "$WORK/plain.facts" polls)" -gt 100
-check "tokio_plain: never overlapping on a thread" test "$(fact "$WORK/plain.facts" overlaps)" = 0
-n_all=$(sed -nE 's/^taskspy: ([0-9]+) samples,.*/\1/p' "$WORK/plain.err")
-n_cut=$(sed -nE 's/^taskspy: ([0-9]+) stacks were truncated.*/\1/p' "$WORK/plain.err")
-# The polls (tokio's own poll function, no markers) hold the samples of the task they are named by
-in_poll=$(fact "$WORK/plain.facts" root_in_poll_samples) mismatch=$(fact "$WORK/plain.facts" root_in_poll_mismatch)
-check "tokio_plain: samples inside polls named by the three roots (${in_poll:-0})" test "${in_poll:-0}" -gt 100
-check "... name that poll's root at their own root (${mismatch:-?} do not, < 10%)" \
-    test $(( ${mismatch:-999999} * 10 )) -lt "${in_poll:-0}"
-for kind in parse render compress; do
-    p=$(fact "$WORK/plain.facts" "root_in_poll_share_task:_tokio_fixture::${kind}_task")
-    s=$(fact "$WORK/plain.facts" "root_sample_share_task:_tokio_fixture::${kind}_task")
-    check "tokio_plain ${kind}_task: share of the samples inside its polls $p% ~ of the root's samples $s% (within 5 points)" \
-        within "$p" "$s" 5
+for build in tokio_plain tokio_current; do
+    start_fixture "$build" 40
+    "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 499 -o "$WORK/$build.folded" -o "$WORK/$build.trace.json" \
+        2> "$WORK/$build.err"
+    check "record $build to a trace (no --poll-times): exit 0" test $? -eq 0
+    stop_fixture
+    python3 "$FACTS" "$WORK/$build.trace.json" --folded "$WORK/$build.folded" --roots "$PLAIN_ROOTS" \
+        > "$WORK/$build.facts" 2> /dev/null
+    check "$build: polls ($(fact "$WORK/$build.facts" polls))" test "$(fact "$WORK/$build.facts" polls)" -gt 100
+    check "$build: never overlapping on a thread" test "$(fact "$WORK/$build.facts" overlaps)" = 0
+    n_all=$(sed -nE 's/^taskspy: ([0-9]+) samples,.*/\1/p' "$WORK/$build.err")
+    n_cut=$(sed -nE 's/^taskspy: ([0-9]+) stacks were truncated.*/\1/p' "$WORK/$build.err")
+    # The polls (tokio's own poll function, no markers) hold the samples of the task they are named by
+    in_poll=$(fact "$WORK/$build.facts" root_in_poll_samples) mismatch=$(fact "$WORK/$build.facts" root_in_poll_mismatch)
+    check "$build: samples inside polls named by the three roots (${in_poll:-0})" test "${in_poll:-0}" -gt 100
+    check "... name that poll's root at their own root (${mismatch:-?} do not, < 10%)" \
+        test $(( ${mismatch:-999999} * 10 )) -lt "${in_poll:-0}"
+    for kind in parse render compress; do
+        p=$(fact "$WORK/$build.facts" "root_in_poll_share_task:_tokio_fixture::${kind}_task")
+        s=$(fact "$WORK/$build.facts" "root_sample_share_task:_tokio_fixture::${kind}_task")
+        check "$build ${kind}_task: share of the samples inside its polls $p% ~ of the root's samples $s% (within 5 points)" \
+            within "$p" "$s" 5
+    done
+    grep -E '^root_(poll|sample|in_poll)_share_' "$WORK/$build.facts" | diag
+    check "$build: stacks not cut by poll-end probes (${n_cut:-0} of $n_all truncated, < 5%)" \
+        test $(( ${n_cut:-0} * 20 )) -lt "${n_all:-0}"
 done
-grep -E '^root_(poll|sample|in_poll)_share_' "$WORK/plain.facts" | diag
-check "tokio_plain: stacks not cut by poll-end probes (${n_cut:-0} of $n_all truncated, < 5%)" \
-    test $(( ${n_cut:-0} * 20 )) -lt "${n_all:-0}"
 
 # ---- tokio without markers, --wait-output: each task's waits on a track of its own ------------------------------
 SLEEP_LINE=$(grep -n '// WAIT:sleep_waiter:1' "$ROOT/tests/fixtures/tokio/src/main.rs" | cut -d: -f1)
