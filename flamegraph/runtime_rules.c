@@ -18,6 +18,7 @@ struct runtime_rule {
     const char *worker_loop;
     const char *entry_after;   /* or NULL: then the task starts at the first frame that is not glue */
     const char *after_future;  /* or NULL: what entry_after frames call after the future (not the task's) */
+    const char *id_guard;      /* or NULL: what entry_after frames call before the future (not the task's) */
     const char *waker;         /* or NULL: the waker machinery a leaf future calls to register its waker */
 };
 
@@ -44,6 +45,9 @@ static const struct runtime_rule rules[] = {
          * CONTEXT.current_task_id tells it: zero-probe attribution sees these samples in the task) */
         .after_future = "^(<?tokio::runtime::task::core::Core<.*>>?::(drop_future_or_output|set_stage|store_output)"
                         "|core::ptr::drop_in_place<tokio::runtime::task::core::TaskIdGuard>)",
+        /* ... and before polling it, its TaskIdGuard puts the task's id in CONTEXT.current_task_id (a sample
+         * there, down in the thread-local's access, is inside the poll with no frame of the task's) */
+        .id_guard = "^<?tokio::runtime::(task::core::TaskIdGuard>?::enter|context::set_current_task_id)",
         /* what a leaf future calls to register its waker, down to the waker vtable (clone_waker); yield_now
          * hands its waker to the worker's defer list */
         .waker = "^<?(tokio::runtime::task::(waker::|raw::RawTask>?::ref_inc|state::State>?::ref_inc)"
@@ -58,11 +62,11 @@ int runtime_rules_compile(struct runtime_rules *r, const char *user_boundary, ch
 {
     memset(r, 0, sizeof(*r));
     for (size_t i = 0; i < N_RULES; i++) {
-        const char *patterns[6] = { rules[i].boundary, rules[i].glue, rules[i].worker_loop, rules[i].entry_after,
-                                    rules[i].after_future, rules[i].waker };
-        const uint8_t kinds[6] = { RUNTIME_BOUNDARY, RUNTIME_GLUE, RUNTIME_WORKER_LOOP, RUNTIME_ENTRY_AFTER,
-                                   RUNTIME_AFTER_FUTURE, RUNTIME_WAKER };
-        for (int k = 0; k < 6; k++) {
+        const char *patterns[7] = { rules[i].boundary, rules[i].glue, rules[i].worker_loop, rules[i].entry_after,
+                                    rules[i].after_future, rules[i].waker, rules[i].id_guard };
+        const uint8_t kinds[7] = { RUNTIME_BOUNDARY, RUNTIME_GLUE, RUNTIME_WORKER_LOOP, RUNTIME_ENTRY_AFTER,
+                                   RUNTIME_AFTER_FUTURE, RUNTIME_WAKER, RUNTIME_ID_GUARD };
+        for (int k = 0; k < 7; k++) {
             if (!patterns[k])
                 continue;
             if (r->n >= RUNTIME_RULES_MAX) {

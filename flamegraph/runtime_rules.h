@@ -16,6 +16,7 @@ enum runtime_frame_kind {
     RUNTIME_ENTRY_RULE = 16,   /* on a boundary: its rule names an ENTRY_AFTER frame */
     RUNTIME_AFTER_FUTURE = 32, /* called by an ENTRY_AFTER frame once the future is done (dropping it) */
     RUNTIME_WAKER = 64,        /* waker machinery: cloning or registering a task's waker (cut from wait stacks) */
+    RUNTIME_ID_GUARD = 128,    /* called by an ENTRY_AFTER frame before the future: setting the task's id */
 };
 
 #define RUNTIME_RULES_MAX 32

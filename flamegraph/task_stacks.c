@@ -414,8 +414,8 @@ static size_t find_boundary(struct task_stacks *t, const struct stack_frame *con
 
 /* The first frame of the task below a boundary at cut. Below a runtime boundary whose rule names the frame
  * the task's future follows, that is right after the innermost such frame (n when the stack does not reach
- * one, or goes on into what that frame does once the future is done: the runtime's own work inside the
- * poll); otherwise past the glue the runtime inlines there. */
+ * one, or goes on into what that frame does before the future or once it is done: the runtime's own work
+ * inside the poll); otherwise past the glue the runtime inlines there. */
 static size_t past_glue(const struct stack_frame *const *frames, size_t n, size_t cut)
 {
     size_t first = cut + 1;
@@ -423,7 +423,7 @@ static size_t past_glue(const struct stack_frame *const *frames, size_t n, size_
         bool rule_names_entry = false;
         for (size_t i = n; i-- > first;)
             if (frames[i]->runtime & RUNTIME_ENTRY_AFTER) {
-                if (i + 1 < n && (frames[i + 1]->runtime & RUNTIME_AFTER_FUTURE))
+                if (i + 1 < n && (frames[i + 1]->runtime & (RUNTIME_AFTER_FUTURE | RUNTIME_ID_GUARD)))
                     return n;
                 first = i + 1;
                 rule_names_entry = true;

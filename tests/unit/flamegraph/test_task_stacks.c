@@ -400,7 +400,16 @@ static void test_task_cut_below_runtime_frame(void **state)
     push(&e, "<tokio::runtime::task::core::Core<app::spawned::{closure#0}, S>>::set_stage", NULL, 0, false);
     push(&e, "core::ptr::drop_in_place::<app::spawned::{closure#0}>", NULL, 0, false);
     add(&e, "w", STACK_IN_TASK, 8, NULL, 3);
-    expect_folded(&e, "task: app::spawned 7\n"
+    /* Nor Core::poll's closure setting the task's id before the future (its TaskIdGuard, down into the
+     * thread-local's access: not a task entry named LocalKey::try_with) */
+    push(&e, "start_thread", NULL, 0, false);
+    push(&e, HARNESS, NULL, 0, false);
+    push(&e, "tokio::runtime::task::core::Core<T,S>::poll::{{closure}}", NULL, 0, false);
+    push(&e, "tokio::runtime::task::core::TaskIdGuard::enter", NULL, 0, false);
+    push(&e, "tokio::runtime::context::set_current_task_id", NULL, 0, false);
+    push(&e, "std::thread::local::LocalKey<T>::try_with", NULL, 0, false);
+    add(&e, "w", STACK_IN_TASK, 8, NULL, 5);
+    expect_folded(&e, "task: app::spawned 12\n"
                       "task: app::spawned;app::spawned @ s.rs:11;app::spin 2\n"
                       "task: app::spawned;app::spawned @ s.rs:12 1\n");
     env_free(&e);
