@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib/tap.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BROWSER_DIR=$ROOT/tests/browser
 FACTS=$ROOT/tests/tools/trace_facts.py
-plan 62
+plan 71
 
 if [ ! -f "$BROWSER_DIR/node_modules/speedscope/package.json" ]; then
     (cd "$BROWSER_DIR" && npm ci --no-audit --no-fund --loglevel=error > "$WORK/npm.log" 2>&1) || diag < "$WORK/npm.log"

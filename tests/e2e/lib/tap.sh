@@ -14,7 +14,7 @@ cleanup_tap() {
 }
 trap cleanup_tap EXIT
 
-plan() { echo "1..$1"; }
+plan() { TAP_PLAN=$1; echo "1..$1"; }
 ok() {   # ok CONDITION_EXIT_STATUS DESCRIPTION
     TAP_N=$((TAP_N + 1))
     if [ "$1" -eq 0 ]; then echo "ok $TAP_N - $2"; else
@@ -211,4 +211,12 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "nan"; else printf 
 between() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "nan" && v >= lo && v <= hi) }'; }
 # lt A B: A < B as numbers
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
-finish() { exit $TAP_FAILED; }
+# finish: the file's exit status; a count of checks other than the plan's fails it too (prove says so, a file run
+# alone would not)
+finish() {
+    if [ -n "${TAP_PLAN:-}" ] && [ "$TAP_N" -ne "$TAP_PLAN" ]; then
+        echo "# planned $TAP_PLAN checks, ran $TAP_N" >&2
+        exit 1
+    fi
+    exit $TAP_FAILED
+}
