@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/proc_exe.h"
 #include "sampler/bpf/bpf_slots.h"
 
 _Static_assert(SAMPLER_MARKER_SLOT_BITS_MIN == BPF_SLOTS_MIN_BITS && SAMPLER_MARKER_SLOT_BITS_MAX == BPF_SLOTS_MAX_BITS,
@@ -151,9 +152,7 @@ static int open_markers(struct sampler *s, char *err, size_t errlen)
     }
     /* the executable's debug file may be downloaded now, before the recording; the libraries' when symbolized */
     char link[64], exe[4096];
-    snprintf(link, sizeof(link), "/proc/%d/exe", (int)s->target.pid);
-    ssize_t n = readlink(link, exe, sizeof(exe) - 1);
-    exe[n > 0 ? n : 0] = '\0';
+    (void)proc_exe_path(s->target.pid, link, sizeof(link), exe, sizeof(exe));   /* ("" if gone: no object is it) */
     for (size_t i = 0; i < s->maps.n; i++)
         if (s->maps.v[i].executable && s->maps.v[i].path[0] == '/')
             markers_scan_object(s->markers, s->maps.v[i].path, strcmp(s->maps.v[i].path, exe) == 0);

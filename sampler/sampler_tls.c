@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/proc_exe.h"
 #include "sampler/probes/tls_marker.h"
 #include "tasks/tasks.h"
 
@@ -46,9 +47,7 @@ void sampler_tls_open(struct sampler *s)
     const char *root = "";
     bool have_exe = true;
     if (!s->target.launched) {
-        snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)s->target.pid);
-        ssize_t n = readlink(exe, target_path, sizeof(target_path) - 1);    /* the path the target sees */
-        target_path[n > 0 ? n : 0] = '\0';
+        (void)proc_exe_path(s->target.pid, exe, sizeof(exe), target_path, sizeof(target_path));   /* the path the target sees ("" if gone) */
         root = s->root;
     } else if (!(have_exe = target_resolve_command(s->cfg.argv[0], s->cfg.search_path, exe, sizeof(exe)))) {
         snprintf(exe, sizeof(exe), "%.4000s", s->cfg.argv[0]);

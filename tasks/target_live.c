@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/proc_exe.h"
 #include "base/vec.h"
 
 struct thread_name {
@@ -210,10 +211,7 @@ int view_open_live(struct target_view **out, pid_t pid, const char *root, char *
     lt->base = (struct target_view){ .ops = &live_ops, .pid = pid, .program = lt->program,
                                 .program_file = lt->program_file };
     snprintf(lt->root, sizeof(lt->root), "%s", root ? root : "");
-    snprintf(lt->program_file, sizeof(lt->program_file), "/proc/%d/exe", (int)pid);
-    ssize_t n = readlink(lt->program_file, lt->program, sizeof(lt->program) - 1);
-    lt->program[n > 0 ? n : 0] = '\0';
-    if (n <= 0) {
+    if (proc_exe_path(pid, lt->program_file, sizeof(lt->program_file), lt->program, sizeof(lt->program)) != 0) {
         snprintf(err, errlen, "cannot read process %d's executable (%s)", (int)pid, strerror(errno));
         free(lt);
         return -1;

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/proc_exe.h"
 #include "base/vec.h"
 
 #define DEFAULT_MAX_TASKS 1000000
@@ -275,10 +276,7 @@ int task_reader_open(struct task_reader **out, pid_t pid, const struct task_read
         return -1;
     }
     char exe[64], target_path[4096];
-    snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-    ssize_t n = readlink(exe, target_path, sizeof(target_path) - 1);
-    target_path[n > 0 ? n : 0] = '\0';
-    if (n <= 0) {
+    if (proc_exe_path(pid, exe, sizeof(exe), target_path, sizeof(target_path)) != 0) {
         snprintf(err, errlen, "cannot read process %d's executable (%s)", (int)pid, strerror(errno));
         return -1;
     }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/proc_exe.h"
 #include "base/vec.h"
 
 #define MAX_NAME 2048
@@ -30,14 +31,12 @@ int task_root_namer_open(struct task_root_namer **out, pid_t pid, const char *dw
 {
     *out = NULL;
     char exe[64], target_path[4096];
-    snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-    ssize_t len = readlink(exe, target_path, sizeof(target_path) - 1);
-    target_path[len > 0 ? len : 0] = '\0';
+    bool have_path = proc_exe_path(pid, exe, sizeof(exe), target_path, sizeof(target_path)) == 0;
     struct task_root_namer *n = calloc(1, sizeof(*n));
     struct target_maps maps = { 0 };
     struct elf_file ef;
     bool placed = false;
-    if (!n || len <= 0 || target_maps_load(pid, &maps) != 0 || elf_file_open(&ef, exe) != 0) {
+    if (!n || !have_path || target_maps_load(pid, &maps) != 0 || elf_file_open(&ef, exe) != 0) {
         snprintf(err, errlen, "cannot read process %d's executable and mappings", (int)pid);
     } else {
         placed = target_maps_bias(&maps, target_path, &ef, &n->bias);
