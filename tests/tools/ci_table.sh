@@ -27,9 +27,14 @@ awk '
         ms = ""; if (match($0, /[0-9]+ ms/)) { ms = substr($0, RSTART, RLENGTH); sub(/ ms/, "", ms) }
         if (ms != "") printf "%-28s %-6s %8.1f\n", file, pass == "" ? "-" : pass, ms / 1000
     }' "$log" | sort -k3 -n -r
-# last, where a truncated log still shows it: each failed check with the diagnostics under it (60 lines at most)
+# last, where a truncated log still shows it: each failed check with the diagnostics around it, the '#' lines
+# right before it (a check that prints what it found does so before its verdict: 8 lines at most) and under it
+# (16 at most); 80 lines in all at most
 if grep -q '^[0-9:]* *\(not ok\|# Failed test\)' "$log"; then
     echo "== failed checks, with their diagnostics =="
-    awk '/^[0-9:]* *(not ok|# Failed test)/ { n = 16; print; next } n > 0 && /^[0-9:]* *#/ { n--; print; next } { n = 0 }' "$log" |
-        head -60
+    awk '/^[0-9:]* *(not ok|# Failed test)/ { for (i = 0; i < nb; i++) print before[i]; nb = 0; n = 16; print; next }
+        n > 0 && /^[0-9:]* *#/ { n--; print; next }
+        /^[0-9:]* *#/ { if (nb == 8) { for (i = 1; i < 8; i++) before[i - 1] = before[i]; nb = 7 } before[nb++] = $0; next }
+        { n = 0; nb = 0 }' "$log" |
+        head -80
 fi
