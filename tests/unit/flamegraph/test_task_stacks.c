@@ -415,6 +415,19 @@ static void test_task_cut_below_runtime_frame(void **state)
     env_free(&e);
 }
 
+/* A JoinHandle dropped after its task finished: tokio drops the task's output under the task's TaskIdGuard. */
+#define DROP_JOIN_HANDLE "tokio::runtime::task::harness::Harness<T,S>::drop_join_handle_slow"
+#define DROP_OUTPUT "tokio::runtime::task::core::Core<T,S>::drop_future_or_output"
+#define SET_STAGE "tokio::runtime::task::core::Core<T,S>::set_stage"
+#define DROP_OUTPUT_FRAMES DROP_JOIN_HANDLE ";" DROP_OUTPUT ";" SET_STAGE   /* as folded shows them */
+
+static void push_drop_output(struct env *e)
+{
+    push(e, DROP_JOIN_HANDLE, NULL, 0, false);
+    push(e, DROP_OUTPUT, NULL, 0, false);
+    push(e, SET_STAGE, NULL, 0, false);
+}
+
 /* tokio sets a task's id around dropping its output when its JoinHandle is dropped (Core::set_stage), on whatever
  * thread drops the handle: there CONTEXT.current_task_id names the dropped task. With no boundary on the
  * stack (the main thread's block_on, a JoinSet's join_next) the sample is the thread's, its stack whole. A
@@ -432,18 +445,14 @@ static void test_join_handle_dropped_outside_poll(void **state)
     push(&e, "_start", NULL, 0, false);
     push(&e, "main", NULL, 0, false);
     push(&e, "tokio::task::join_set::JoinSet<T>::join_next::{{closure}}", NULL, 0, false);
-    push(&e, "tokio::runtime::task::harness::Harness<T,S>::drop_join_handle_slow", NULL, 0, false);
-    push(&e, "tokio::runtime::task::core::Core<T,S>::drop_future_or_output", NULL, 0, false);
-    push(&e, "tokio::runtime::task::core::Core<T,S>::set_stage", NULL, 0, false);
+    push_drop_output(&e);
     push(&e, "tokio::runtime::context::set_current_task_id", NULL, 0, false);
     add(&e, "main-thread", STACK_IN_TASK, 8, NULL, 2);
     push(&e, "app::spawned::{async_block#3}", "s.rs", 11, false);
     push(&e, "app::spin", NULL, 0, false);
     add(&e, "w", STACK_IN_TASK, 8, NULL, 3);
     expect_folded(&e, "main-thread;_start;main;tokio::task::join_set::JoinSet<T>::join_next::{{closure}};"
-                      "tokio::runtime::task::harness::Harness<T,S>::drop_join_handle_slow;"
-                      "tokio::runtime::task::core::Core<T,S>::drop_future_or_output;"
-                      "tokio::runtime::task::core::Core<T,S>::set_stage;tokio::runtime::context::set_current_task_id 2\n"
+                      DROP_OUTPUT_FRAMES ";tokio::runtime::context::set_current_task_id 2\n"
                       "task: app::spawned;app::spawned @ s.rs:11 1\n"
                       "task: app::spawned;app::spawned @ s.rs:11;app::spin 3\n");
     env_free(&e);
@@ -459,9 +468,7 @@ static void push_parent_drops_child(struct env *e)
     push(e, HARNESS, NULL, 0, false);
     push(e, "tokio::runtime::task::core::Core<T,S>::poll", NULL, 0, false);
     push(e, "app::parent::{{closure}}", "p.rs", 5, false);
-    push(e, "tokio::runtime::task::harness::Harness<T,S>::drop_join_handle_slow", NULL, 0, false);
-    push(e, "tokio::runtime::task::core::Core<T,S>::drop_future_or_output", NULL, 0, false);
-    push(e, "tokio::runtime::task::core::Core<T,S>::set_stage", NULL, 0, false);
+    push_drop_output(e);
 }
 
 static void test_child_handle_dropped_in_poll(void **state)
@@ -483,18 +490,14 @@ static void test_child_handle_dropped_in_poll(void **state)
     expect_folded(&e, "task 9: app::child 4\n"
                       "task 9: app::child;app::child @ c.rs:9 1\n"
                       "task: app::parent;app::parent @ p.rs:5;"
-                      "tokio::runtime::task::harness::Harness<T,S>::drop_join_handle_slow;"
-                      "tokio::runtime::task::core::Core<T,S>::drop_future_or_output;"
-                      "tokio::runtime::task::core::Core<T,S>::set_stage 2\n");
+                      DROP_OUTPUT_FRAMES " 2\n");
     env_free(&e);
 
     env_init(&e, GROUP_BY_TASK, true, NULL);
     push_parent_drops_child(&e);
     add(&e, "w", STACK_IN_TASK, 7, NULL, 2);
     expect_folded(&e, "task 7: app::parent;app::parent @ p.rs:5;"
-                      "tokio::runtime::task::harness::Harness<T,S>::drop_join_handle_slow;"
-                      "tokio::runtime::task::core::Core<T,S>::drop_future_or_output;"
-                      "tokio::runtime::task::core::Core<T,S>::set_stage 2\n");
+                      DROP_OUTPUT_FRAMES " 2\n");
     env_free(&e);
 }
 
