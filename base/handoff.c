@@ -81,6 +81,16 @@ int handoff_submit(struct handoff *h)
     return error;
 }
 
+size_t handoff_pending(struct handoff *h)
+{
+    if (!h->threaded)
+        return 0;
+    pthread_mutex_lock(&h->lock);
+    size_t pending = h->submitted;
+    pthread_mutex_unlock(&h->lock);
+    return pending;
+}
+
 int handoff_drain(struct handoff *h)
 {
     if (!h->threaded)

@@ -37,6 +37,8 @@ bool handoff_open(struct handoff *h, size_t n_slots, handoff_consume_fn consume,
 size_t handoff_slot(struct handoff *h, int *error);
 /* Hand the slot handoff_slot gave over to the worker. Returns the kept error (0: none). */
 int handoff_submit(struct handoff *h);
+/* How many submitted slots the worker has not finished (0 without a worker): whether it is behind. */
+size_t handoff_pending(struct handoff *h);
 /* Wait until every submitted slot is consumed. Returns the kept error (0: none). */
 int handoff_drain(struct handoff *h);
 /* Consume what is submitted, stop the worker and release it (the hand-off then works in the producer's

@@ -178,6 +178,11 @@ struct folded_read_report {
 struct folded_warnings {
     void (*warn)(void *ctx, const char *message);
     void *ctx;
+    /* If not NULL: the input (a regular file) is read through a mapping of it, len bytes from start, until a
+     * call with (NULL, 0). Should the file shrink meanwhile, touching its pages past the new end raises SIGBUS
+     * there: a caller catching it may map zero pages over them, so the read goes on (it finds NUL bytes, lines
+     * reported malformed), and must then discard the profile. */
+    void (*mapped)(void *ctx, const void *start, size_t len);
 };
 /* Read folded text into p (merging with what it holds). Malformed lines (no count, negative or
  * non-numeric count, empty frames, over-long lines) are reported as "NAME:LINE: why, line skipped"

@@ -4,8 +4,10 @@
  * perf report's count-first form ("COUNT root;...;leaf"), CRLF endings and '#' comment lines. Malformed
  * lines are reported with their line number and skipped; memory is bounded by a few times the longest
  * accepted line (a read chunk's lines are handed on together with the chunk, which is reused once they are in
- * the profile). Big inputs are read on two threads: lines read, split and their names hashed on this one,
- * names interned and the stack tree built on another. */
+ * the profile). A regular file is read through a mapping instead, its pages released behind the reading.
+ * Big inputs are read on two threads: lines split and their names hashed on this one, names interned and the
+ * stack tree built on another; a batch's names are numbered (its distinct ones found) on whichever of the two
+ * is ahead. */
 #include "flamegraph/profile_internal.h"
 
 #include "base/handoff.h"
@@ -16,11 +18,18 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define FOLDED_MAX_LINE (8u << 20)       /* longer lines are reported and skipped */
 #define FOLDED_READ_CHUNK (256u << 10)    /* a batch of lines: big enough that handing batches to
                                            the tree thread (a wakeup each) costs little */
+/* A regular file bigger than a chunk is read through a mapping of it: its lines are used where they are in
+ * the page cache, not copied into the chunk (that copy was a sixth of the reading thread's time). The pages
+ * of batches already in the profile are unmapped every FOLDED_MAP_RELEASE bytes (they stay cached), so the
+ * file does not all count in this process's memory. */
+#define FOLDED_MAP_RELEASE (2u << 20)
 #define FOLDED_MAX_WARNINGS 100           /* malformed lines reported one by one; the rest summed up */
 /* A file's size and the first batch's frames per byte give a first guess of the profile's size, so its
  * tables are made big enough once instead of growing step by step: stacks in random order that share
@@ -45,6 +54,10 @@ struct line_reader {
     size_t scanned;                      /* bytes from start up to here hold no '\n' */
     bool eof;
     bool discarding;                     /* inside a line already known to be too long */
+    bool mapped;                         /* buf is the whole file, mapped (read only): never refilled */
+    size_t batch_from;                   /* mapped: where the batch being filled begins */
+    size_t released;                     /* mapped: the pages before this are unmapped (page aligned) */
+    size_t page;                         /* mapped: the page size */
 };
 
 enum line_status { LINE_OK, LINE_TOO_LONG, LINE_EOF, LINE_ERROR, LINE_REFILL };
@@ -122,6 +135,7 @@ struct batch {
     const char **distinct;
     uint32_t *distinct_lens, *distinct_ids;
     size_t n_distinct;
+    bool numbered;                       /* the names' distinct numbers are made (number_names) */
     /* per stack (cap_stacks each) */
     const char **text;
     uint32_t *text_len, *start, *len, *shared;
@@ -129,11 +143,20 @@ struct batch {
     size_t n_stacks, cap_stacks;
 };
 
-/* A batch handed on to the profile, with the read chunk its names point into. */
+/* A batch's distinct names by hash (open addressing: number + 1), emptied for each batch. Whichever thread
+ * numbers a batch's names (number_names) has one. */
+struct name_seen {
+    uint32_t *slots;
+    size_t mask;
+};
+
+/* A batch handed on to the profile, with the read chunk its names point into (a mapped input's: where in the
+ * mapping the batch ends). */
 struct tree_work {
     struct batch b;
     char *text;
     size_t text_alloc;
+    size_t text_end;
 };
 
 /* Where the profile's side of the reading is: the frame ids of the last stack handed on (its batch's last),
@@ -141,13 +164,14 @@ struct tree_work {
 struct tree_state {
     uint32_t *prev_ids;
     size_t prev_cap;
+    struct name_seen seen;               /* for the batches this thread numbers */
 };
 
 /* An input of more than one read chunk is read by two threads, each with about half of the work: this one
  * reads, splits and hashes names, the tree thread interns them and adds each batch's paths to the profile,
  * in order, at most TREE_QUEUE batches behind. Only the tree thread touches the profile until it is
  * joined. */
-#define TREE_QUEUE 2
+#define TREE_QUEUE 4
 
 struct tree_pipe {
     struct handoff handoff;              /* the works to the tree thread */
@@ -170,8 +194,7 @@ struct folded_parse {
     VEC_OF(char) prev;                   /* the last stack's text and frame ends, once its batch is */
     uint32_t *prev_ends;                 /* handed on: a prefix shared with it is not interned again */
     size_t prev_frames, prev_frames_cap;
-    uint32_t *seen;                      /* the batch's distinct names by hash (open addressing): number + 1 */
-    size_t seen_mask;
+    struct name_seen seen;               /* for the batches this thread numbers */
     struct folded_read_report *report;
     uint64_t total;                      /* the profile's total as this read goes (checked for overflow) */
     size_t guess_bytes;                  /* the input's size while the profile's is still to be guessed */
@@ -297,13 +320,69 @@ static void work_free(struct tree_work *w)
     free(w->text);
 }
 
-/* Put a batch's stacks in the profile: intern the names, take shared frames' ids from the stack before, add
- * the paths of the stacks with a count. Returns 0 or -1 (no memory). */
+/* Put the batch's distinct names (their hashes in distinct_ids) in a table of mask + 1 slots. */
+static int make_seen(struct name_seen *seen, const struct batch *b, size_t mask)
+{
+    uint32_t *slots = calloc(mask + 1, sizeof(*slots));
+    if (!slots)
+        return -1;
+    for (size_t u = 0; u < b->n_distinct; u++) {
+        size_t i = b->distinct_ids[u] & mask;
+        while (slots[i])
+            i = (i + 1) & mask;
+        slots[i] = (uint32_t)u + 1;
+    }
+    free(seen->slots);
+    seen->slots = slots;
+    seen->mask = mask;
+    return 0;
+}
+
+/* Number the batch's names to intern among its distinct names (b->distinct...), in order: the same numbers
+ * whichever thread makes them. Returns 0 or -1 (no memory). */
+static int number_names(struct name_seen *seen, struct batch *b)
+{
+    if (!seen->slots && make_seen(seen, b, 4095) != 0)
+        return -1;
+    b->n_distinct = 0;
+    int rc = 0;
+    for (size_t k = 0; k < b->n_names && rc == 0; k++) {
+        const char *name = b->names[k];
+        uint32_t len = b->name_lens[k], hash = b->name_ids[k];
+        size_t i = hash & seen->mask;
+        uint32_t slot;
+        for (; (slot = seen->slots[i]) != 0; i = (i + 1) & seen->mask) {
+            uint32_t u = slot - 1;
+            if (b->distinct_ids[u] == hash && b->distinct_lens[u] == len && memcmp(b->distinct[u], name, len) == 0)
+                break;
+        }
+        if (slot) {
+            b->name_distinct[k] = slot - 1;
+            continue;
+        }
+        size_t u = b->n_distinct++;
+        b->distinct[u] = name;
+        b->distinct_lens[u] = len;
+        b->distinct_ids[u] = hash;
+        b->name_distinct[k] = (uint32_t)u;
+        seen->slots[i] = (uint32_t)u + 1;
+        if (b->n_distinct * 2 > seen->mask)
+            rc = make_seen(seen, b, seen->mask * 2 + 1);
+    }
+    memset(seen->slots, 0, (seen->mask + 1) * sizeof(*seen->slots));   /* empty for the next batch */
+    b->numbered = rc == 0;
+    return rc;
+}
+
+/* Put a batch's stacks in the profile: number its names unless done already, intern them, take shared
+ * frames' ids from the stack before, add the paths of the stacks with a count. Returns 0 or -1 (no memory). */
 static int add_work(struct profile *p, struct tree_work *w, struct tree_state *ts)
 {
     struct batch *b = &w->b;
     if (b->n_stacks == 0)
         return 0;
+    if (!b->numbered && number_names(&ts->seen, b) != 0)
+        return -1;
     if (profile_intern_batch(p, b->distinct, b->distinct_lens, b->distinct_ids, b->n_distinct, b->distinct_ids) != 0)
         return -1;
     for (size_t i = 0; i < b->n_names; i++)
@@ -406,6 +485,10 @@ static int remember_last(struct folded_parse *fp)
  * profile) in exchange, with the line begun but not ended copied to its start. */
 static int take_buffer(struct line_reader *r, struct tree_work *w)
 {
+    if (r->mapped) {
+        w->text_end = r->batch_from = r->start;
+        return 0;
+    }
     if (vec_reserve_raw((void **)&w->text, &w->text_alloc, 1, r->cap + 1) != 0)
         return -1;
     size_t tail = r->end - r->start;
@@ -438,6 +521,17 @@ static void reserve_guess(struct folded_parse *fp, const struct line_reader *r)
     fp->guess_bytes = 0;
 }
 
+/* Unmap the mapped input's pages before consumed (the batches there are in the profile), FOLDED_MAP_RELEASE
+ * bytes or more at a time. A failure leaves them mapped: more memory, no harm. */
+static void release_input(struct line_reader *r, size_t consumed)
+{
+    if (!r->mapped || consumed < r->released + FOLDED_MAP_RELEASE)
+        return;
+    size_t end = consumed & ~(r->page - 1);
+    if (madvise(r->buf + r->released, end - r->released, MADV_DONTNEED) == 0)
+        r->released = end;
+}
+
 /* Hand the batch's stacks, with the buffer they are in, on to the profile (add_work, here or on the tree
  * thread). Returns 0 or -1 (no memory). */
 static int flush_batch(struct folded_parse *fp, struct line_reader *r)
@@ -446,68 +540,45 @@ static int flush_batch(struct folded_parse *fp, struct line_reader *r)
         return 0;
     if (remember_last(fp) != 0)
         return -1;
+    /* The names are numbered on whichever thread has less to do: here while the tree thread has more to add
+     * than the batch it is at, else by the tree thread (add_work), which would otherwise wait for this one. */
+    if (fp->pipe && handoff_pending(&fp->pipe->handoff) > 1 && number_names(&fp->seen, &fp->b) != 0)
+        return -1;
     struct tree_work *w = work_to_fill(fp);
-    if (!w || take_buffer(r, w) != 0)
+    if (!w)
+        return -1;
+    if (fp->pipe)
+        release_input(r, w->text_end);             /* w's last batch is in the profile, and all before it */
+    if (take_buffer(r, w) != 0)
         return -1;
     struct batch filled = fp->b;
     fp->b = w->b;                                  /* its arrays are free too */
     w->b = filled;
     fp->b.n_frames = fp->b.n_names = fp->b.n_distinct = fp->b.n_stacks = 0;
-    if (fp->seen)
-        memset(fp->seen, 0, (fp->seen_mask + 1) * sizeof(*fp->seen));
-    return submit_work(fp, w);
+    fp->b.numbered = false;
+    int rc = submit_work(fp, w);
+    if (!fp->pipe)
+        release_input(r, w->text_end);             /* added here and now */
+    return rc;
 }
 
-/* Put the batch's distinct names (their hashes in distinct_ids) in a table of mask + 1 slots. */
-static int make_seen(struct folded_parse *fp, size_t mask)
+/* Read a regular file of more than a chunk, of which nothing is read yet, through a mapping: r then holds it
+ * whole. Returns whether it does; if not, the stream is read chunk by chunk. */
+static bool map_input(struct line_reader *r, FILE *in, size_t size)
 {
-    uint32_t *seen = calloc(mask + 1, sizeof(*seen));
-    if (!seen)
-        return -1;
-    const struct batch *b = &fp->b;
-    for (size_t u = 0; u < b->n_distinct; u++) {
-        size_t i = b->distinct_ids[u] & mask;
-        while (seen[i])
-            i = (i + 1) & mask;
-        seen[i] = (uint32_t)u + 1;
-    }
-    free(fp->seen);
-    fp->seen = seen;
-    fp->seen_mask = mask;
-    return 0;
-}
-
-/* Number the names of the frames to intern from first on among the batch's distinct names (a new one is
- * added). Returns 0 or -1 (no memory). */
-static int number_names(struct folded_parse *fp, size_t first)
-{
-    if (!fp->seen && make_seen(fp, 4095) != 0)
-        return -1;
-    struct batch *b = &fp->b;
-    for (size_t k = first; k < b->n_names; k++) {
-        const char *name = b->names[k];
-        uint32_t len = b->name_lens[k], hash = b->name_ids[k];
-        size_t i = hash & fp->seen_mask;
-        uint32_t slot;
-        for (; (slot = fp->seen[i]) != 0; i = (i + 1) & fp->seen_mask) {
-            uint32_t u = slot - 1;
-            if (b->distinct_ids[u] == hash && b->distinct_lens[u] == len && memcmp(b->distinct[u], name, len) == 0)
-                break;
-        }
-        if (slot) {
-            b->name_distinct[k] = slot - 1;
-            continue;
-        }
-        size_t u = b->n_distinct++;
-        b->distinct[u] = name;
-        b->distinct_lens[u] = len;
-        b->distinct_ids[u] = hash;
-        b->name_distinct[k] = (uint32_t)u;
-        fp->seen[i] = (uint32_t)u + 1;
-        if (b->n_distinct * 2 > fp->seen_mask && make_seen(fp, fp->seen_mask * 2 + 1) != 0)
-            return -1;
-    }
-    return 0;
+    int fd = fileno(in);
+    long page = sysconf(_SC_PAGESIZE);
+    if (fd < 0 || size <= FOLDED_READ_CHUNK || page <= 0 || ftello(in) != 0)
+        return false;
+    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED)
+        return false;
+    free(r->buf);
+    r->buf = map;
+    r->alloc = r->cap = r->end = size;
+    r->eof = r->mapped = true;
+    r->page = (size_t)page;
+    return true;
 }
 
 /* Split stack (len bytes) at ';' into the batch, to be added count times (0: its names are only interned).
@@ -558,8 +629,6 @@ static int batch_stack(struct folded_parse *fp, const char *stack, size_t len, u
         b->ends[first + n++] = (uint32_t)end;
         from = end + 1;
     }
-    if (number_names(fp, names_before) != 0)
-        return -1;
     size_t k = b->n_stacks++;
     b->text[k] = stack;
     b->text_len[k] = (uint32_t)len;
@@ -659,12 +728,20 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, const str
     }
     struct stat file;
     int fd = fileno(in);             /* -1 for a memory stream: no guess then */
-    if (fd >= 0 && fstat(fd, &file) == 0 && S_ISREG(file.st_mode) && file.st_size > 0)
+    if (fd >= 0 && fstat(fd, &file) == 0 && S_ISREG(file.st_mode) && file.st_size > 0 &&
+        (uint64_t)file.st_size <= SIZE_MAX) {
         fp.guess_bytes = (size_t)file.st_size;   /* reserve_guess, at the first batch */
+        if (map_input(&r, in, fp.guess_bytes) && warnings && warnings->mapped)
+            warnings->mapped(warnings->ctx, r.buf, r.cap);
+    }
     for (;;) {
         char *line = NULL;
         size_t len = 0;
-        enum line_status st = next_line(&r, &line, &len);
+        enum line_status st = r.mapped && r.start - r.batch_from >= FOLDED_READ_CHUNK
+                              ? LINE_REFILL                  /* a chunk's lines: hand them on */
+                              : next_line(&r, &line, &len);
+        if (st == LINE_OK && r.mapped && len >= FOLDED_MAX_LINE)
+            st = LINE_TOO_LONG;         /* as a chunk read could not hold it */
         if (st == LINE_REFILL) {
             reserve_guess(&fp, &r);     /* before the tree thread, which then alone touches the profile */
             /* more than a chunk to read: build the tree on a second thread */
@@ -673,6 +750,10 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, const str
             /* the batch points into the buffer: hand it on before the buffer moves */
             if (flush_batch(&fp, &r) != 0)
                 goto no_memory;
+            if (r.mapped) {
+                r.batch_from = r.start;     /* also past a chunk of lines that held no stack */
+                continue;
+            }
             st = refill(&r);
             if (st == LINE_OK)
                 continue;
@@ -714,12 +795,18 @@ no_memory:
 done:
     if (pipe_close(&fp) != 0 && rc == 0)
         rc = -1;
-    free(r.buf);
+    if (r.mapped) {
+        if (warnings && warnings->mapped)
+            warnings->mapped(warnings->ctx, NULL, 0);
+        (void)munmap(r.buf, r.cap);     /* fails only for a range that is not a mapping (a bug) */
+    } else
+        free(r.buf);
     batch_free(&fp.b);
     work_free(&fp.work);
     vec_free(&fp.prev);
     free(fp.tree.prev_ids);
     free(fp.prev_ends);
-    free(fp.seen);
+    free(fp.seen.slots);
+    free(fp.tree.seen.slots);
     return rc;
 }

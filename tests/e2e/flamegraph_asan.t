@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # flamegraph_asan.t: end-to-end tests of `taskspy flamegraph` (also run under ASan/UBSan by make check):
 # renders generated and hand-written folded files (hostile names, malformed lines, stdin, perf/py-spy
-# styles, CRLF, a huge line), validates every SVG with xmllint, and checks exit codes, one-line errors
-# and that a failure leaves neither an output nor a temporary file.
+# styles, CRLF, a huge line, a file that shrinks while it is read), validates every SVG with xmllint, and
+# checks exit codes, one-line errors and that a failure leaves neither an output nor a temporary file.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TASKSPY=${TASKSPY:-$ROOT/build/taskspy}
@@ -11,7 +11,7 @@ GEN="python3 $ROOT/tests/tools/gen_folded.py"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/taskspy-fg.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-echo "1..44"
+echo "1..47"
 n=0
 ok() {   # ok CONDITION_EXIT_STATUS DESCRIPTION
     n=$((n + 1))
@@ -191,3 +191,49 @@ end=$(date +%s.%N)
 echo "# 100,000 stacks rendered in $(awk "BEGIN {printf \"%.3f\", $end - $start}") s, $(stat -c %s "$WORK/big.svg" 2>/dev/null) bytes"
 [ $rc -eq 0 ] && valid_xml "$WORK/big.svg"
 ok $? "100,000 distinct stacks render to valid XML"
+
+# ---- 45-47: an input that shrinks while it is read ------------------------------------------------------------
+# taskspy reads a big regular file through a mapping of it. The copy here is cut to 4 KB as soon as taskspy has
+# it mapped (/proc/PID/maps): reading on past the new end must end in one line, exit 1 and no output, never a
+# crash (SIGBUS). A cut that lands after the read gives a whole graph. Tried until a cut lands during the read
+# (nearly always the first try: the read takes tens of ms, the cut a few after the mapping appears).
+crashes=0 hangs=0 bad_failures=0 hits=0 tries=0
+while [ $tries -lt 10 ] && [ $hits -eq 0 ]; do
+    tries=$((tries + 1))
+    cp "$WORK/big.folded" "$WORK/shrink.folded"
+    rm -f "$WORK/shrink.svg"
+    "$TASKSPY" flamegraph "$WORK/shrink.folded" -o "$WORK/shrink.svg" 2>"$WORK/err" &
+    pid=$!
+    for _ in $(seq 2000); do
+        grep -q shrink.folded "/proc/$pid/maps" 2>/dev/null && break
+        kill -0 $pid 2>/dev/null || break
+    done
+    truncate -s 4096 "$WORK/shrink.folded"
+    for _ in $(seq 600); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+    if kill -0 $pid 2>/dev/null; then          # still reading after a minute: hung
+        kill -9 $pid
+        hangs=$((hangs + 1)); echo "# try $tries: still running after 60 s, killed"
+    fi
+    wait $pid
+    rc=$?
+    if [ $rc -eq 137 ] && [ $hangs -gt 0 ]; then
+        :
+    elif [ $rc -ge 128 ]; then
+        crashes=$((crashes + 1)); echo "# try $tries: killed by signal $((rc - 128))"; sed 's/^/#   /' "$WORK/err" | head -5
+    elif [ $rc -eq 1 ]; then
+        if one_error_line "$WORK/err" && grep -q 'shrank while it was being read' "$WORK/err" && no_leftovers "$WORK" shrink.svg; then
+            hits=$((hits + 1))
+        else
+            bad_failures=$((bad_failures + 1)); echo "# try $tries: exit 1 but:"; sed 's/^/#   /' "$WORK/err" | head -5
+        fi
+    elif [ $rc -ne 0 ] || ! valid_xml "$WORK/shrink.svg"; then
+        bad_failures=$((bad_failures + 1)); echo "# try $tries: exit $rc"; sed 's/^/#   /' "$WORK/err" | head -5
+    fi
+done
+echo "# shrinking input: $tries tries, $hits cut during the read, $crashes crashes, $hangs hangs, $bad_failures other outcomes"
+[ $crashes -eq 0 ] && [ $hangs -eq 0 ]
+ok $? "an input cut short while mapped neither crashes nor hangs taskspy"
+[ $bad_failures -eq 0 ]
+ok $? "each try ends in a whole graph, or exit 1 with one line and no output"
+[ $hits -gt 0 ]
+ok $? "a cut during the read is reported: 'shrank while it was being read'"

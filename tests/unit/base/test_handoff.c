@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_handoff.c: unit tests of base/handoff: every submitted slot consumed once, in order, none refilled
  * before it was consumed (a slow worker and a fast producer over 2 slots), drain waiting for all, the first
- * error kept and reported by every later call with consume not called again, and the same behaviour in the
- * producer's thread when no worker runs. */
+ * error kept and reported by every later call with consume not called again, the same behaviour in the
+ * producer's thread when no worker runs, and handoff_pending counting the slots the worker has not finished. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <semaphore.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -104,12 +105,52 @@ static void test_first_error_kept(void **state)
     assert_int_equal(w.calls, 51);
 }
 
+/* A worker that finishes a slot only when let through. */
+static int consume_gated(void *ctx, size_t slot)
+{
+    (void)slot;
+    return sem_wait(ctx) == 0 ? 0 : EINTR;
+}
+
+static void test_pending_counts_unfinished(void **state)
+{
+    (void)state;
+    sem_t gate;
+    assert_int_equal(sem_init(&gate, 0, 0), 0);
+    struct handoff h;
+    assert_true(handoff_open(&h, 2, consume_gated, &gate));
+    assert_int_equal(handoff_pending(&h), 0);
+    int error = -1;
+    for (int i = 0; i < 2; i++) {
+        handoff_slot(&h, &error);
+        assert_int_equal(error, 0);
+        assert_int_equal(handoff_submit(&h), 0);
+    }
+    assert_int_equal(handoff_pending(&h), 2);      /* the first held in consume, the second waiting */
+    assert_int_equal(sem_post(&gate), 0);
+    for (int tries = 0; tries < 10000 && handoff_pending(&h) != 1; tries++) {
+        struct timespec ts = { 0, 100000 };
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(handoff_pending(&h), 1);      /* the first finished */
+    assert_int_equal(sem_post(&gate), 0);
+    assert_int_equal(handoff_drain(&h), 0);
+    assert_int_equal(handoff_pending(&h), 0);
+    assert_int_equal(handoff_close(&h), 0);
+    assert_int_equal(sem_post(&gate), 0);         /* without a worker: consumed at submit, none pending */
+    handoff_slot(&h, &error);
+    assert_int_equal(handoff_submit(&h), 0);
+    assert_int_equal(handoff_pending(&h), 0);
+    sem_destroy(&gate);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_order_threaded),
         cmocka_unit_test(test_in_order_inline),
         cmocka_unit_test(test_first_error_kept),
+        cmocka_unit_test(test_pending_counts_unfinished),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,7 @@
 /* test_folded_reader.c: unit tests of profile_read_folded: well-formed folded stacks and prefix merging,
  * the formats of other tools (count first, CRLF, comments), malformed lines reported by line number, and
  * inputs of many read chunks (read on two threads, from a stream or a file) giving the same profile as the
- * stacks added one by one. */
+ * stacks added one by one, and a big file (read through a mapping) read as its bytes from a stream are. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -350,6 +350,143 @@ static void test_many_chunks_match_stacks_added_one_by_one(void **state)
     profile_free(expected);
 }
 
+/* What the reader says of its mapping: each call's start and length. */
+struct mapping_calls {
+    const void *start[4];
+    size_t len[4];
+    size_t n;
+};
+
+/* Where the warnings go and the mapping calls are kept. */
+struct mapping_ctx {
+    FILE *warn;
+    struct mapping_calls *calls;
+};
+
+static void record_mapping(void *ctx, const void *start, size_t len)
+{
+    struct mapping_ctx *c = ctx;
+    if (c->calls->n < 4) {
+        c->calls->start[c->calls->n] = start;
+        c->calls->len[c->calls->n] = len;
+    }
+    c->calls->n++;
+}
+
+static void warn_to_ctx_stream(void *ctx, const char *message)
+{
+    struct mapping_ctx *c = ctx;
+    fprintf(c->warn, "%s\n", message);
+}
+
+/* A file of many chunks with every kind of line (CRLF, comments, count first, malformed, a line over the limit,
+ * the last one without its '\n'), read through a mapping, gives what its bytes give read from a memory stream:
+ * the same profile, report and warnings. The reader says where the mapping is, then that it is gone. A file
+ * already read from is read on from there (as a stream). */
+static void test_mapped_file_reads_as_a_stream(void **state)
+{
+    (void)state;
+    struct profile *expected = profile_new();
+    assert_non_null(expected);
+    size_t stacks_len = 0;
+    char *stacks = many_stacks(6000, expected, &stacks_len);   /* under 100 malformed: each is reported */
+    size_t huge = 9u << 20;                             /* over the line limit */
+    size_t cap = stacks_len + huge + 4096;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    size_t len = (size_t)snprintf(text, cap, "# a comment\r\nmain;crlf 3\r\n7 main;count;first\nno count\n");
+    memcpy(text + len, stacks, stacks_len);
+    len += stacks_len;
+    memset(text + len, 'x', huge);
+    len += huge;
+    len += (size_t)snprintf(text + len, cap - len, " 2\nmain;;empty 1\nmain;last;unended 5");
+    free(stacks);
+
+    struct read_result want = read_text(text, len);
+    assert_int_equal(want.rc, 0);
+    char *want_folded = folded_text(want.p);
+
+    FILE *file = tmpfile();
+    assert_non_null(file);
+    assert_int_equal(fwrite(text, 1, len, file), len);
+    rewind(file);
+    struct read_result got = { .p = profile_new() };
+    assert_non_null(got.p);
+    size_t warn_len = 0;
+    FILE *warn = open_memstream(&got.warnings, &warn_len);
+    assert_non_null(warn);
+    struct mapping_calls calls = { 0 };
+    struct mapping_ctx ctx = { warn, &calls };
+    const struct folded_warnings warnings = { .warn = warn_to_ctx_stream, .ctx = &ctx, .mapped = record_mapping };
+    got.rc = profile_read_folded(got.p, file, "t.folded", &warnings, &got.report, got.err, sizeof(got.err));
+    fclose(warn);
+    assert_int_equal(got.rc, 0);
+    assert_int_equal(calls.n, 2);                       /* mapped, then unmapped */
+    assert_non_null(calls.start[0]);
+    assert_int_equal(calls.len[0], len);
+    assert_null(calls.start[1]);
+    assert_int_equal(calls.len[1], 0);
+    assert_int_equal(got.report.lines, want.report.lines);
+    assert_int_equal(got.report.stacks, want.report.stacks);
+    assert_int_equal(got.report.skipped, want.report.skipped);
+    assert_string_equal(got.warnings, want.warnings);
+    assert_non_null(strstr(got.warnings, "line longer than"));
+    char *got_folded = folded_text(got.p);
+    assert_string_equal(got_folded, want_folded);
+    assert_non_null(find_path(got.p, "main;last;unended"));
+    free(got_folded);
+    result_free(&got);
+
+    /* more than a chunk of lines without a stack (comments, malformed) before the stacks */
+    FILE *quiet = tmpfile();
+    assert_non_null(quiet);
+    for (int i = 0; i < 40000; i++)
+        fprintf(quiet, i % 2 ? "# comment %d\n" : "malformed %d x\n", i);
+    fputs("main;after 4\n", quiet);
+    assert_true(ftell(quiet) > 2 * 256 * 1024);
+    rewind(quiet);
+    struct profile *after = profile_new();
+    assert_non_null(after);
+    calls.n = 0;
+    ctx.warn = fopen("/dev/null", "w");
+    assert_non_null(ctx.warn);
+    char quiet_err[256];
+    struct folded_read_report quiet_report;
+    assert_int_equal(profile_read_folded(after, quiet, "q.folded", &warnings, &quiet_report, quiet_err,
+                                         sizeof(quiet_err)), 0);
+    fclose(ctx.warn);
+    fclose(quiet);
+    assert_int_equal(calls.n, 2);
+    assert_int_equal(quiet_report.stacks, 1);
+    assert_int_equal(quiet_report.skipped, 20000);
+    assert_int_equal(profile_total(after), 4);
+    profile_free(after);
+
+    /* a file read from already: the rest only */
+    rewind(file);
+    char first[64];
+    assert_non_null(fgets(first, sizeof(first), file));    /* "# a comment" */
+    struct profile *rest = profile_new();
+    assert_non_null(rest);
+    calls.n = 0;
+    ctx.warn = fopen("/dev/null", "w");
+    assert_non_null(ctx.warn);
+    char err[256];
+    struct folded_read_report report;
+    assert_int_equal(profile_read_folded(rest, file, "t.folded", &warnings, &report, err, sizeof(err)), 0);
+    fclose(ctx.warn);
+    assert_int_equal(calls.n, 0);                       /* read as a stream */
+    assert_int_equal(report.lines, want.report.lines - 1);
+    assert_int_equal(profile_total(rest), profile_total(want.p));
+    profile_free(rest);
+    fclose(file);
+
+    free(want_folded);
+    result_free(&want);
+    free(text);
+    profile_free(expected);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +502,7 @@ int main(void)
         cmocka_unit_test(test_shared_prefixes_between_lines),
         cmocka_unit_test(test_merges_into_existing_profile),
         cmocka_unit_test(test_many_chunks_match_stacks_added_one_by_one),
+        cmocka_unit_test(test_mapped_file_reads_as_a_stream),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
