@@ -68,16 +68,16 @@ struct svg_frame {
     uint32_t frame;          /* the name's frame id (PROFILE_NO_FRAME for the root) */
 };
 
-struct svg_layout {
-    struct svg_frame *frames;    /* preorder, siblings sorted by name */
-    size_t n_frames;
-    size_t frames_room;          /* frames allocated (big_alloc) */
-    uint32_t max_depth;
-};
+/* A chart's layout, walked in preorder (siblings sorted by name) a chunk of frames at a time. */
+struct svg_layout;
 
 /* Lay out p for a chart chart_width px wide, leaving out frames narrower than min_width px (and all they
- * contain). Returns 0, or -1 with errno on allocation failure. */
-int svg_layout_build(const struct profile *p, double chart_width, double min_width, struct svg_layout *out);
+ * contain): which nodes are drawn, and the deepest. Returns NULL (errno) on allocation failure. */
+struct svg_layout *svg_layout_open(const struct profile *p, double chart_width, double min_width);
+/* The depth of the deepest drawn frame (0: "all" alone, or nothing drawn). */
+uint32_t svg_layout_max_depth(const struct svg_layout *l);
+/* The next frames, at most room of them, into frames; returns how many (0: all given). */
+size_t svg_layout_next(struct svg_layout *l, struct svg_frame *frames, size_t room);
 void svg_layout_free(struct svg_layout *l);
 
 /* ---- styled frames (svg_writer.c): a differential graph's colours and tooltips ----------------------- */

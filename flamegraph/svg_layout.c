@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* svg_layout.c: places the merged stack tree on the chart: siblings sorted by name left to right (as
  * flamegraph.pl does), each frame's offset in samples and depth, frames too narrow to draw left out (they
- * still count in their parent's width). Memory and time grow with the tree's nodes, not with samples. */
+ * still count in their parent's width). Which nodes are drawn, and the deepest, are found first; the frames
+ * then come in preorder a chunk at a time, so the writer can format one chunk while the next is laid out.
+ * Memory and time grow with the tree's nodes, not with samples. */
 #include "flamegraph/svg_internal.h"
 
 #include "flamegraph/big_alloc.h"
@@ -24,32 +26,42 @@ struct child_ref {           /* what the layout reads of a child, copied in node
 struct drawn_children {
     uint32_t *drawn;         /* per node: its number among the drawn nodes, or UINT32_MAX */
     uint32_t *offset;        /* per drawn node + 1 */
+    uint32_t *depth;         /* per drawn node (allocated per node, only the drawn ones' touched) */
     struct child_ref *children;
     size_t n_nodes, n_children;  /* the arrays' sizes (they are big_alloc'd) */
 };
 
 static int drawn_children_build(const struct profile_node *nodes, size_t n, double px_per_sample,
                                 double min_width, struct drawn_children *dc, size_t *drawn_count,
-                                size_t *most_children)
+                                size_t *most_children, uint32_t *max_depth)
 {
     dc->n_nodes = n;
     dc->drawn = big_alloc(n * sizeof(*dc->drawn), BIG_ALL_OVER);
     dc->offset = big_alloc((n + 1) * sizeof(*dc->offset), BIG_ALL_OVER);
+    dc->depth = big_alloc(n * sizeof(*dc->depth), BIG_IN_ORDER);
     uint64_t *pairs = big_alloc(n * sizeof(*pairs), BIG_IN_ORDER);   /* parent's number << 32 | child, for drawn parents */
-    if (!dc->drawn || !dc->offset || !pairs) {
+    if (!dc->drawn || !dc->offset || !dc->depth || !pairs) {
         big_free(pairs, n * sizeof(*pairs));
         return -1;
     }
     size_t n_drawn = 0, n_pairs = 0;
+    *max_depth = 0;
     for (size_t v = 0; v < n; v++) {
+        uint32_t d = UINT32_MAX;
         if (v > 0) {
-            uint32_t d = dc->drawn[nodes[v].parent];
+            d = dc->drawn[nodes[v].parent];
             if (d != UINT32_MAX) {
                 dc->offset[d + 1]++;
                 pairs[n_pairs++] = (uint64_t)d << 32 | v;
             }
         }
         bool wide = v == 0 || (double)nodes[v].total * px_per_sample >= min_width;
+        if (wide) {                          /* a wide node's parent is drawn (never narrower) */
+            uint32_t depth = v == 0 ? 0 : dc->depth[d] + 1;
+            dc->depth[n_drawn] = depth;
+            if (depth > *max_depth)
+                *max_depth = depth;
+        }
         dc->drawn[v] = wide ? (uint32_t)n_drawn++ : UINT32_MAX;
     }
     *drawn_count = n_drawn;
@@ -157,79 +169,94 @@ static void totals_left_of(const struct profile *p, const struct drawn_children 
     }
 }
 
-int svg_layout_build(const struct profile *p, double chart_width, double min_width, struct svg_layout *out)
-{
-    memset(out, 0, sizeof(*out));
-    size_t n = 0;
-    const struct profile_node *nodes = profile_nodes(p, &n);
-    if (n == 0 || nodes[0].total == 0)
-        return 0;
-    double px_per_sample = chart_width / (double)nodes[0].total;
-
-    struct drawn_children dc = { 0 };
-    struct svg_frame *stack = NULL;
-    uint32_t *stack_drawn = NULL;
-    struct kid *kids = NULL;
-    uint64_t *left_of = NULL;
-    size_t n_drawn = 0, most_kids = 0;
-    int rc = -1;
-    if (drawn_children_build(nodes, n, px_per_sample, min_width, &dc, &n_drawn, &most_kids) != 0)
-        goto done;
-    /* sized by what is drawn, not by the nodes: a big profile draws a small part of its tree. The stack
-     * (a path's drawn siblings at most) touches few of its pages: malloc's. */
-    stack = malloc(n_drawn * sizeof(*stack));
-    stack_drawn = malloc(n_drawn * sizeof(*stack_drawn));   /* each stacked frame's drawn number */
-    kids = big_alloc((most_kids + 1) * sizeof(*kids), BIG_IN_ORDER);
-    left_of = big_alloc((most_kids + 1) * sizeof(*left_of), BIG_IN_ORDER);
-    out->frames = big_alloc(n_drawn * sizeof(*out->frames), BIG_IN_ORDER);
-    out->frames_room = n_drawn;
-    if (!stack || !stack_drawn || !kids || !left_of || !out->frames)
-        goto done;
-
-    size_t depth_of_stack = 0;
-    stack_drawn[depth_of_stack] = 0;
-    stack[depth_of_stack++] = (struct svg_frame){ .node = 0, .depth = 0, .start = 0, .total = nodes[0].total,
-                                                  .frame = PROFILE_NO_FRAME };
-    while (depth_of_stack > 0) {
-        struct svg_frame f = stack[--depth_of_stack];
-        uint32_t drawn = stack_drawn[depth_of_stack];
-        out->frames[out->n_frames++] = f;
-        if (f.depth > out->max_depth)
-            out->max_depth = f.depth;
-        /* children left to right from the parent's left edge; pushed right to left so the leftmost is
-         * drawn first */
-        size_t k = sorted_drawn_children(p, &dc, drawn, kids);
-        if (k == 0)
-            continue;
-        totals_left_of(p, &dc, drawn, kids, k, left_of);
-        for (size_t i = k; i > 0; i--) {
-            const struct kid *c = &kids[i - 1];
-            stack_drawn[depth_of_stack] = c->drawn;
-            stack[depth_of_stack++] = (struct svg_frame){ .node = c->node, .depth = f.depth + 1,
-                                                          .start = f.start + left_of[i - 1],
-                                                          .total = c->total, .name = c->name,
-                                                          .frame = c->frame };
-        }
-    }
-    rc = 0;
-done:
-    if (rc != 0) {
-        int saved = errno;
-        svg_layout_free(out);
-        errno = saved ? saved : ENOMEM;
-    }
-    free(stack);
-    free(stack_drawn);
-    big_free(kids, (most_kids + 1) * sizeof(*kids));
-    big_free(left_of, (most_kids + 1) * sizeof(*left_of));
-    big_free(dc.drawn, dc.n_nodes * sizeof(*dc.drawn));
-    big_free(dc.offset, (dc.n_nodes + 1) * sizeof(*dc.offset));
-    big_free(dc.children, dc.n_children * sizeof(*dc.children));
-    return rc;
-}
+/* A layout being walked: what drawn_children_build found, and the preorder walk's stack. */
+struct svg_layout {
+    const struct profile *p;
+    struct drawn_children dc;
+    uint32_t max_depth;
+    struct svg_frame *stack;         /* a path's drawn siblings at most: sized by the drawn nodes */
+    uint32_t *stack_drawn;           /* each stacked frame's drawn number */
+    size_t depth_of_stack;
+    struct kid *kids;
+    uint64_t *left_of;
+    size_t most_kids;
+};
 
 void svg_layout_free(struct svg_layout *l)
 {
-    big_free(l->frames, l->frames_room * sizeof(*l->frames));
-    memset(l, 0, sizeof(*l));
+    if (!l)
+        return;
+    free(l->stack);
+    free(l->stack_drawn);
+    big_free(l->kids, (l->most_kids + 1) * sizeof(*l->kids));
+    big_free(l->left_of, (l->most_kids + 1) * sizeof(*l->left_of));
+    big_free(l->dc.drawn, l->dc.n_nodes * sizeof(*l->dc.drawn));
+    big_free(l->dc.offset, (l->dc.n_nodes + 1) * sizeof(*l->dc.offset));
+    big_free(l->dc.depth, l->dc.n_nodes * sizeof(*l->dc.depth));
+    big_free(l->dc.children, l->dc.n_children * sizeof(*l->dc.children));
+    free(l);
+}
+
+struct svg_layout *svg_layout_open(const struct profile *p, double chart_width, double min_width)
+{
+    struct svg_layout *l = calloc(1, sizeof(*l));
+    if (!l)
+        return NULL;
+    l->p = p;
+    size_t n = 0;
+    const struct profile_node *nodes = profile_nodes(p, &n);
+    if (n == 0 || nodes[0].total == 0)
+        return l;                    /* nothing to draw */
+    double px_per_sample = chart_width / (double)nodes[0].total;
+    size_t n_drawn = 0;
+    if (drawn_children_build(nodes, n, px_per_sample, min_width, &l->dc, &n_drawn, &l->most_kids,
+                             &l->max_depth) != 0)
+        goto fail;
+    /* sized by what is drawn, not by the nodes: a big profile draws a small part of its tree. The stack
+     * (a path's drawn siblings at most) touches few of its pages: malloc's. */
+    l->stack = malloc(n_drawn * sizeof(*l->stack));
+    l->stack_drawn = malloc(n_drawn * sizeof(*l->stack_drawn));
+    l->kids = big_alloc((l->most_kids + 1) * sizeof(*l->kids), BIG_IN_ORDER);
+    l->left_of = big_alloc((l->most_kids + 1) * sizeof(*l->left_of), BIG_IN_ORDER);
+    if (!l->stack || !l->stack_drawn || !l->kids || !l->left_of)
+        goto fail;
+    l->stack_drawn[0] = 0;
+    l->stack[0] = (struct svg_frame){ .node = 0, .depth = 0, .start = 0, .total = nodes[0].total,
+                                      .frame = PROFILE_NO_FRAME };
+    l->depth_of_stack = 1;
+    return l;
+fail:
+    svg_layout_free(l);
+    errno = ENOMEM;
+    return NULL;
+}
+
+uint32_t svg_layout_max_depth(const struct svg_layout *l)
+{
+    return l->max_depth;
+}
+
+size_t svg_layout_next(struct svg_layout *l, struct svg_frame *frames, size_t room)
+{
+    size_t n = 0;
+    while (n < room && l->depth_of_stack > 0) {
+        struct svg_frame f = l->stack[--l->depth_of_stack];
+        uint32_t drawn = l->stack_drawn[l->depth_of_stack];
+        frames[n++] = f;
+        /* children left to right from the parent's left edge; pushed right to left so the leftmost is
+         * drawn first */
+        size_t k = sorted_drawn_children(l->p, &l->dc, drawn, l->kids);
+        if (k == 0)
+            continue;
+        totals_left_of(l->p, &l->dc, drawn, l->kids, k, l->left_of);
+        for (size_t i = k; i > 0; i--) {
+            const struct kid *c = &l->kids[i - 1];
+            l->stack_drawn[l->depth_of_stack] = c->drawn;
+            l->stack[l->depth_of_stack++] = (struct svg_frame){ .node = c->node, .depth = f.depth + 1,
+                                                                .start = f.start + l->left_of[i - 1],
+                                                                .total = c->total, .name = c->name,
+                                                                .frame = c->frame };
+        }
+    }
+    return n;
 }

@@ -2,12 +2,13 @@
 /* svg_writer.c: renders a profile as one self-contained interactive SVG flame graph (or icicle graph):
  * title, optional subtitle and header, one <g> per drawn frame carrying its sample offset, count and depth
  * as data attributes for the embedded script (svg_script.js), which does zoom, search and the URL state.
- * The frames are formatted into buffers that a second thread writes (background_writer.c). A differential
- * graph (diff_profile.c) gives each frame its colour and the end of its tooltip (svg_frame_style). */
+ * The frames are laid out (svg_layout.c) a chunk at a time on this thread, and formatted and written on a
+ * second one (base/handoff), so the two overlap. A differential graph (diff_profile.c) gives each frame its
+ * colour and the end of its tooltip (svg_frame_style). */
 #include "flamegraph/svg_internal.h"
 
+#include "base/handoff.h"
 #include "base/vec.h"
-#include "flamegraph/background_writer.h"
 
 #include <errno.h>
 #include <math.h>
@@ -182,8 +183,8 @@ struct name_text {
 };
 
 struct svg_out {
-    struct background_writer *writer;    /* writes each full buffer while the next is formatted */
-    char *buf;                       /* SVG_BUFFER bytes, the writer's */
+    FILE *out;
+    char *buf;                       /* SVG_BUFFER bytes, written out when nearly full */
     size_t len;
     VEC_OF(char) big;                /* for a frame that does not fit buf (a name of many kilobytes) */
     char *count_name;                /* escaped once */
@@ -196,13 +197,21 @@ struct svg_out {
     VEC_OF(char) escaped;
 };
 
+static int write_all(FILE *out, const char *data, size_t len)
+{
+    if (len > 0 && fwrite_unlocked(data, 1, len, out) != len) {
+        if (errno == 0)
+            errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
 static int out_flush(struct svg_out *o)
 {
-    if (o->len == 0)
-        return 0;
-    o->buf = background_writer_submit(o->writer, o->len);
+    size_t len = o->len;
     o->len = 0;
-    return o->buf ? 0 : -1;
+    return write_all(o->out, o->buf, len);
 }
 
 /* The name_text of f's name (depth 2 and deeper), made when first asked for; NULL when it cannot be kept. */
@@ -333,46 +342,78 @@ static int write_frame(struct svg_out *o, const struct svg_frame *f, const struc
     }
     if (out_flush(o) != 0)
         return -1;
-    return background_writer_write(o->writer, o->big.v, format_frame(o->big.v, o, f, name, len, g, total, opts));
+    return write_all(o->out, o->big.v, format_frame(o->big.v, o, f, name, len, g, total, opts));
 }
 
-static int write_frames(FILE *out, const struct svg_layout *layout, size_t n_frame_ids, const struct svg_geometry *g,
+/* Chunks of laid-out frames, handed from the layout (this thread) to the formatting and writing (another). */
+#define SVG_CHUNK 1024u              /* frames in a chunk */
+#define SVG_CHUNKS 4u                /* chunks laid out ahead of the formatting at most */
+
+struct frame_chunks {
+    struct svg_frame *frames[SVG_CHUNKS];
+    size_t n[SVG_CHUNKS];
+    struct svg_out *o;
+    const struct svg_geometry *g;
+    uint64_t total;
+    const struct svg_options *opts;
+};
+
+/* The formatting thread's work: one chunk's frames into the output. Returns 0 or an errno value. */
+static int format_chunk(void *ctx, size_t slot)
+{
+    struct frame_chunks *c = ctx;
+    const struct svg_frame *frames = c->frames[slot];
+    size_t n = c->n[slot];
+    for (size_t i = 0; i < n; i++) {
+        if (i + SVG_PREFETCH < n && frames[i + SVG_PREFETCH].name)
+            __builtin_prefetch(frames[i + SVG_PREFETCH].name);
+        errno = 0;
+        if (write_frame(c->o, &frames[i], c->g, c->total, c->opts) != 0)
+            return errno ? errno : EIO;
+    }
+    return 0;
+}
+
+static int write_frames(FILE *out, struct svg_layout *layout, size_t n_frame_ids, const struct svg_geometry *g,
                         uint64_t total, const struct svg_options *opts, const struct svg_frame_style *style)
 {
     size_t count_len = strlen(opts->count_name);
-    struct svg_out o = { .count_name = malloc(SVG_ESCAPE_MAX * count_len + 1), .style = style };
-    if (!o.count_name) {
-        errno = ENOMEM;
-        return -1;
+    struct svg_out o = { .out = out, .count_name = malloc(SVG_ESCAPE_MAX * count_len + 1), .style = style,
+                         .buf = malloc(SVG_BUFFER), .n_frame_ids = n_frame_ids };
+    struct frame_chunks c = { .o = &o, .g = g, .total = total, .opts = opts };
+    int rc = -1, error = ENOMEM;
+    bool ready = o.count_name && o.buf;
+    for (size_t i = 0; i < SVG_CHUNKS; i++)
+        ready = (c.frames[i] = malloc(SVG_CHUNK * sizeof(*c.frames[i]))) && ready;
+    if (ready) {
+        o.count_name_len = svg_escape_into(o.count_name, opts->count_name, count_len);
+        o.text_of = calloc(n_frame_ids ? n_frame_ids : 1, sizeof(*o.text_of));   /* NULL: each frame's made anew */
+        struct handoff h;
+        (void)handoff_open(&h, SVG_CHUNKS, format_chunk, &c);   /* without a thread: formatted as handed on */
+        error = 0;
+        for (;;) {
+            size_t slot = handoff_slot(&h, &error);
+            if (error || (c.n[slot] = svg_layout_next(layout, c.frames[slot], SVG_CHUNK)) == 0)
+                break;
+            if ((error = handoff_submit(&h)) != 0)
+                break;
+        }
+        int closed = handoff_close(&h);
+        if (!error)
+            error = closed;
+        if (!error)
+            error = out_flush(&o) != 0 ? errno : 0;
+        rc = error ? -1 : 0;
     }
-    o.count_name_len = svg_escape_into(o.count_name, opts->count_name, count_len);
-    o.writer = background_writer_open(out, SVG_BUFFER);
-    if (!o.writer) {
-        free(o.count_name);
-        return -1;
-    }
-    o.buf = background_writer_buffer(o.writer);
-    o.n_frame_ids = n_frame_ids;
-    o.text_of = calloc(n_frame_ids ? n_frame_ids : 1, sizeof(*o.text_of));   /* NULL: each frame's made anew */
-    int rc = 0;
-    for (size_t i = 0; i < layout->n_frames && rc == 0; i++) {
-        if (i + SVG_PREFETCH < layout->n_frames && layout->frames[i + SVG_PREFETCH].name)
-            __builtin_prefetch(layout->frames[i + SVG_PREFETCH].name);
-        rc = write_frame(&o, &layout->frames[i], g, total, opts);
-    }
-    if (rc == 0)
-        rc = out_flush(&o);
-    int saved = errno;
-    if (background_writer_close(o.writer) != 0 && rc == 0) {
-        rc = -1;
-        saved = errno;
-    }
+    for (size_t i = 0; i < SVG_CHUNKS; i++)
+        free(c.frames[i]);
     vec_free(&o.big);
     vec_free(&o.texts);
     vec_free(&o.escaped);
     free(o.text_of);
     free(o.count_name);
-    errno = saved;
+    free(o.buf);
+    errno = error;
     return rc;
 }
 
@@ -394,18 +435,20 @@ static int write_svg(const struct profile *p, FILE *out, const struct svg_option
         .inverted = o->inverted,
         .top = SVG_FONT_SIZE * 3 + (o->subtitle ? SVG_LINE : 0) + (o->header ? SVG_LINE : 0),
     };
-    struct svg_layout layout;
-    if (svg_layout_build(p, g.chart_width, o->min_width, &layout) != 0)
+    struct svg_layout *layout = svg_layout_open(p, g.chart_width, o->min_width);
+    if (!layout)
         return -1;
     size_t n_nodes = 0;
     const struct profile_node *nodes = profile_nodes(p, &n_nodes);
     uint64_t total = n_nodes ? nodes[0].total : 0;
-    g.height = g.top + (layout.max_depth + 1) * g.frame_height + SVG_BOTTOM;
+    g.height = g.top + (svg_layout_max_depth(layout) + 1) * g.frame_height + SVG_BOTTOM;
 
     write_head(out, o, &g, total);
     fputs("<g id=\"frames\">\n", out);
-    int rc = write_frames(out, &layout, profile_frame_count(p), &g, total, o, style);
-    svg_layout_free(&layout);
+    int rc = write_frames(out, layout, profile_frame_count(p), &g, total, o, style);
+    int saved = errno;
+    svg_layout_free(layout);
+    errno = saved;
     if (rc != 0)
         return -1;
     fputs("</g>\n</svg>\n", out);
