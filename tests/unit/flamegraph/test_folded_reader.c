@@ -379,6 +379,21 @@ static void warn_to_ctx_stream(void *ctx, const char *message)
     fprintf(c->warn, "%s\n", message);
 }
 
+/* A profile read from file with its warnings dropped and its mapping calls in *calls. */
+static struct profile *read_file_quietly(FILE *file, struct mapping_calls *calls, struct folded_read_report *report)
+{
+    struct profile *p = profile_new();
+    assert_non_null(p);
+    struct mapping_ctx ctx = { fopen("/dev/null", "w"), calls };
+    assert_non_null(ctx.warn);
+    const struct folded_warnings warnings = { .warn = warn_to_ctx_stream, .ctx = &ctx, .mapped = record_mapping };
+    calls->n = 0;
+    char err[256];
+    assert_int_equal(profile_read_folded(p, file, "t.folded", &warnings, report, err, sizeof(err)), 0);
+    fclose(ctx.warn);
+    return p;
+}
+
 /* A file of many chunks with every kind of line (CRLF, comments, count first, malformed, a line over the limit,
  * the last one without its '\n'), read through a mapping, gives what its bytes give read from a memory stream:
  * the same profile, report and warnings. The reader says where the mapping is, then that it is gone. A file
@@ -437,44 +452,12 @@ static void test_mapped_file_reads_as_a_stream(void **state)
     free(got_folded);
     result_free(&got);
 
-    /* more than a chunk of lines without a stack (comments, malformed) before the stacks */
-    FILE *quiet = tmpfile();
-    assert_non_null(quiet);
-    for (int i = 0; i < 40000; i++)
-        fprintf(quiet, i % 2 ? "# comment %d\n" : "malformed %d x\n", i);
-    fputs("main;after 4\n", quiet);
-    assert_true(ftell(quiet) > 2 * 256 * 1024);
-    rewind(quiet);
-    struct profile *after = profile_new();
-    assert_non_null(after);
-    calls.n = 0;
-    ctx.warn = fopen("/dev/null", "w");
-    assert_non_null(ctx.warn);
-    char quiet_err[256];
-    struct folded_read_report quiet_report;
-    assert_int_equal(profile_read_folded(after, quiet, "q.folded", &warnings, &quiet_report, quiet_err,
-                                         sizeof(quiet_err)), 0);
-    fclose(ctx.warn);
-    fclose(quiet);
-    assert_int_equal(calls.n, 2);
-    assert_int_equal(quiet_report.stacks, 1);
-    assert_int_equal(quiet_report.skipped, 20000);
-    assert_int_equal(profile_total(after), 4);
-    profile_free(after);
-
-    /* a file read from already: the rest only */
+    /* a file read from already: the rest only, as a stream */
     rewind(file);
     char first[64];
     assert_non_null(fgets(first, sizeof(first), file));    /* "# a comment" */
-    struct profile *rest = profile_new();
-    assert_non_null(rest);
-    calls.n = 0;
-    ctx.warn = fopen("/dev/null", "w");
-    assert_non_null(ctx.warn);
-    char err[256];
     struct folded_read_report report;
-    assert_int_equal(profile_read_folded(rest, file, "t.folded", &warnings, &report, err, sizeof(err)), 0);
-    fclose(ctx.warn);
+    struct profile *rest = read_file_quietly(file, &calls, &report);
     assert_int_equal(calls.n, 0);                       /* read as a stream */
     assert_int_equal(report.lines, want.report.lines - 1);
     assert_int_equal(profile_total(rest), profile_total(want.p));
@@ -485,6 +468,29 @@ static void test_mapped_file_reads_as_a_stream(void **state)
     result_free(&want);
     free(text);
     profile_free(expected);
+}
+
+/* Chunks of lines without a stack (comments, malformed lines) before the stacks of a mapped file: each chunk is
+ * passed (an empty one once made the reader loop forever). */
+static void test_mapped_chunks_without_stacks(void **state)
+{
+    (void)state;
+    FILE *file = tmpfile();
+    assert_non_null(file);
+    for (int i = 0; i < 40000; i++)
+        fprintf(file, i % 2 ? "# comment %d\n" : "malformed %d x\n", i);
+    fputs("main;after 4\n", file);
+    assert_true(ftell(file) > 2 * 256 * 1024);
+    rewind(file);
+    struct mapping_calls calls = { 0 };
+    struct folded_read_report report;
+    struct profile *p = read_file_quietly(file, &calls, &report);
+    fclose(file);
+    assert_int_equal(calls.n, 2);
+    assert_int_equal(report.stacks, 1);
+    assert_int_equal(report.skipped, 20000);
+    assert_int_equal(profile_total(p), 4);
+    profile_free(p);
 }
 
 int main(void)
@@ -503,6 +509,7 @@ int main(void)
         cmocka_unit_test(test_merges_into_existing_profile),
         cmocka_unit_test(test_many_chunks_match_stacks_added_one_by_one),
         cmocka_unit_test(test_mapped_file_reads_as_a_stream),
+        cmocka_unit_test(test_mapped_chunks_without_stacks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
