@@ -486,7 +486,7 @@ static int remember_last(struct folded_parse *fp)
 static int take_buffer(struct line_reader *r, struct tree_work *w)
 {
     if (r->mapped) {
-        w->text_end = r->batch_from = r->start;
+        w->text_end = r->start;
         return 0;
     }
     if (vec_reserve_raw((void **)&w->text, &w->text_alloc, 1, r->cap + 1) != 0)
@@ -751,7 +751,7 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, const str
             if (flush_batch(&fp, &r) != 0)
                 goto no_memory;
             if (r.mapped) {
-                r.batch_from = r.start;     /* also past a chunk of lines that held no stack */
+                r.batch_from = r.start;     /* the next batch begins here (also after lines without a stack) */
                 continue;
             }
             st = refill(&r);
