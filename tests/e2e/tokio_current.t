@@ -30,6 +30,22 @@ export GOCACHE=$WORK/gocache GOTELEMETRY=off
 KINDS='^task: tokio_fixture::(parse|render|compress)_task'
 # a task stack's first frame below its root is the task function's own: the runtime's frames above it are cut
 TASK_FIRST='^task: [^;]*(;tokio_fixture::|$)'
+# cut_check LABEL FOLDED ERR: the runtime's frames are cut from every task stack (none may show one). A stack
+# that is its task's root and one [unknown] frame alone (a sample whose instruction was in no mapping taskspy
+# knew of: seen once, in a CI run's ASan pass on the probe route, 4 such stacks) says nothing about the cut; at
+# most 5 per mille of the task samples may be that, and they are shown, with taskspy's summary of them
+ALONE_UNKNOWN='^task: [^;]*;[[]unknown[]]$'
+cut_ok() {   # cut_ok FOLDED ALL UNKNOWN
+    every_stack "$1" '^task: tokio_fixture' "$TASK_FIRST|$ALONE_UNKNOWN" && test "$2" -gt 0 && test $(($3 * 1000)) -le $(($2 * 5))
+}
+cut_check() {
+    local all unknown
+    all=$(samples "$2" '^task: tokio_fixture')
+    unknown=$(samples "$2" "^task: tokio_fixture[^;]*;[[]unknown[]]\$")
+    check "$1: runtime frames cut (a task stack starts at the task's own function; $unknown of $all samples at an unknown address alone)" \
+        cut_ok "$2" "$all" "$unknown"
+    [ "$unknown" = 0 ] || { grep -F ';[unknown] ' "$2"; grep 'no mapping taskspy knew of' "$3"; } | cut -c1-300 | diag
+}
 # lines_of MARK: the main.rs lines whose comment ends with MARK (e.g. AWAIT:render_page), as an awk regex
 lines_of() { grep -n "// $1:[0-9]*\$\|// $1\$" "$2" | cut -d: -f1 | paste -sd'|'; }
 # id_check LABEL FOLDED STDOUT: the task ids of FOLDED's "task ID: tokio_fixture::KIND" roots against the
@@ -100,8 +116,7 @@ check "current zero-probe: exit 0" test $? -eq 0
 for kind in parse render compress; do
     check "current zero-probe: a task root for ${kind}_task" grep -q "^task: tokio_fixture::${kind}_task" "$WORK/zero.folded"
 done
-check "current zero-probe: runtime frames cut (a task stack starts at the task's own function)" \
-    every_stack "$WORK/zero.folded" '^task: tokio_fixture' "$TASK_FIRST"
+cut_check "current zero-probe" "$WORK/zero.folded" "$WORK/zero.err"
 rp_lines=$(lines_of AWAIT:render_page "$MAIN_RS")
 cr_lines=$(lines_of 'BURN:compress_response' "$MAIN_RS")
 # a render_page frame with a callee below it is at an await line; a sample in render_page's own code (its leaf
@@ -119,8 +134,7 @@ check "current probe route: polls counted" grep -Eq "^taskspy: [0-9]{4,} polls" 
 CUR_KINDS=("^task: tokio_fixture::parse_task" "^task: tokio_fixture::render_task" "^task: tokio_fixture::compress_task")
 shares_123 "current zero-probe" "$WORK/zero.folded" "${CUR_KINDS[@]}"
 shares_123 "current probe route" "$WORK/probes.folded" "${CUR_KINDS[@]}" "$PROBE_BIAS"
-check "current probe route: runtime frames cut (a task stack starts at the task's own function)" \
-    every_stack "$WORK/probes.folded" '^task: tokio_fixture' "$TASK_FIRST"
+cut_check "current probe route" "$WORK/probes.folded" "$WORK/probes.err"
 "$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 99 -o "$WORK/w-cpu.folded" --wait-mode events --wait-output "$WORK/wait.folded" 2> "$WORK/wait.err"
 check "current wait profile: exit 0" test $? -eq 0
 secs=$(recorded_secs "$WORK/wait.err")
