@@ -71,17 +71,23 @@ static const struct proc_map *uprobes_page(struct sampler *s, uint64_t addr)
  * out of line, ip's place in the slot telling how far; at or one past a probe whose trap the sample was taken
  * in, that probe's instruction, taken as not run yet (unwound from one past it, a probed function's first
  * push would be taken as run and its caller read from the wrong slot; the other state, that push emulated,
- * is tried too: sampler_user_frames); elsewhere, itself. */
-static uint64_t real_ip(struct sampler *s, uint64_t ip, const struct queued_entry *e)
+ * is tried too: sampler_user_frames); elsewhere, itself. *returned (if not NULL): ip is in the trampoline and
+ * ret_addr known. */
+static uint64_t real_ip(struct sampler *s, uint64_t ip, const struct queued_entry *e, bool *returned)
 {
+    if (returned)
+        *returned = false;
     if (e->trap_addr)   /* set only when this ip is at or one past it (task_tracker_sample) */
         return e->trap_addr;
     const struct proc_map *page = uprobes_page(s, ip);
     if (!page)
         return ip;
     uint64_t in_slot = (ip - page->start) % UPROBES_SLOT_BYTES;
-    if (ip - page->start < UPROBES_SLOT_BYTES)
+    if (ip - page->start < UPROBES_SLOT_BYTES) {
+        if (returned)
+            *returned = e->ret_addr != 0;
         return e->ret_addr ? e->ret_addr : ip;
+    }
     return e->last_hit_addr ? e->last_hit_addr + in_slot : ip;
 }
 
@@ -95,35 +101,49 @@ void sampler_user_frames(struct sampler *s, const struct decoded_sample *d, size
         /* the sampled instruction; further up, the trampoline stands where the poll's caller's return was */
         for (size_t i = 0; i < n_chain_user; i++)
             if (i == 0 || (e->ret_addr && uprobes_page(s, s->chain_user[i])))
-                s->chain_user[i] = i == 0 ? real_ip(s, s->chain_user[0], e) : e->ret_addr;
+                s->chain_user[i] = i == 0 ? real_ip(s, s->chain_user[0], e, NULL) : e->ret_addr;
         return;
     }
     out->user_ips = s->user_ips;
     if (d->regs_abi == PERF_SAMPLE_REGS_ABI_NONE || !d->regs)
         return;
     perf_unpack_regs(d, s->layout.regs_user_mask, s->regs, PERF_REG_X86_64_MAX);
-    s->regs[PERF_REG_X86_IP] = real_ip(s, s->regs[PERF_REG_X86_IP], e);
+    bool returned;
+    s->regs[PERF_REG_X86_IP] = real_ip(s, s->regs[PERF_REG_X86_IP], e, &returned);
+    uint8_t *stack = (uint8_t *)d->stack;    /* the batch's memory, the processing thread's own by now */
+    size_t stack_len = d->stack ? d->stack_size : 0;
+    /* In the trampoline the poll has returned: its caller goes on at ret_addr with the stack pointer a word
+     * above ret_slot. The trampoline's own pushes are below that (the kernel's syscall-based one pushes three
+     * registers before its syscall, where most such samples are taken): unwound from there, the caller's
+     * frame would be read three words off. The copy starts at the sampled stack pointer: skip to the new. */
+    uint64_t sampled_sp = s->regs[PERF_REG_X86_SP];
+    if (returned && e->ret_slot + 8 > sampled_sp && e->ret_slot + 8 - sampled_sp <= stack_len) {
+        size_t skip = (size_t)(e->ret_slot + 8 - sampled_sp);
+        s->regs[PERF_REG_X86_SP] += skip;
+        stack += skip;
+        stack_len -= skip;
+    }
     /* Inside the poll, its return probe's trampoline replaced the caller's return address on the stack: put
-     * it back in the copy (the batch's memory, the processing thread's own by now) so the unwind goes on. */
+     * it back in the copy so the unwind goes on. */
     uint64_t sp = s->regs[PERF_REG_X86_SP], word;
-    if (e->ret_addr && d->stack && d->stack_size >= 8 && e->ret_slot >= sp && e->ret_slot - sp <= d->stack_size - 8) {
-        memcpy(&word, d->stack + (e->ret_slot - sp), 8);
+    if (e->ret_addr && stack && stack_len >= 8 && e->ret_slot >= sp && e->ret_slot - sp <= stack_len - 8) {
+        memcpy(&word, stack + (e->ret_slot - sp), 8);
         if (uprobes_page(s, word))
-            memcpy((uint8_t *)d->stack + (e->ret_slot - sp), &e->ret_addr, 8);
+            memcpy(stack + (e->ret_slot - sp), &e->ret_addr, 8);
     }
     bool truncated = false;
-    out->n_user = unwinder_unwind(s->unwinder, s->regs, d->stack, d->stack ? d->stack_size : 0, s->user_ips,
-                                  SAMPLER_MAX_FRAMES, &truncated);
+    out->n_user = unwinder_unwind(s->unwinder, s->regs, stack, stack_len, s->user_ips, SAMPLER_MAX_FRAMES,
+                                  &truncated);
     out->truncated = truncated;
     /* In a probe's trap the user state is before the probed instruction until the kernel has emulated it and
      * after it from then on, while ip stays at or one past the probe (measured on tokio's wake_by_val, whose
      * probe is its first push: samples in the kernel's push emulation had the push done, ip at the probe).
      * When the first reading does not unwind to the end, the push is taken as done: the stack pointer one word
      * up is the one before it, where the probe's own rules apply. The reading that unwinds further is kept. */
-    if (truncated && e->trap_addr && d->stack && d->stack_size > 8) {
+    if (truncated && e->trap_addr && stack && stack_len > 8) {
         s->regs[PERF_REG_X86_SP] += 8;     /* and the copy, which starts at the stack pointer, a word on */
         bool other_truncated = false;
-        size_t n = unwinder_unwind(s->unwinder, s->regs, d->stack + 8, d->stack_size - 8, s->other_user_ips,
+        size_t n = unwinder_unwind(s->unwinder, s->regs, stack + 8, stack_len - 8, s->other_user_ips,
                                    SAMPLER_MAX_FRAMES, &other_truncated);
         if (!other_truncated || n > out->n_user) {
             memcpy(s->user_ips, s->other_user_ips, n * sizeof(*s->user_ips));

@@ -65,9 +65,16 @@ static void attach_runtime_functions(struct markers *m, const struct elf_file *e
         struct usdt_arg id = { .kind = USDT_ARG_REG, .size = 8, .reg = r->id_register, .reg_bytes = 8 };
         /* Poll ends: return probes. Their trampoline replaces the caller's return address on the stack,
          * which would cut every dwarf-unwound stack inside the poll: the entry's program records that
-         * address and where it is, and the unwinder puts it back (sampler_records.c). */
+         * address and where it is, and the unwinder puts it back (sampler_records.c). Also without
+         * --poll-times: a return probe on the same function put there by another tracer (another taskspy
+         * with --poll-times on another process of the same program: uprobes are per file, and the kernel
+         * readies a return-only consumer's trampoline at every hit of the shared entry breakpoint, whatever
+         * process that consumer is for) cuts the stacks the same way. Not for the wait profile's poll events:
+         * the read is ~60-160 ns a hit (tokio_plain --fast-polls), and SPEC 7 holds that mode's cost per hit
+         * to 1.2x the kernel's own. */
+        bool read_return = m->poll_times || !m->wait_profile;
         struct probe_location entry = { r->runtime, "poll (function entry)", r->file_offset, 0, false,
-                                        m->poll_times };
+                                        read_return };
         if (attach_location(m, full, &entry, MARKER_POLL_START, &id) != 0)
             continue;
         if (m->poll_times) {
