@@ -91,6 +91,14 @@ static uint64_t real_ip(struct sampler *s, uint64_t ip, const struct queued_entr
     return e->last_hit_addr ? e->last_hit_addr + in_slot : ip;
 }
 
+/* The unwind's state moved bytes up the stack: the stack pointer, and the copy, which starts at it. */
+static void skip_stack(uint64_t *regs, uint8_t **stack, size_t *stack_len, size_t bytes)
+{
+    regs[PERF_REG_X86_SP] += bytes;
+    *stack += bytes;
+    *stack_len -= bytes;
+}
+
 void sampler_user_frames(struct sampler *s, const struct decoded_sample *d, size_t n_chain_user,
                          const struct queued_entry *e, struct sampler_sample *out)
 {
@@ -115,14 +123,10 @@ void sampler_user_frames(struct sampler *s, const struct decoded_sample *d, size
     /* In the trampoline the poll has returned: its caller goes on at ret_addr with the stack pointer a word
      * above ret_slot. The trampoline's own pushes are below that (the kernel's syscall-based one pushes three
      * registers before its syscall, where most such samples are taken): unwound from there, the caller's
-     * frame would be read three words off. The copy starts at the sampled stack pointer: skip to the new. */
+     * frame would be read three words off. */
     uint64_t sampled_sp = s->regs[PERF_REG_X86_SP];
-    if (returned && e->ret_slot + 8 > sampled_sp && e->ret_slot + 8 - sampled_sp <= stack_len) {
-        size_t skip = (size_t)(e->ret_slot + 8 - sampled_sp);
-        s->regs[PERF_REG_X86_SP] += skip;
-        stack += skip;
-        stack_len -= skip;
-    }
+    if (returned && e->ret_slot + 8 > sampled_sp && e->ret_slot + 8 - sampled_sp <= stack_len)
+        skip_stack(s->regs, &stack, &stack_len, (size_t)(e->ret_slot + 8 - sampled_sp));
     /* Inside the poll, its return probe's trampoline replaced the caller's return address on the stack: put
      * it back in the copy so the unwind goes on. */
     uint64_t sp = s->regs[PERF_REG_X86_SP], word;
@@ -141,10 +145,10 @@ void sampler_user_frames(struct sampler *s, const struct decoded_sample *d, size
      * When the first reading does not unwind to the end, the push is taken as done: the stack pointer one word
      * up is the one before it, where the probe's own rules apply. The reading that unwinds further is kept. */
     if (truncated && e->trap_addr && stack && stack_len > 8) {
-        s->regs[PERF_REG_X86_SP] += 8;     /* and the copy, which starts at the stack pointer, a word on */
+        skip_stack(s->regs, &stack, &stack_len, 8);
         bool other_truncated = false;
-        size_t n = unwinder_unwind(s->unwinder, s->regs, stack + 8, stack_len - 8, s->other_user_ips,
-                                   SAMPLER_MAX_FRAMES, &other_truncated);
+        size_t n = unwinder_unwind(s->unwinder, s->regs, stack, stack_len, s->other_user_ips, SAMPLER_MAX_FRAMES,
+                                   &other_truncated);
         if (!other_truncated || n > out->n_user) {
             memcpy(s->user_ips, s->other_user_ips, n * sizeof(*s->user_ips));
             out->n_user = n;

@@ -86,8 +86,8 @@ check "--poll-times: probes for the poll events only, tasks from CONTEXT" sh -c 
     "grep -q '^taskspy: tasks: from the TLS marker tokio CONTEXT' '$WORK/times.err' && grep -q '(poll events; tasks from the TLS marker)' '$WORK/times.err'"
 # A return probe's trampoline replaces the caller's return address: without its repair (the entry records the
 # address and its place, the unwinder puts it back) ~95% of these stacks were truncated.
-n_all=$(sed -nE 's/^taskspy: ([0-9]+) samples,.*/\1/p' "$WORK/times.err")
-n_cut=$(sed -nE 's/^taskspy: ([0-9]+) stacks were truncated.*/\1/p' "$WORK/times.err")
+n_all=$(recorded_samples "$WORK/times.err")
+n_cut=$(truncated_stacks "$WORK/times.err")
 check "--poll-times: stacks not truncated (${n_cut:-0} of $n_all samples, < 5%)" \
     test $(( ${n_cut:-0} * 20 )) -lt "${n_all:-0}"
 check "--poll-times: task stacks reach the task's burn loop" grep -q "^task: tokio_fixture::compress_task;.*tokio_fixture::burn" "$WORK/times.folded"

@@ -142,8 +142,8 @@ other_rec=$!
 wait_for 15 grep -q '\[uprobes\]' "/proc/$OTHER_PID/maps"
 "$TASKSPY" record -p "$FIXTURE_PID" -d 2 -F 999 --markers probes -o "$WORK/beside.folded" 2> "$WORK/beside.err"
 check "beside another's return probes: exit 0" test $? -eq 0
-beside_samples=$(sed -n 's/^taskspy: \([0-9]*\) samples, .*/\1/p' "$WORK/beside.err")
-beside_cut=$(sed -n 's/^taskspy: \([0-9]*\) stacks were truncated.*/\1/p' "$WORK/beside.err")
+beside_samples=$(recorded_samples "$WORK/beside.err")
+beside_cut=$(truncated_stacks "$WORK/beside.err")
 check "beside another's return probes: their trampoline was in this process ([uprobes] mapped), ${beside_cut:-0} of ${beside_samples:-?} stacks cut short (<= 1%)" \
     sh -c "grep -q '\[uprobes\]' /proc/$FIXTURE_PID/maps && test '${beside_samples:-0}' -gt 0 &&
            test \$((${beside_cut:-0} * 100)) -le '${beside_samples:-0}'" ||

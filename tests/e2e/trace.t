@@ -106,8 +106,8 @@ for build in tokio_plain tokio_current; do
         > "$WORK/$build.facts" 2> /dev/null
     check "$build: polls ($(fact "$WORK/$build.facts" polls))" test "$(fact "$WORK/$build.facts" polls)" -gt 100
     check "$build: never overlapping on a thread" test "$(fact "$WORK/$build.facts" overlaps)" = 0
-    n_all=$(sed -nE 's/^taskspy: ([0-9]+) samples,.*/\1/p' "$WORK/$build.err")
-    n_cut=$(sed -nE 's/^taskspy: ([0-9]+) stacks were truncated.*/\1/p' "$WORK/$build.err")
+    n_all=$(recorded_samples "$WORK/$build.err")
+    n_cut=$(truncated_stacks "$WORK/$build.err")
     # The polls (tokio's own poll function, no markers) hold the samples of the task they are named by
     in_poll=$(fact "$WORK/$build.facts" root_in_poll_samples) mismatch=$(fact "$WORK/$build.facts" root_in_poll_mismatch)
     check "$build: samples inside polls named by the three roots (${in_poll:-0})" test "${in_poll:-0}" -gt 100

@@ -90,6 +90,10 @@ start_fixture() {
 }
 # recorded_secs ERRFILE: the seconds recorded, as record's summary line in ERRFILE gives them
 recorded_secs() { sed -n 's/^taskspy: [0-9]* samples, .* pid [0-9]*, \([0-9.]*\) s at .*/\1/p' "$1"; }
+# recorded_samples ERRFILE / truncated_stacks ERRFILE: the samples record's summary counts, and the stacks it says
+# were truncated (empty when it says none were)
+recorded_samples() { sed -nE 's/^taskspy: ([0-9]+) samples,.*/\1/p' "$1"; }
+truncated_stacks() { sed -nE 's/^taskspy: ([0-9]+) stacks were truncated.*/\1/p' "$1"; }
 # pprof_total FILE SAMPLE_INDEX: the "of N total" of `go tool pprof -top` (times in nanoseconds)
 pprof_total() {
     go tool pprof -sample_index="$2" -unit=ns -top "$1" 2> "$WORK/pprof.err" |
