@@ -31,11 +31,14 @@ export GOCACHE=$WORK/gocache GOTELEMETRY=off
 KINDS='^task: tokio_fixture::(parse|render|compress)_task'
 # a task stack's first frame below its root is the task function's own: the runtime's frames above it are cut
 TASK_FIRST='^task: [^;]*(;tokio_fixture::|$)'
-# cut_check LABEL FOLDED ERR: the runtime's frames are cut from every task stack. On failure the summary's lines on
-# truncated stacks and unmapped addresses too (a stack cut at an unknown address is a task root and [unknown])
+# cut_check LABEL FOLDED ERR: the runtime's frames are cut from task stacks: at most 5 per mille of the task samples
+# may start elsewhere (each such stack is shown; on failure the summary's lines on truncated stacks and unmapped
+# addresses too). What that allows: a stack unwound to garbage past the runtime's frames beside another tracer's
+# return probes, which trace.t's recordings put beside this file in CI (run43, the "beside" recording: 1 sample
+# in run_task after its poll returned, whose caller read as a heap address, of 1,700)
 cut_check() {
-    check "$1: runtime frames cut (a task stack starts at the task's own function)" \
-        every_stack "$2" '^task: tokio_fixture' "$TASK_FIRST" ||
+    check "$1: runtime frames cut (a task stack starts at the task's own function, all but <= 5 per mille)" \
+        most_stacks "$2" '^task: tokio_fixture' "$TASK_FIRST" 5 ||
         grep -E 'truncated|no mapping' "$3" | cut -c1-300 | diag
 }
 # lines_of MARK: the main.rs lines whose comment ends with MARK (e.g. AWAIT:render_page), as an awk regex
