@@ -539,6 +539,7 @@ static int run_sampler(struct recording *r)
     };
     struct sink_journal journal;
     sink_journal_init(&journal, &sink, 0);
+    sink_journal_hold_provisional(&journal);   /* a task the probes name later: its samples wait for the name */
     struct sampler_sink journaled = sink_journal_sink(&journal);
     struct timespec start;     /* the clock of sample and poll times; the events are enabled just after */
     r->start_ns = clock_gettime(CLOCK_MONOTONIC, &start) == 0

@@ -8,6 +8,7 @@
 #include "cli/sink_journal.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -249,18 +250,54 @@ static void replay_entry(struct sink_journal *j, enum entry_kind kind, const uns
     }
 }
 
+void sink_journal_hold_provisional(struct sink_journal *j)
+{
+    j->hold_provisional = true;
+}
+
+/* Whether the entry at p (its header h, total bytes with it) is a sample to hold back, and then held: copied
+ * to held, where there is room (else counted in held_over). */
+static bool held_back(struct sink_journal *j, const struct entry_head *h, const unsigned char *p, size_t total)
+{
+    if (!j->hold_provisional || j->named_later || h->kind != ENTRY_SAMPLE)
+        return false;
+    bool provisional;
+    memcpy(&provisional, p + sizeof(*h) + offsetof(struct sampler_sample, task_id_provisional), sizeof(provisional));
+    if (!provisional)
+        return false;
+    if (j->held.n + total > SINK_JOURNAL_HELD_BUDGET || vec_reserve(&j->held, j->held.n + total) != 0) {
+        j->held_over++;
+        return false;
+    }
+    memcpy(j->held.v + j->held.n, p, total);
+    j->held.n += total;
+    return true;
+}
+
+/* Replay the entries of bytes[0, n), holding back the samples held_back takes. */
+static void replay_entries(struct sink_journal *j, const unsigned char *bytes, size_t n)
+{
+    for (size_t at = 0; at + sizeof(struct entry_head) <= n;) {
+        struct entry_head h;
+        memcpy(&h, bytes + at, sizeof(h));
+        size_t total = sizeof(h) + ALIGN8((size_t)h.size);
+        if (!held_back(j, &h, bytes + at, total))
+            replay_entry(j, (enum entry_kind)h.kind, bytes + at + sizeof(h));
+        at += total;
+    }
+}
+
 void sink_journal_replay(struct sink_journal *j)
 {
     /* the structs' sizes are multiples of 8 (each holds a uint64_t), so address arrays after them are aligned */
     _Static_assert(sizeof(struct sampler_sample) % 8 == 0, "sample entry alignment");
     _Static_assert(sizeof(struct sampler_wait_stack) % 8 == 0, "wait stack entry alignment");
     _Static_assert(sizeof(struct entry_head) == 8, "entry header alignment");
-    for (size_t at = 0; at + sizeof(struct entry_head) <= j->bytes.n;) {
-        struct entry_head h;
-        memcpy(&h, j->bytes.v + at, sizeof(h));
-        replay_entry(j, (enum entry_kind)h.kind, j->bytes.v + at + sizeof(h));
-        at += sizeof(h) + ALIGN8((size_t)h.size);
+    if (j->named_later && j->held.n) {     /* the held samples first: older than anything in the journal */
+        replay_entries(j, j->held.v, j->held.n);
+        vec_free(&j->held);
     }
+    replay_entries(j, j->bytes.v, j->bytes.n);
     j->bytes.n = 0;
     j->replays++;
 }
@@ -268,6 +305,7 @@ void sink_journal_replay(struct sink_journal *j)
 void sink_journal_free(struct sink_journal *j)
 {
     vec_free(&j->bytes);
+    vec_free(&j->held);
     if (j->root_fd >= 0)
         close(j->root_fd);
     j->root_fd = -1;

@@ -4,8 +4,9 @@
  * thread names, samples, polls, task events, wait stacks, wait rounds) is appended, with copies of its address
  * arrays and strings, to one growable byte buffer, and replayed in the same order into the real sink later:
  * when the buffer reaches its budget (so memory stays bounded and a long recording symbolizes early, once) and
- * at the end. on_progress goes to the real sink at once. Callbacks come from one thread at a time (the
- * sampler's rule), so the journal takes no lock. */
+ * at the end; samples whose task is named only later may be held back until the end (a bounded few).
+ * on_progress goes to the real sink at once. Callbacks come from one thread at a time (the sampler's rule), so
+ * the journal takes no lock. */
 #ifndef TASKSPY_CLI_SINK_JOURNAL_H
 #define TASKSPY_CLI_SINK_JOURNAL_H
 
@@ -24,6 +25,9 @@
  * the 60 s run peaking with a full journal; 16 MB would make it about 1.4). */
 #define SINK_JOURNAL_BUDGET (4u << 20)
 
+/* The most bytes of samples held back for a name (sink_journal_hold_provisional): about 1,500 dwarf samples. */
+#define SINK_JOURNAL_HELD_BUDGET (512u << 10)
+
 struct sink_journal {
     struct sampler_sink target;        /* where the callbacks are replayed */
     size_t budget;                     /* the most bytes held: an entry that does not fit replays first */
@@ -38,6 +42,9 @@ struct sink_journal {
     bool (*named_later)(void *ctx, uint64_t task_id, uint64_t *named);
     void *named_ctx;
     uint64_t renamed;                  /* replayed samples whose provisional task_id named_later replaced */
+    bool hold_provisional;             /* sink_journal_hold_provisional's */
+    VEC_OF(unsigned char) held;        /* entries of the samples held back, as in bytes */
+    uint64_t held_over;                /* provisional samples replayed unnamed: no room left to hold them */
 };
 
 /* A journal in front of target (copied; its ctx and callbacks stay the caller's). budget 0: the default. */
@@ -49,6 +56,12 @@ struct sampler_sink sink_journal_sink(struct sink_journal *j);
  * has stopped, sampler_task_named_later through the caller's context. */
 void sink_journal_name_tasks(struct sink_journal *j, bool (*named_later)(void *ctx, uint64_t task_id, uint64_t *named),
                              void *ctx);
+/* From now on a replay before sink_journal_name_tasks (the budget's, while sampling goes on) holds back the
+ * samples whose task_id is provisional, up to SINK_JOURNAL_HELD_BUDGET bytes (past it they are replayed as they
+ * are, counted in held_over): their task may be named only later in the recording. The first replay after
+ * sink_journal_name_tasks delivers them first, named where they can be, then the journal. They arrive after
+ * the entries replayed while they were held (a sample's addresses are read against the mappings known then). */
+void sink_journal_hold_provisional(struct sink_journal *j);
 /* Deliver every journaled callback to the target in order and empty the journal. */
 void sink_journal_replay(struct sink_journal *j);
 /* Release the buffer and the root; j is then unusable until init. */

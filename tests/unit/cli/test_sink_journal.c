@@ -5,7 +5,9 @@
  * small budget replays on its own while journaling, so the buffer never passes the budget (nor is grown) and
  * the whole still arrives in order; a root of the target's file system is held open and journaled as /proc/self/fd/N, through
  * which the same files open; once a namer is set, a replayed sample with a provisional task id takes the id it
- * gives, where it gives one, and no other sample changes. */
+ * gives, where it gives one, and no other sample changes; with provisional samples held, the budget's replays
+ * hold them back (up to their own budget, past which they go on unnamed, counted) and the replay after the
+ * namer delivers them first, named. */
 #include "cli/sink_journal.h"
 
 #include <setjmp.h>
@@ -297,6 +299,95 @@ static void test_provisional_names(void **state)
     pair_close(&p);
 }
 
+/* The namer of test_provisional_held: every id, learnt after its samples. */
+static bool learnt_all(void *ctx, uint64_t task_id, uint64_t *named)
+{
+    (void)ctx;
+    *named = 0x1000000000000ull + task_id;
+    return true;
+}
+
+/* text's lines split in two: those with a provisional task id, renamed as learnt_all names them ("task=X
+ * provisional" -> "task=100X"), into *held; the others into *rest. Both allocated. */
+static void split_provisional(const char *text, char **held, char **rest)
+{
+    size_t len = strlen(text);
+    *held = calloc(1, 2 * len + 1);
+    *rest = calloc(1, len + 1);
+    assert_non_null(*held);
+    assert_non_null(*rest);
+    char *h = *held, *r = *rest;
+    for (const char *line = text, *next; *line; line = next) {
+        next = strchr(line, '\n') + 1;
+        const char *mark = strstr(line, " provisional");
+        if (!mark || mark > next) {
+            r += sprintf(r, "%.*s", (int)(next - line), line);
+            continue;
+        }
+        const char *id = strstr(line, "task=") + 5;
+        h += sprintf(h, "%.*s100%.*s%.*s", (int)(id - line), line, (int)(mark - id), id,
+                     (int)(next - mark - 12), mark + 12);
+    }
+}
+
+/* Held back: a small budget replays while journaling, and the provisional samples (i % 4 == 1) stay behind:
+ * everything else arrives in order, they arrive at the replay after the namer, first, renamed. Past the held
+ * budget they are replayed as they are, counted. */
+static void test_provisional_held(void **state)
+{
+    (void)state;
+    struct journal_pair p;
+    pair_open(&p, 8192);
+    sink_journal_hold_provisional(&p.j);
+    for (unsigned i = 0; i < 200; i++) {
+        send_sequence(&p.direct_sink, i, false);
+        send_sequence(&p.journaled, i, false);
+    }
+    assert_true(p.j.replays > 10);
+    assert_int_equal(p.j.held_over, 0);
+    char *held, *rest;
+    split_provisional(received_text(&p.direct), &held, &rest);
+    const char *before = received_text(&p.deferred);   /* delivered while journaling: no held sample */
+    size_t delivered = strlen(before);
+    assert_true(delivered > 0 && delivered < strlen(rest));
+    assert_memory_equal(before, rest, delivered);
+    sink_journal_name_tasks(&p.j, learnt_all, NULL);
+    sink_journal_replay(&p.j);
+    assert_int_equal(p.j.renamed, 100);               /* i = 1, 5, ..., 197: two samples each */
+    assert_int_equal(p.j.held.n, 0);
+    /* the renamed samples in the direct order (the held first at the last replay, then the journal's), the
+     * rest as it was, and the first held right after what had been delivered */
+    const char *after = received_text(&p.deferred);
+    char renamed[strlen(after) + 1], others[strlen(after) + 1], *r = renamed, *o = others;
+    for (const char *line = after, *next; *line; line = next) {
+        next = strchr(line, '\n') + 1;
+        const char *task = strstr(line, "task=100");
+        if (task && task < next)
+            r += sprintf(r, "%.*s", (int)(next - line), line);
+        else
+            o += sprintf(o, "%.*s", (int)(next - line), line);
+    }
+    assert_string_equal(renamed, held);
+    assert_string_equal(others, rest);
+    assert_memory_equal(after + delivered, held, strchr(held, '\n') - held);
+    free(held);
+    free(rest);
+    pair_close(&p);
+
+    /* the most held: the big samples (3 KB each) of 800 sequences pass SINK_JOURNAL_HELD_BUDGET */
+    pair_open(&p, 65536);
+    sink_journal_hold_provisional(&p.j);
+    for (unsigned i = 0; i < 800; i++)
+        send_sequence(&p.journaled, i, true);
+    assert_true(p.j.replays > 0);
+    assert_true(p.j.held.n <= SINK_JOURNAL_HELD_BUDGET && p.j.held.n > SINK_JOURNAL_HELD_BUDGET / 2);
+    assert_true(p.j.held_over > 0);
+    sink_journal_name_tasks(&p.j, learnt_all, NULL);
+    sink_journal_replay(&p.j);
+    assert_int_equal(p.j.renamed + p.j.held_over, 400);   /* every provisional sample renamed or counted */
+    pair_close(&p);
+}
+
 /* The root of the mapping, as the replay gives it. */
 static char replayed_root[64];
 
@@ -346,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_budget_replays),
         cmocka_unit_test(test_root_held_open),
         cmocka_unit_test(test_provisional_names),
+        cmocka_unit_test(test_provisional_held),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
