@@ -59,6 +59,13 @@ static void print_caveats(FILE *out, const struct record_options *o, const struc
     if (st->unwind_truncated)
         fprintf(out, "taskspy: %" PRIu64 " stacks were truncated (deeper than the %u-byte copy or no unwind info)\n",
                 st->unwind_truncated, o->stack_size);
+    if (st->trampoline_cuts) {
+        fprintf(out, "taskspy: %" PRIu64 " of them at a return probe's trampoline with no return address to put back "
+                     "(another tracer's return probes on the poll functions)", st->trampoline_cuts);
+        if (st->return_reads_at_s >= 0)
+            fprintf(out, "; the poll probes read it from %.2f s on", st->return_reads_at_s);
+        fputc('\n', out);
+    }
 }
 
 /* Where the samples' tasks come from: the TLS marker read at each sample, or the poll probes. */

@@ -31,6 +31,7 @@ static struct sampler *sampler_new(const struct sampler_config *cfg)
     if (!s)
         return NULL;
     s->cfg = *cfg;
+    s->stats.return_reads_at_s = -1;
     s->target.go_fd = s->target.exec_error_fd = s->target.pidfd = -1;
     if (u64_map_init(&s->attached, 64) != 0 || u64_map_init(&s->born, 64) != 0 || thread_names_init(&s->names) != 0 ||
         task_tracker_init(&s->tasks) != 0 || record_queue_init(&s->queue, SAMPLER_QUEUE_MAX_BYTES) != 0) {

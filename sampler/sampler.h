@@ -201,6 +201,12 @@ struct sampler_stats {
     uint64_t throttled_markers;      /* times the kernel throttled a marker event (records dropped) */
     bool reader_realtime;            /* the reading thread recorded as a real-time thread (SCHED_FIFO) */
     uint64_t unwind_truncated;
+    /* of unwind_truncated: cut at a return probe's trampoline with no return address to put back (another
+     * tracer's return probes on the poll functions, whose entries read it only once told: the wait profile's
+     * events); return_reads_at_s: when the first such stack (a sample's or a waker registration's), once
+     * unwound, told them to (seconds into the recording; < 0: never) */
+    uint64_t trampoline_cuts;
+    double return_reads_at_s;
     uint64_t other_processes;        /* samples of the target's child processes, left out */
     unsigned threads;                /* distinct threads seen */
     double duration_s;               /* wall time recorded */

@@ -71,6 +71,9 @@ struct sampler {
     uint64_t processor_cpu_ns;           /* its CPU time, when it ended */
     const struct sampler_sink *sink;
     struct sampler_stats stats;
+    /* processing thread: the last dwarf unwind stopped at a return probe's trampoline with no return address to
+     * put back; the poll entries were told to read those addresses */
+    bool cut_at_trampoline, return_reads_asked;
     uint64_t start_ns;
     uint64_t last_maps_reload_ns;
     uint64_t round_end_ns;               /* records after this time wait for the next round */

@@ -91,6 +91,28 @@ static uint64_t real_ip(struct sampler *s, uint64_t ip, const struct queued_entr
     return e->last_hit_addr ? e->last_hit_addr + in_slot : ip;
 }
 
+/* Whether addr is in a return probe's trampoline (the first slot of the "[uprobes]" page). */
+static bool in_trampoline(struct sampler *s, uint64_t addr)
+{
+    const struct proc_map *page = uprobes_page(s, addr);
+    return page && addr - page->start < UPROBES_SLOT_BYTES;
+}
+
+/* A stack cut at a return probe's trampoline with no return address to put back: another tracer's return
+ * probes are on the poll functions, whose entries read that address only once told (the wait profile's
+ * events, whose cost per hit SPEC 7 holds). The first such stack tells them, once: the polls begun from then
+ * on unwind whole. */
+static void ask_return_reads(struct sampler *s)
+{
+    s->cut_at_trampoline = true;
+    if (s->return_reads_asked)
+        return;
+    s->return_reads_asked = true;
+    uint64_t now = now_ns();
+    if (markers_read_return_addresses(s->markers) == 0)
+        s->stats.return_reads_at_s = now > s->start_ns ? (double)(now - s->start_ns) / 1e9 : 0;
+}
+
 /* The unwind's state moved bytes up the stack: the stack pointer, and the copy, which starts at it. */
 static void skip_stack(uint64_t *regs, uint8_t **stack, size_t *stack_len, size_t bytes)
 {
@@ -102,6 +124,7 @@ static void skip_stack(uint64_t *regs, uint8_t **stack, size_t *stack_len, size_
 void sampler_user_frames(struct sampler *s, const struct decoded_sample *d, size_t n_chain_user,
                          const struct queued_entry *e, struct sampler_sample *out)
 {
+    s->cut_at_trampoline = false;
     if (s->cfg.call_graph == SAMPLER_CALL_GRAPH_FP) {
         out->user_ips = s->chain_user;
         out->n_user = n_chain_user;
@@ -139,6 +162,8 @@ void sampler_user_frames(struct sampler *s, const struct decoded_sample *d, size
     out->n_user = unwinder_unwind(s->unwinder, s->regs, stack, stack_len, s->user_ips, SAMPLER_MAX_FRAMES,
                                   &truncated);
     out->truncated = truncated;
+    if (truncated && !e->ret_addr && out->n_user > 0 && in_trampoline(s, s->user_ips[out->n_user - 1]))
+        ask_return_reads(s);
     /* In a probe's trap the user state is before the probed instruction until the kernel has emulated it and
      * after it from then on, while ip stays at or one past the probe (measured on tokio's wake_by_val, whose
      * probe is its first push: samples in the kernel's push emulation had the push done, ip at the probe).
@@ -180,8 +205,10 @@ static void handle_sample(struct sampler *s, const struct decoded_sample *d, con
     sampler_user_frames(s, d, n_chain_user, e, &out);
     if (out.n_user == 0 && out.n_kernel == 0)
         return;     /* a kernel thread, or kernel-only time with kernel frames not asked for */
-    if (out.truncated)
+    if (out.truncated) {
         s->stats.unwind_truncated++;
+        s->stats.trampoline_cuts += s->cut_at_trampoline;
+    }
     out.task_state = (enum sampler_task_state)e->task_state;
     out.task_id = e->task_id;
     out.task_id_provisional = (e->aux & QUEUED_TASK_PROVISIONAL) != 0;

@@ -9,6 +9,7 @@
 #include <asm/perf_regs.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 /* r8 = r8 truncated to bytes and sign- or zero-extended to 64 bits. */
@@ -128,17 +129,31 @@ int bpf_marker_emit(struct emitter *ep, const struct bpf_marker_program_spec *sp
     emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_6, (int16_t)bpf_marker_pt_regs_offset(PERF_REG_X86_IP),
          0);
     emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_1, offsetof(struct bpf_slot, ip), 0);
-    if (spec->read_return_address) {
+    size_t flag_off = SIZE_MAX, read_done = SIZE_MAX;
+    if (spec->return_read == BPF_RETURN_WHEN_FLAGGED) {
+        /* r1 = &flag (the map's value, in place); not set: no read */
+        emit_ld64(&e, BPF_REG_1, BPF_PSEUDO_MAP_VALUE, (uint32_t)spec->return_flag_fd);
+        emit(&e, BPF_LDX | BPF_MEM | BPF_W, BPF_REG_1, BPF_REG_1, 0, 0);
+        flag_off = emit_jump(&e, BPF_JEQ, BPF_REG_1, 0);
+    }
+    if (spec->return_read != BPF_RETURN_NEVER) {
         emit_read_user(&e, -32, 8, BPF_REG_6, (int16_t)bpf_marker_pt_regs_offset(PERF_REG_X86_SP));
         emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_10, -32, 0);
         emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_1, offsetof(struct bpf_slot, ret_addr), 0);
         emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_6,
              (int16_t)bpf_marker_pt_regs_offset(PERF_REG_X86_SP), 0);
         emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_1, offsetof(struct bpf_slot, ret_slot), 0);
-    } else {
+    }
+    if (spec->return_read == BPF_RETURN_WHEN_FLAGGED) {
+        read_done = emit(&e, BPF_JMP | BPF_JA, 0, 0, 0, 0);
+        land(&e, flag_off);
+    }
+    if (spec->return_read != BPF_RETURN_ALWAYS) {
         emit(&e, BPF_ST | BPF_MEM | BPF_DW, BPF_REG_9, 0, offsetof(struct bpf_slot, ret_addr), 0);
         emit(&e, BPF_ST | BPF_MEM | BPF_DW, BPF_REG_9, 0, offsetof(struct bpf_slot, ret_slot), 0);
     }
+    if (read_done != SIZE_MAX)
+        land(&e, read_done);
     emit_call(&e, BPF_FUNC_ktime_get_ns);
     emit(&e, BPF_STX | BPF_MEM | BPF_DW, BPF_REG_9, BPF_REG_0, offsetof(struct bpf_slot, time_ns), 0);
     emit(&e, BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_10, -16, 0);

@@ -21,6 +21,7 @@ struct marker_bpf {
     pid_t tgid;
     struct bpf_slots slots;            /* a region per possible CPU */
     struct bpf_ring doorbell;          /* one record per eighth of a region: wakes the reader */
+    int return_flag_fd;                /* a one-entry array: its u32 set, BPF_RETURN_WHEN_FLAGGED programs read */
 };
 
 int marker_bpf_open(struct marker_bpf **out, pid_t tgid, unsigned slot_bits, char *err, size_t errlen)
@@ -34,6 +35,7 @@ int marker_bpf_open(struct marker_bpf **out, pid_t tgid, unsigned slot_bits, cha
     b->tgid = tgid;
     b->slots.map_fd = -1;
     b->doorbell.map_fd = -1;
+    b->return_flag_fd = -1;
     /* A region for every CPU number a program can run on (glibc counts /sys/devices/system/cpu/possible) */
     long cpus = sysconf(_SC_NPROCESSORS_CONF);
     size_t n = cpus > 0 ? (size_t)cpus : 1;
@@ -43,7 +45,8 @@ int marker_bpf_open(struct marker_bpf **out, pid_t tgid, unsigned slot_bits, cha
     long page = sysconf(_SC_PAGESIZE);
     const char *what = "slot regions";
     if (bpf_slots_create(&b->slots, n, bits) != 0 ||
-        (what = "doorbell ring", bpf_ring_create(&b->doorbell, page > 0 ? (size_t)page : 4096) != 0)) {
+        (what = "doorbell ring", bpf_ring_create(&b->doorbell, page > 0 ? (size_t)page : 4096) != 0) ||
+        (what = "return-read flag", (b->return_flag_fd = bpf_sys_map_create(BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0)) < 0)) {
         int saved = errno;
         snprintf(err, errlen, "cannot create the BPF %s: %s", what, strerror(saved));
         marker_bpf_close(b);
@@ -54,23 +57,30 @@ int marker_bpf_open(struct marker_bpf **out, pid_t tgid, unsigned slot_bits, cha
     return 0;
 }
 
-void marker_bpf_program_spec(const struct marker_bpf *b, uint32_t location, const struct usdt_arg *arg0, bool ret_addr,
-                             struct bpf_marker_program_spec *spec)
+void marker_bpf_program_spec(const struct marker_bpf *b, uint32_t location, const struct usdt_arg *arg0,
+                             enum bpf_return_read return_read, struct bpf_marker_program_spec *spec)
 {
     *spec = (struct bpf_marker_program_spec){
         .arg0 = arg0, .location = location, .tgid = (uint32_t)b->tgid, .slots_fd = b->slots.map_fd,
-        .slot_bits = b->slots.bits, .doorbell_fd = b->doorbell.map_fd, .read_return_address = ret_addr,
+        .slot_bits = b->slots.bits, .doorbell_fd = b->doorbell.map_fd, .return_read = return_read,
+        .return_flag_fd = b->return_flag_fd,
     };
+}
+
+int marker_bpf_read_returns(struct marker_bpf *b)
+{
+    uint32_t key = 0, on = 1;
+    return bpf_sys_map_update(b->return_flag_fd, &key, &on);
 }
 
 /* Build and load the location's program. Returns its fd (the caller closes it once it is attached: the link
  * or event then holds the program), or -1 with a reason in err. */
-static int load_program(struct marker_bpf *b, uint32_t location, const struct usdt_arg *arg0, bool ret_addr,
-                        bool uprobe_multi, char *err, size_t errlen)
+static int load_program(struct marker_bpf *b, uint32_t location, const struct usdt_arg *arg0,
+                        enum bpf_return_read return_read, bool uprobe_multi, char *err, size_t errlen)
 {
     struct bpf_insn insns[BPF_MARKER_PROGRAM_MAX];
     struct bpf_marker_program_spec spec;
-    marker_bpf_program_spec(b, location, arg0, ret_addr, &spec);
+    marker_bpf_program_spec(b, location, arg0, return_read, &spec);
     int n = bpf_marker_program(&spec, insns, BPF_MARKER_PROGRAM_MAX);
     if (n < 0) {
         snprintf(err, errlen, "argument out of a BPF program's reach");
@@ -89,10 +99,10 @@ static int load_program(struct marker_bpf *b, uint32_t location, const struct us
 }
 
 int marker_bpf_attach_uprobe(struct marker_bpf *b, const char *path, uint64_t offset, uint64_t ref_ctr_offset,
-                             bool retprobe, uint32_t location, const struct usdt_arg *arg0, bool ret_addr, char *err,
-                             size_t errlen)
+                             bool retprobe, uint32_t location, const struct usdt_arg *arg0,
+                             enum bpf_return_read return_read, char *err, size_t errlen)
 {
-    int prog = load_program(b, location, arg0, ret_addr, true, err, errlen);
+    int prog = load_program(b, location, arg0, return_read, true, err, errlen);
     if (prog < 0)
         return -1;
     int link = bpf_sys_uprobe_link(prog, path, offset, ref_ctr_offset, retprobe, b->tgid);
@@ -107,9 +117,9 @@ int marker_bpf_attach_uprobe(struct marker_bpf *b, const char *path, uint64_t of
 }
 
 int marker_bpf_attach_event(struct marker_bpf *b, int event_fd, uint32_t location, const struct usdt_arg *arg0,
-                            bool ret_addr, char *err, size_t errlen)
+                            enum bpf_return_read return_read, char *err, size_t errlen)
 {
-    int prog = load_program(b, location, arg0, ret_addr, false, err, errlen);
+    int prog = load_program(b, location, arg0, return_read, false, err, errlen);
     if (prog < 0)
         return -1;
     int rc = ioctl(event_fd, PERF_EVENT_IOC_SET_BPF, prog);
@@ -158,5 +168,7 @@ void marker_bpf_close(struct marker_bpf *b)
         return;
     bpf_ring_destroy(&b->doorbell);
     bpf_slots_destroy(&b->slots);
+    if (b->return_flag_fd >= 0)
+        close(b->return_flag_fd);
     free(b);
 }

@@ -115,7 +115,7 @@ static int attach_via_bpf_link(struct markers *m, const char *path, const struct
 {
     char err[512];
     int link = marker_bpf_attach_uprobe(m->bpf, path, n->offset, n->semaphore_offset, n->retprobe, location, arg0,
-                                        n->read_return_address, err, sizeof(err));
+                                        n->return_read, err, sizeof(err));
     if (link >= 0 && event_fds_add(&m->events, link) == 0)      /* closed with the events, concurrently */
         return 0;
     int saved = link >= 0 ? ENOMEM : errno;
@@ -139,7 +139,7 @@ static int attach_via_bpf(struct markers *m, struct marker_probe *p, const char 
     if (fd < 0)
         return -1;
     char err[512];
-    if (marker_bpf_attach_event(m->bpf, fd, location, p->has_arg ? &p->arg0 : NULL, n->read_return_address, err,
+    if (marker_bpf_attach_event(m->bpf, fd, location, p->has_arg ? &p->arg0 : NULL, n->return_read, err,
                                 sizeof(err)) != 0 ||
         event_fds_add(&m->events, fd) != 0) {
         int saved = errno;
@@ -151,10 +151,12 @@ static int attach_via_bpf(struct markers *m, struct marker_probe *p, const char 
     return 0;
 }
 
-/* probes.v[probes.n] (p) is attached: keep it. */
-static int probe_attached(struct markers *m, struct marker_probe *p, bool bpf)
+/* probes.v[probes.n] (p) is attached: keep it (n: its location). */
+static int probe_attached(struct markers *m, struct marker_probe *p, bool bpf, const struct probe_location *n)
 {
     p->bpf = bpf;
+    if (bpf && n->return_read == BPF_RETURN_WHEN_FLAGGED)
+        __atomic_fetch_add(&m->flagged_reads, 1, __ATOMIC_RELAXED);
     m->registration_probes |= p->kind == MARKER_WAKER_REGISTERED || p->kind == MARKER_RUNTIME_WAKER_REGISTERED;
     m->terminate_probes |= p->kind == MARKER_TERMINATE;
     m->probes.n++;
@@ -244,14 +246,14 @@ int attach_location(struct markers *m, const char *path, const struct probe_loca
         return -1;
     uint32_t probe_index = (uint32_t)m->probes.n;
     if (m->bpf_links && bpf_ready(m) && attach_via_bpf_link(m, path, n, arg0, probe_index) == 0)
-        return probe_attached(m, p, true);
+        return probe_attached(m, p, true, n);
     if (choose_uprobe_event(m, p, path, n, arg0) != 0)
         return -1;
     if (bpf_ready(m) && attach_via_bpf(m, p, path, n, probe_index) == 0)
-        return probe_attached(m, p, true);
+        return probe_attached(m, p, true, n);
     if (attach_perf_samples(m, p, path, n, probe_index) != 0)
         return -1;
-    return probe_attached(m, p, false);
+    return probe_attached(m, p, false, n);
 }
 
 int offer_registration(struct markers *m, const char *path, const struct probe_location *n, enum marker_kind kind,
@@ -263,8 +265,8 @@ int offer_registration(struct markers *m, const char *path, const struct probe_l
     if (!p)
         return -1;
     struct bpf_marker_program_spec slots;
-    marker_bpf_program_spec(m->bpf, (uint32_t)m->probes.n, arg0, n->read_return_address, &slots);
+    marker_bpf_program_spec(m->bpf, (uint32_t)m->probes.n, arg0, n->return_read, &slots);
     if (!m->on_waker_site(m->warning_ctx, path, n->offset, runtime_ids, &slots))
         return -1;
-    return probe_attached(m, p, true);
+    return probe_attached(m, p, true, n);
 }

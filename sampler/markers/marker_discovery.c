@@ -69,16 +69,17 @@ static void attach_runtime_functions(struct markers *m, const struct elf_file *e
          * --poll-times: a return probe on the same function put there by another tracer (another taskspy
          * with --poll-times on another process of the same program: uprobes are per file, and the kernel
          * readies a return-only consumer's trampoline at every hit of the shared entry breakpoint, whatever
-         * process that consumer is for) cuts the stacks the same way. Not for the wait profile's poll events:
-         * the read is ~60-160 ns a hit (tokio_plain --fast-polls), and SPEC 7 holds that mode's cost per hit
-         * to 1.2x the kernel's own. */
-        bool read_return = m->poll_times || !m->wait_profile;
+         * process that consumer is for) cuts the stacks the same way. For the wait profile's poll events only
+         * once such a trampoline is seen (markers_read_return_addresses): the read is ~60-160 ns a hit
+         * (tokio_plain --fast-polls), and SPEC 7 holds that mode's cost per hit to 1.2x the kernel's own. */
+        enum bpf_return_read read_return = m->poll_times || !m->wait_profile ? BPF_RETURN_ALWAYS
+                                                                             : BPF_RETURN_WHEN_FLAGGED;
         struct probe_location entry = { r->runtime, "poll (function entry)", r->file_offset, 0, false,
                                         read_return };
         if (attach_location(m, full, &entry, MARKER_POLL_START, &id) != 0)
             continue;
         if (m->poll_times) {
-            struct probe_location ret = { r->runtime, "poll (return)", r->file_offset, 0, true, false };
+            struct probe_location ret = { r->runtime, "poll (return)", r->file_offset, 0, true, BPF_RETURN_NEVER };
             attach_location(m, full, &ret, MARKER_POLL_RETURN, NULL);
         }
     }
@@ -147,7 +148,8 @@ static size_t attach_markers(struct markers *m, const struct usdt_note_list *not
             continue;
         struct usdt_arg a;
         bool with_arg = needs_arg(k) && usdt_arg_parse(n->args, 0, &a) == USDT_ARG_OK;
-        struct probe_location loc = { n->provider, n->name, n->pc_offset, n->semaphore_offset, false, false };
+        struct probe_location loc = { n->provider, n->name, n->pc_offset, n->semaphore_offset, false,
+                                      BPF_RETURN_NEVER };
         if (attach_location(m, full, &loc, k, with_arg ? &a : NULL) != 0)
             continue;
         poll_markers += k == MARKER_POLL_START;

@@ -99,6 +99,13 @@ size_t markers_poll_starts(const struct markers *m)
     return n;
 }
 
+int markers_read_return_addresses(struct markers *m)
+{
+    if (!m || !m->bpf || __atomic_load_n(&m->flagged_reads, __ATOMIC_RELAXED) == 0)
+        return -1;
+    return marker_bpf_read_returns(m->bpf);
+}
+
 uint64_t markers_bpf_region_slots(const struct markers *m)
 {
     return m && m->bpf ? marker_bpf_region_slots(m->bpf) : 0;

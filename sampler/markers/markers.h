@@ -86,6 +86,10 @@ void markers_routes(const struct markers *m, size_t *via_bpf, size_t *via_perf);
 uint64_t markers_bpf_region_slots(const struct markers *m);
 /* Number of probe locations attached. */
 size_t markers_count(const struct markers *m);
+/* From now on the poll entries that read the caller's return address only when told (the wait profile's
+ * events: BPF_RETURN_WHEN_FLAGGED) read it at every hit. Safe on any thread once the probes are attached (one
+ * map update). Returns 0, or -1 (no such entry attached, or the update failed). */
+int markers_read_return_addresses(struct markers *m);
 /* Locations of the wait profile's probes attached: waker functions, task-wake markers, the waker symbol. */
 size_t markers_waker_locations(const struct markers *m);
 void markers_stats(struct markers *m, struct sampler_probe_stat **probes, size_t *n);

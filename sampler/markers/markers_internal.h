@@ -22,7 +22,7 @@ struct probe_location {
     uint64_t offset;                   /* file offset */
     uint64_t semaphore_offset;         /* 0 = none */
     bool retprobe;
-    bool read_return_address;          /* a function's entry: its BPF program also reads the return address */
+    enum bpf_return_read return_read;  /* a function's entry: its BPF program also reads the return address */
 };
 
 #define MAX_OPTIONAL_SITES 8
@@ -56,6 +56,8 @@ struct markers {
     struct uprobe_pmu pmu;
     bool have_pmu;
     struct marker_bpf *bpf;            /* hits through BPF slots (NULL: not set up yet, or unavailable) */
+    size_t flagged_reads;              /* BPF programs reading return addresses once told (atomic: the processing
+                                          thread reads it while objects loaded later are probed) */
     int bpf_state;                     /* 0 untried, 1 ready, -1 unavailable (or SAMPLER_MARKER_RECORDS_PERF) */
     unsigned slot_bits;                /* log2 of the BPF slots per CPU region (0: the largest) */
     bool bpf_links;                    /* programs on uprobe_multi links (else on perf uprobe events) */

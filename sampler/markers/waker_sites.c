@@ -25,7 +25,8 @@ static void attach_waker(struct markers *m, const char *full, const char *provid
     bool registration = kind == MARKER_WAKER_REGISTERED || kind == MARKER_RUNTIME_WAKER_REGISTERED;
     /* a registration's slot also holds the word at %rsp, its call site (the wait profile files a registration
        without a stack under the task's last stack from the same site) */
-    struct probe_location at = { provider, name, offset, 0, false, registration };
+    struct probe_location at = { provider, name, offset, 0, false,
+                                 registration ? BPF_RETURN_ALWAYS : BPF_RETURN_NEVER };
     bool runtime_ids = kind == MARKER_RUNTIME_WAKER_REGISTERED;
     /* a registration's slot write and stack filter in one program on one probe consumer, where the sampler
        can; else the location as any, and its stack event beside it */

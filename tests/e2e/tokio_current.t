@@ -10,7 +10,7 @@
 #             by its tool (go tool pprof, speedscope's schema and app, xmllint)
 #   current   zero-probe task roots, await points at the source lines marked in main.rs, no runtime frame in a
 #             task stack; the probe route (--markers probes: raw::poll uprobes) with the same shares, and beside
-#             another recording's return probes on the same functions; the wait
+#             another recording's return probes on the same functions (the wait profile's events too); the wait
 #             profile (--wait-tasks): the sleeper's waits the whole recording, every one with a stack at its
 #             sleep line, most of them there
 #   axum      the handler's CPU under its connection task, the /sleep handler's timer line T ms per request
@@ -21,7 +21,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BROWSER_DIR=$ROOT/tests/browser
 MAIN_RS=$ROOT/tests/fixtures/tokio/src/main.rs
 AXUM_RS=$ROOT/tests/fixtures/axum/src/main.rs
-plan 58
+plan 60
 
 if [ ! -f "$BROWSER_DIR/node_modules/speedscope/package.json" ] || [ ! -f "$BROWSER_DIR/node_modules/ajv/package.json" ]; then
     (cd "$BROWSER_DIR" && npm ci --no-audit --no-fund --loglevel=error > "$WORK/npm.log" 2>&1) || diag < "$WORK/npm.log"
@@ -139,7 +139,7 @@ cut_check "current probe route" "$WORK/probes.folded" "$WORK/probes.err"
 OTHER_PID=$!
 BACKGROUND_PIDS+=("$OTHER_PID")
 wait_for 20 running "$OTHER_PID" "$FIXTURES/tokio_current"
-"$TASKSPY" record -p "$OTHER_PID" -d 6 -F 99 --markers probes --poll-times -o "$WORK/other.folded" 2> "$WORK/other.err" &
+"$TASKSPY" record -p "$OTHER_PID" -d 12 -F 99 --markers probes --poll-times -o "$WORK/other.folded" 2> "$WORK/other.err" &
 other_rec=$!
 # (its return probes are in when its own process has the trampoline's page)
 wait_for 15 grep -q '\[uprobes\]' "/proc/$OTHER_PID/maps"
@@ -152,6 +152,22 @@ check "beside another's return probes: their trampoline was in this process ([up
            test \$((${beside_cut:-0} * 100)) -le '${beside_samples:-0}'" ||
     grep -E 'truncated|no mapping' "$WORK/beside.err" | cut -c1-300 | diag
 cut_check "beside another's return probes" "$WORK/beside.folded" "$WORK/beside.err"
+# The wait profile's events: their poll probes read the return address only once a stack cut at the trampoline
+# was seen (SPEC 7's cost per hit), so the stacks unwound before that are cut (the first ~0.1 s here, while the
+# first samples are unwound), and the polls begun after it unwind whole (before the reading: 1,007 of 1,120).
+"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 999 --markers probes -o "$WORK/beside-ev.folded" --wait-mode events \
+    --wait-output "$WORK/beside-ev-wait.folded" 2> "$WORK/beside-ev.err"
+check "beside another's return probes, the wait profile's events: exit 0" test $? -eq 0
+ev_samples=$(recorded_samples "$WORK/beside-ev.err")
+ev_cut=$(truncated_stacks "$WORK/beside-ev.err")
+ev_secs=$(recorded_secs "$WORK/beside-ev.err")
+read_from=$(sed -n 's/.*trampoline with no return address.*; the poll probes read it from \([0-9.]*\) s on$/\1/p' "$WORK/beside-ev.err")
+ev_allowed=$(awk -v n="${ev_samples:-0}" -v t="${read_from:-99}" -v d="${ev_secs:-1}" \
+    'BEGIN { f = (t + 0.2) / d; if (f > 1) f = 1; printf "%d", n * f + 10 }')
+check "beside another's return probes, events: the poll probes read return addresses from ${read_from:-never} s of ${ev_secs:-?}, ${ev_cut:-0} of ${ev_samples:-?} stacks cut short (<= $ev_allowed: those before, 0.2 s more, 10)" \
+    sh -c "test -n '$read_from' && test '${ev_samples:-0}' -gt 0 && test '${ev_cut:-0}' -le '$ev_allowed' &&
+           awk -v t='$read_from' -v d='${ev_secs:-0}' 'BEGIN { exit !(t < d / 2) }'" ||
+    grep -E 'truncated|trampoline|no mapping' "$WORK/beside-ev.err" | cut -c1-300 | diag
 wait "$other_rec"
 check "beside another's return probes: the other recording, with its own return probes, exit 0" test $? -eq 0
 kill "$OTHER_PID" 2>/dev/null

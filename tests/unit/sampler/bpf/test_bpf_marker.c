@@ -3,7 +3,8 @@
  * (sampler/bpf_marker_program) is run on a small interpreter of the instructions it uses, with the helpers
  * played by the test: arg0 from registers of every width (sign- and zero-extended, %ah), immediates and
  * memory operands; the slot's fields and sequence in the region of the hit's CPU; other processes ignored;
- * the doorbell rung once per eighth of a region; arguments out of reach refused. When this process may
+ * the doorbell rung once per eighth of a region; arguments out of reach refused; the return address at %rsp
+ * and %rsp itself stored never, always, or while a flag map's value says so. When this process may
  * load BPF, the kernel's verifier must accept every program shape. The slot reader (sampler/bpf_slots) and
  * the doorbell ring's reader (sampler/bpf_ring) are run over synthetic memory: claim order, a slot still
  * being written, slots overwritten by a later lap (lost), a writer that never finishes; ring records in
@@ -31,6 +32,7 @@
 
 #define SLOTS_FD 7
 #define DOORBELL_FD 9
+#define FLAG_FD 11
 #define SLOT_BITS 8u                   /* 256 slots: the doorbell rings every 32 */
 #define REGION_BYTES (sizeof(struct bpf_slots_header) + ((size_t)64 << SLOT_BITS))
 
@@ -43,6 +45,7 @@ struct machine {
     uint32_t doorbell_cpu;
     uint64_t user_addr;                /* a user memory region for probe_read_user */
     uint8_t user[64];
+    uint32_t return_flag;              /* FLAG_FD's value */
 };
 
 static uint64_t call(struct machine *m, int32_t helper, const uint64_t *r)
@@ -101,6 +104,10 @@ static void run(struct machine *m, const struct bpf_insn *p, int n)
         } else if (cls == BPF_LD) {
             assert_int_equal(i->code, BPF_LD | BPF_DW | BPF_IMM);
             *d = (uint32_t)i->imm | (uint64_t)(uint32_t)p[pc].imm << 32;
+            if (i->src_reg == BPF_PSEUDO_MAP_VALUE) {      /* the value's address, in place */
+                assert_int_equal(i->imm, FLAG_FD);
+                *d = (uint64_t)(uintptr_t)&m->return_flag + (uint32_t)p[pc].imm;
+            }
             pc++;
         } else if (cls == BPF_LDX) {
             uint8_t *a = (uint8_t *)(uintptr_t)(s + i->off);
@@ -325,6 +332,49 @@ static void test_out_of_reach(void **state)
     assert_int_equal(bpf_marker_program(&spec, p, 8), -1);   /* no room for it */
 }
 
+/* The return address at %rsp and %rsp: never read (both 0), always, or while the flag is set. */
+static void test_return_address(void **state)
+{
+    (void)state;
+    struct machine *m = new_machine();
+    m->user_addr = 0x7ffc0000;
+    uint64_t ret = 0x55550000abcdull;
+    memcpy(m->user + 16, &ret, 8);
+    set_reg(m, PERF_REG_X86_SP, m->user_addr + 16);
+    const enum bpf_return_read modes[] = { BPF_RETURN_NEVER, BPF_RETURN_ALWAYS, BPF_RETURN_WHEN_FLAGGED };
+    for (size_t k = 0; k < 3; k++) {
+        for (uint32_t flag = 0; flag < 2; flag++) {
+            struct bpf_marker_program_spec spec = {
+                .location = 5, .tgid = 1234, .slots_fd = SLOTS_FD, .slot_bits = SLOT_BITS, .doorbell_fd = DOORBELL_FD,
+                .return_read = modes[k], .return_flag_fd = FLAG_FD,
+            };
+            struct bpf_insn p[BPF_MARKER_PROGRAM_MAX];
+            int n = bpf_marker_program(&spec, p, BPF_MARKER_PROGRAM_MAX);
+            assert_true(n > 0);
+            m->return_flag = flag;
+            uint64_t before = head_of(m, m->cpu);
+            run(m, p, n);
+            struct bpf_slot slot = slot_of(m, m->cpu, before);
+            bool read = modes[k] == BPF_RETURN_ALWAYS || (modes[k] == BPF_RETURN_WHEN_FLAGGED && flag);
+            assert_int_equal(slot.seq, before + 1);
+            assert_int_equal(slot.ret_addr, read ? ret : 0);
+            assert_int_equal(slot.ret_slot, read ? m->user_addr + 16 : 0);
+            assert_int_equal(slot.ip, 0x401234);
+        }
+    }
+    /* a stack pointer the read fails at: the zero stored before it */
+    set_reg(m, PERF_REG_X86_SP, 0x1000);
+    struct bpf_marker_program_spec spec = { .location = 5, .tgid = 1234, .slots_fd = SLOTS_FD, .slot_bits = SLOT_BITS,
+                                            .doorbell_fd = DOORBELL_FD, .return_read = BPF_RETURN_ALWAYS };
+    struct bpf_insn p[BPF_MARKER_PROGRAM_MAX];
+    int n = bpf_marker_program(&spec, p, BPF_MARKER_PROGRAM_MAX);
+    uint64_t before = head_of(m, m->cpu);
+    run(m, p, n);
+    assert_int_equal(slot_of(m, m->cpu, before).ret_addr, 0);
+    assert_int_equal(slot_of(m, m->cpu, before).ret_slot, 0x1000);
+    free_machine(m);
+}
+
 /* The kernel's verifier on real maps, when this process may load BPF programs (root, CAP_BPF). */
 static void test_verifier_accepts(void **state)
 {
@@ -335,6 +385,8 @@ static void test_verifier_accepts(void **state)
     assert_true(slots.map_fd >= 0);
     struct bpf_ring doorbell;
     assert_int_equal(bpf_ring_create(&doorbell, 4096), 0);
+    int flag = bpf_sys_map_create(BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0);
+    assert_true(flag >= 0);
     const char *operands[] = { NULL, "8@%rdi", "-4@%edi", "1@%ah", "-4@$-3", "8@-20(%rbp)", "-2@8(%rbx)" };
     for (size_t i = 0; i < sizeof(operands) / sizeof(operands[0]); i++) {
         struct usdt_arg a;
@@ -343,6 +395,7 @@ static void test_verifier_accepts(void **state)
         struct bpf_marker_program_spec spec = {
             .arg0 = operands[i] ? &a : NULL, .location = 3, .tgid = (uint32_t)getpid(), .slots_fd = slots.map_fd,
             .slot_bits = slots.bits, .doorbell_fd = doorbell.map_fd,
+            .return_read = (enum bpf_return_read)(i % 3), .return_flag_fd = flag,   /* each way of reading */
         };
         struct bpf_insn p[BPF_MARKER_PROGRAM_MAX];
         int n = bpf_marker_program(&spec, p, BPF_MARKER_PROGRAM_MAX);
@@ -353,6 +406,7 @@ static void test_verifier_accepts(void **state)
             fail_msg("%s: refused: %s\n%s", operands[i] ? operands[i] : "(none)", strerror(errno), log);
         close(fd);
     }
+    close(flag);
     bpf_ring_destroy(&doorbell);
     bpf_slots_destroy(&slots);
 }
@@ -616,6 +670,7 @@ int main(void)
         cmocka_unit_test(test_immediate_and_memory),
         cmocka_unit_test(test_claims_other_process_and_doorbell),
         cmocka_unit_test(test_out_of_reach),
+        cmocka_unit_test(test_return_address),
         cmocka_unit_test(test_verifier_accepts),
         cmocka_unit_test(test_slots_in_claim_order),
         cmocka_unit_test(test_slots_overrun_and_stuck_writer),

@@ -149,13 +149,13 @@ static void test_slot_filter(void **state)
         fail_msg("refused: %s\n%s", strerror(errno), log);
     close(fd);
     /* the registration's slot with its call site (the word at %rsp), as the markers write it: room, accepted */
-    marker.read_return_address = true;
+    marker.return_read = BPF_RETURN_ALWAYS;
     int with_site = wait_filter_slot_program(&spec, &marker, p, WAIT_FILTER_PROGRAM_MAX);
     assert_true(with_site > n && with_site <= (int)WAIT_FILTER_PROGRAM_MAX);
     if ((fd = bpf_sys_prog_load_probe(p, (size_t)with_site, false, log, sizeof(log))) < 0)
         fail_msg("refused with the call site: %s\n%s", strerror(errno), log);
     close(fd);
-    marker.read_return_address = false;
+    marker.return_read = BPF_RETURN_NEVER;
     assert_int_equal(wait_filter_slot_program(&spec, &marker, p, 20), -1);        /* no room */
     spec.cpu = 0;                                                                 /* per-CPU events: no */
     assert_int_equal(wait_filter_slot_program(&spec, &marker, p, WAIT_FILTER_PROGRAM_MAX), -1);
