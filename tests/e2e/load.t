@@ -51,15 +51,25 @@ check "forced loss: marker records lost from full perf buffers (${lost:-none})" 
 check "forced loss: [unknown task] samples ($(samples "$WORK/forced-loss.folded" '^\[unknown task\]'))" \
     test "$(samples "$WORK/forced-loss.folded" '^\[unknown task\]')" -gt 0
 
-# Forced BPF slot overrun: regions of 2^4 slots a CPU (hidden --debug-marker-slots; 32768 by default) are
+# Forced BPF slot overrun: regions of 2^6 slots a CPU (hidden --debug-marker-slots; 32768 by default) are
 # overwritten before the reading thread gets to them (at --fast-polls' rate: the real-time reading thread keeps
 # up with the slower executor even then). The lost hits carry no thread, so every thread is in an
 # unknown task until its next poll-start; a sample in a known task is in its own (--log-tasks: "spawn ID KIND",
-# each id one kind, with --group-by task the root "task ID: task_KIND").
+# each id one kind, with --group-by task the root "task ID: task_KIND"). With 2^4 slots the ASan build's reading
+# thread came too late for any poll-start to show before the next loss (a clean-clone run: 2,831 of 2,950
+# samples [unknown task], none in a task, and 0-1 task samples in 4 recordings here, before and after this
+# session's changes); with 2^6, 22 task samples, 1,045 unknown, 164,000 hits lost (plain: 29, 289, 142,000). A
+# recording with no sample in a known task says nothing of them: it is recorded again, 3 times at most, and
+# the check names the try.
 start_fixture executor 60 --log-tasks --fast-polls
-"$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 999 --markers probes --debug-marker-slots 4 --group-by task \
-    -o "$WORK/slots.folded" 2> "$WORK/slots.err"
-check "bpf overrun: record exits 0" test $? -eq 0
+for slots_try in 1 2 3; do
+    "$TASKSPY" record -p "$FIXTURE_PID" -d 3 -F 999 --markers probes --debug-marker-slots 6 --group-by task \
+        -o "$WORK/slots.folded" 2> "$WORK/slots.err"
+    slots_rc=$?
+    grep -q '^task [0-9]*: task_' "$WORK/slots.folded" && break
+    diag <<< "recording $slots_try: no sample in a known task"
+done
+check "bpf overrun: record exits 0" test "$slots_rc" -eq 0
 stop_fixture
 grep -E 'samples, |lost|hits through' "$WORK/slots.err" | diag
 check "bpf overrun: the hits came through BPF" grep -q '; hits through BPF' "$WORK/slots.err"
@@ -72,7 +82,7 @@ check "bpf overrun: no task code under a thread root ($bad)" test "$bad" -eq 0
 grep -o '^task [0-9]*: task_[a-z]*' "$WORK/slots.folded" | sort -u |
     sed 's/^task \([0-9]*\): task_\(.*\)/spawn \1 \2/' > "$WORK/slots.ids"
 grep -vxFf "$WORK/executor.stdout" "$WORK/slots.ids" | head -3 | diag
-check "bpf overrun: samples in known tasks ($(wc -l < "$WORK/slots.ids") ids), each under its own task's id" \
+check "bpf overrun: samples in known tasks ($(wc -l < "$WORK/slots.ids") ids; recording $slots_try), each under its own task's id" \
     sh -c "test -s '$WORK/slots.ids' && ! grep -vxFf '$WORK/executor.stdout' '$WORK/slots.ids'"
 
 # Zero-probe attribution, the default where the program has a TLS marker (the executor's taskspy_current_task)
