@@ -34,6 +34,12 @@ for lang in c cpp rust; do
     # each task id with the kind of the poll function its samples ran: one the program spawned
     sed -n "s/^task \([0-9]*\): .*poll_\(parse\|render\|compress\).*/spawn \1 \2/p" "$WORK/$name.folded" |
         sort -u > "$WORK/$name.ids"
+    # (a clean-clone run once failed this with no word of which: each id the program did not print with that
+    # kind is shown, with what the program printed for it and its stacks)
+    grep -vxFf "$WORK/$name.stdout" "$WORK/$name.ids" | head -3 | while read -r _ id kind; do
+        echo "task $id as $kind; the program printed: $(grep "^spawn $id " "$WORK/$name.stdout" || echo nothing)"
+        grep "^task $id: " "$WORK/$name.folded" | cut -c1-300
+    done | diag
     check "$lang example: task ids ($(wc -l < "$WORK/$name.ids")), each with its kind, are the program's" sh -c \
         "[ \$(wc -l < '$WORK/$name.ids') -gt 10 ] && ! grep -vxFf '$WORK/$name.stdout' '$WORK/$name.ids'"
     check "$lang example: no task code under a thread root" \
