@@ -2,8 +2,9 @@
 /* marker_program.h: the BPF program taskspy runs at one marker location instead of having the kernel
  * write a perf sample per hit. It reads arg0 from the probe's registers (or from user memory at a register
  * plus displacement) and writes one slot (thread, location, time, arg0, address) in the slot region of the
- * CPU it runs on (at a function's entry, also the return address at %rsp, or only once a flag says so): an atomic add claims the slot, the slot's sequence word marks it being written and then
- * committed (see sampler/bpf/bpf_slots.h). No lock, no ring buffer helper: per hit this costs the target what
+ * CPU it runs on (at a function's entry, also the return address at %rsp, or only once a flag says so): an
+ * atomic add claims the slot, the slot's sequence word marks it being written and then committed (see
+ * sampler/bpf/bpf_slots.h). No lock, no ring buffer helper: per hit this costs the target what
  * perf stat's counting does. Every eighth of a region it rings a doorbell (a one-record BPF ring buffer
  * write that wakes the reader). Hits in other processes (system-wide probes) are ignored. */
 #ifndef TASKSPY_BPF_MARKER_PROGRAM_H

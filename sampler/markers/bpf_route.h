@@ -29,8 +29,8 @@ int marker_bpf_open(struct marker_bpf **out, pid_t tgid, unsigned slot_bits, cha
  * Returns the link's fd, which the caller closes like an event's (closing it removes the probe, waiting
  * for the kernel's unregistration), or -1 with a reason in err. */
 int marker_bpf_attach_uprobe(struct marker_bpf *b, const char *path, uint64_t offset, uint64_t ref_ctr_offset,
-                             bool retprobe, uint32_t location, const struct usdt_arg *arg0, enum bpf_return_read return_read,
-                             char *err, size_t errlen);
+                             bool retprobe, uint32_t location, const struct usdt_arg *arg0,
+                             enum bpf_return_read return_read, char *err, size_t errlen);
 /* The location's program spec (as the two above load it), for a program of another consumer that writes the
  * location's slots itself (the wait profile's registration stacks: sampler/bpf/wait_filter_program.h). */
 void marker_bpf_program_spec(const struct marker_bpf *b, uint32_t location, const struct usdt_arg *arg0,
