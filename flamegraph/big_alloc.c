@@ -12,6 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23          /* Linux 5.14; older headers lack it */
+#endif
 
 #define BIG_HUGE_PAGE (2u << 20)
 /* From here a mapping's faults cost less than malloc's copying and zeroing as an array grows. */
@@ -102,4 +107,19 @@ void big_free(void *ptr, size_t bytes)
     /* munmap fails only for arguments that are not a mapping made here (a bug); the mapping then stays */
     if (munmap(ptr, map_length(bytes)) != 0)
         return;
+}
+
+int big_populate(void *ptr, size_t bytes, size_t offset, size_t len)
+{
+    if (!ptr || !mapped(bytes) || offset >= map_length(bytes))
+        return 0;
+    long page_size = sysconf(_SC_PAGESIZE);    /* the mapping starts on a page: whole pages from there */
+    size_t page = page_size > 0 ? (size_t)page_size : 4096;
+    size_t from = offset & ~(page - 1), to = offset + len;
+    if (to > map_length(bytes))
+        to = map_length(bytes);
+    to = (to + page - 1) & ~(page - 1);
+    if (to <= from)
+        return 0;
+    return madvise((char *)ptr + from, to - from, MADV_POPULATE_WRITE) == 0 ? 1 : -1;
 }

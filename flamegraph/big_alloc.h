@@ -18,5 +18,10 @@ void *big_alloc(size_t bytes, enum big_touch touch);
  * zeroed. NULL on failure, the old array then still valid. */
 void *big_realloc(void *ptr, size_t old_bytes, size_t new_bytes, enum big_touch touch);
 void big_free(void *ptr, size_t bytes);
+/* Fault in the pages of [offset, offset + len) of a big_alloc'd array of bytes, as a write would (contents
+ * unchanged), so that the thread filling the array later finds them there. Safe while another thread writes
+ * the array. Returns 1 (done), 0 (nothing to do: the array is malloc's, or the range is empty) or -1 (the
+ * kernel cannot: MADV_POPULATE_WRITE is Linux 5.14's). */
+int big_populate(void *ptr, size_t bytes, size_t offset, size_t len);
 
 #endif

@@ -10,6 +10,8 @@
 #include "base/vec.h"
 #include "flamegraph/big_alloc.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +45,16 @@ struct child_slot {
     uint32_t node;
 };
 
+/* The node array faulted in by another thread ahead of the one adding stacks (profile_prefault): the lock is
+ * held while the array moves or grows (nodes, cap_nodes) and while that thread faults part of it in. */
+struct node_prefault {
+    pthread_mutex_t lock;
+    bool lock_made;
+    size_t done;                    /* bytes from the array's start faulted in */
+    _Atomic size_t filled;          /* bytes of it filled, as of the last batch added */
+    bool unable;                    /* the kernel cannot: not tried again */
+};
+
 struct profile {
     /* interned names */
     struct arena_chunk *chunks;
@@ -73,6 +85,8 @@ struct profile {
     uint32_t *batch_node, *batch_shared, *batch_active;
     uint64_t *batch_hash;
     size_t batch_cap;
+    char apart_prefault[64];
+    struct node_prefault prefault;
 };
 
 /* A name's hash in the name table: the one interner's (base/intern_table), which the folded reader also
@@ -116,16 +130,26 @@ static char *arena_copy(struct profile *p, const char *s, size_t len)
     return dst;
 }
 
-static int add_node(struct profile *p, uint32_t parent, uint32_t frame)
+/* Make the node array hold cap nodes (more than it does), under the prefault lock: another thread may be
+ * faulting it in. */
+static int grow_nodes(struct profile *p, size_t cap)
 {
-    if (p->n_nodes == p->cap_nodes) {
-        size_t cap = p->cap_nodes ? p->cap_nodes * 2 : 1024;
-        struct profile_node *v = big_realloc(p->nodes, p->cap_nodes * sizeof(*v), cap * sizeof(*v), BIG_IN_ORDER);
-        if (!v)
-            return -1;
+    if (p->prefault.lock_made)
+        pthread_mutex_lock(&p->prefault.lock);
+    struct profile_node *v = big_realloc(p->nodes, p->cap_nodes * sizeof(*v), cap * sizeof(*v), BIG_IN_ORDER);
+    if (v) {
         p->nodes = v;
         p->cap_nodes = cap;
     }
+    if (p->prefault.lock_made)
+        pthread_mutex_unlock(&p->prefault.lock);
+    return v ? 0 : -1;
+}
+
+static int add_node(struct profile *p, uint32_t parent, uint32_t frame)
+{
+    if (p->n_nodes == p->cap_nodes && grow_nodes(p, p->cap_nodes ? p->cap_nodes * 2 : 1024) != 0)
+        return -1;
     struct profile_node *n = &p->nodes[p->n_nodes];
     n->frame = frame;
     n->parent = parent;
@@ -141,6 +165,7 @@ struct profile *profile_new(void)
     struct profile *p = calloc(1, sizeof(*p));
     if (!p)
         return NULL;
+    p->prefault.lock_made = pthread_mutex_init(&p->prefault.lock, NULL) == 0;
     p->frame_slot_mask = 1023;
     p->frame_slots = big_alloc((p->frame_slot_mask + 1) * sizeof(uint32_t), BIG_ALL_OVER);
     p->child_slot_mask = 4095;
@@ -169,6 +194,8 @@ void profile_free(struct profile *p)
     free(p->batch_hash);
     free(p->batch_shared);
     free(p->batch_active);
+    if (p->prefault.lock_made)
+        pthread_mutex_destroy(&p->prefault.lock);
     free(p);
 }
 
@@ -370,13 +397,8 @@ int profile_reserve(struct profile *p, size_t nodes, size_t names)
         p->frames = v;
         p->cap_frames = names;
     }
-    if (nodes > p->cap_nodes) {
-        struct profile_node *v = big_realloc(p->nodes, p->cap_nodes * sizeof(*v), nodes * sizeof(*v), BIG_IN_ORDER);
-        if (!v)
-            return -1;
-        p->nodes = v;
-        p->cap_nodes = nodes;
-    }
+    if (nodes > p->cap_nodes && grow_nodes(p, nodes) != 0)
+        return -1;
     return 0;
 }
 
@@ -519,7 +541,30 @@ int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t 
         leaf->self += count[k];
     }
     p->derived_stale = true;
+    atomic_store_explicit(&p->prefault.filled, p->n_nodes * sizeof(*p->nodes), memory_order_relaxed);
     return 0;
+}
+
+int profile_prefault(struct profile *p, size_t ahead, size_t step)
+{
+    if (!p->prefault.lock_made)
+        return 0;
+    size_t filled = atomic_load_explicit(&p->prefault.filled, memory_order_relaxed);
+    int rc = 0;
+    pthread_mutex_lock(&p->prefault.lock);
+    size_t bytes = p->cap_nodes * sizeof(*p->nodes);
+    size_t from = p->prefault.done > filled ? p->prefault.done : filled;
+    size_t to = ahead < bytes - filled ? filled + ahead : bytes;
+    if (!p->prefault.unable && from < to) {
+        size_t len = to - from < step ? to - from : step;
+        rc = big_populate(p->nodes, bytes, from, len);
+        if (rc > 0)
+            p->prefault.done = from + len;
+        else if (rc < 0)
+            p->prefault.unable = true;
+    }
+    pthread_mutex_unlock(&p->prefault.lock);
+    return rc > 0;
 }
 
 /* One stack is a batch of one. */

@@ -20,6 +20,13 @@ int profile_intern_batch(struct profile *p, const char *const *names, const uint
 int profile_add_batch(struct profile *p, const uint32_t *frames, const uint32_t *start, const uint32_t *len,
                       const uint64_t *count, size_t n, size_t known_frames);
 
+/* Fault in up to step bytes of the node array's memory that profile_add_batch will fill next, at most ahead
+ * bytes past what it had filled at its last return: called on another thread while it adds (the one thread
+ * that may), so that it finds its pages there instead of stopping for each. Returns 1 if it did, 0 if there is
+ * nothing (more) to do for now: all faulted in up to there, a node array of malloc's, or a kernel that
+ * cannot. */
+int profile_prefault(struct profile *p, size_t ahead, size_t step);
+
 /* Make room for this many nodes and names (a guess is fine), so the node array and the hash tables need
  * not grow (move, rehash) while they are filled. Returns 0, or -1 on allocation failure. */
 int profile_reserve(struct profile *p, size_t nodes, size_t names);

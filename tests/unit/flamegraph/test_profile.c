@@ -6,8 +6,12 @@
  * `LC_ALL=C sort` sorts the whole lines), and 10,000 random stacks whose folded output round-trips: each line's
  * count equals what was added (reference map in the test), the sum is preserved, lines are in C-sort order;
  * the batch entry points (profile_intern_batch, profile_add_batch, profile_reserve) agree with the one by
- * one ones; after profile_trim names and stacks are found again (the tables rebuilt). */
+ * one ones; after profile_trim names and stacks are found again (the tables rebuilt); profile_prefault faults
+ * in the node array's pages that the next nodes fill, as far ahead as asked and no further, and a thread doing
+ * it while another adds stacks (and the node array grows and moves) changes nothing in the tree. */
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -490,6 +496,124 @@ static void test_batches_match_one_by_one(void **state)
     profile_free(batch);
 }
 
+/* Big arrays are mappings except under AddressSanitizer (flamegraph/big_alloc.c), where there is nothing to
+ * fault in ahead. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ARRAYS_MAPPED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ARRAYS_MAPPED 0
+#endif
+#endif
+#ifndef ARRAYS_MAPPED
+#define ARRAYS_MAPPED 1
+#endif
+
+/* Whether the page holding byte at of the array is in memory. */
+static bool resident(const void *array, size_t at)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t addr = ((uintptr_t)array + at) & ~(uintptr_t)(page - 1);
+    unsigned char in = 0;
+    assert_int_equal(mincore((void *)addr, page, &in), 0);
+    return in & 1;
+}
+
+/* As many steps as the distance ahead holds, the pages up to there in memory, none past it. */
+static void test_prefault_ahead(void **state)
+{
+    (void)state;
+    struct profile *p = profile_new();
+    assert_non_null(p);
+    assert_int_equal(profile_reserve(p, 400000, 1000), 0);      /* 9.6 MB of nodes: a mapping */
+    uint32_t id = profile_intern(p, "main", 4);
+    assert_int_equal(profile_add_ids(p, &id, 1, 1), 0);          /* two nodes filled */
+    size_t n;
+    const struct profile_node *nodes = profile_nodes(p, &n);
+    /* whole multiples of 2 MB, so that the checks hold with transparent huge pages for all memory too */
+    const size_t ahead = 4u << 20, step = 1u << 20;
+    int steps = 0;
+    while (steps < 100 && profile_prefault(p, ahead, step) == 1)
+        steps++;
+    if (!ARRAYS_MAPPED) {
+        assert_int_equal(steps, 0);
+        profile_free(p);
+        return;
+    }
+    assert_int_equal(steps, 4);
+    for (size_t at = 0; at < ahead; at += 4096)
+        assert_true(resident(nodes, at));
+    assert_false(resident(nodes, ahead + (64u << 10)));
+    /* once the nodes fill further, it goes on from where it was */
+    for (uint32_t i = 0; i < 60000; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "f%u", i);
+        uint32_t stack[2] = { id, profile_intern(p, name, strlen(name)) };
+        assert_int_equal(profile_add_ids(p, stack, 2, 1), 0);
+    }
+    nodes = profile_nodes(p, &n);
+    assert_int_equal(n, 60002);
+    assert_int_equal(profile_prefault(p, ahead, step), 1);
+    assert_true(n * sizeof(*nodes) < ahead);
+    assert_true(resident(nodes, ahead + step - 4096));
+    assert_false(resident(nodes, 8u << 20));
+    profile_free(p);
+}
+
+struct prefaulter {
+    struct profile *p;
+    atomic_bool stop;
+    size_t done;
+};
+
+static void *prefault_loop(void *arg)
+{
+    struct prefaulter *f = arg;
+    while (!atomic_load(&f->stop))
+        f->done += (size_t)profile_prefault(f->p, 2u << 20, 64u << 10);
+    return NULL;
+}
+
+/* Stacks added while another thread faults in ahead (through the node array's growth: it is made to start
+ * small) make the same tree as without. */
+static void test_prefault_while_adding(void **state)
+{
+    (void)state;
+    struct profile *quiet = profile_new(), *busy = profile_new();
+    assert_non_null(quiet);
+    assert_non_null(busy);
+    struct prefaulter f = { .p = busy };
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, prefault_loop, &f), 0);
+    srand(7);
+    for (int i = 0; i < 300000; i++) {
+        uint32_t stack[6];
+        size_t depth = 1 + (size_t)(rand() % 6);
+        for (size_t d = 0; d < depth; d++) {
+            char name[16];
+            snprintf(name, sizeof(name), "g%d", rand() % 40);
+            stack[d] = profile_intern(busy, name, strlen(name));
+            assert_int_equal(profile_intern(quiet, name, strlen(name)), stack[d]);
+        }
+        assert_int_equal(profile_add_ids(busy, stack, depth, 1), 0);
+        assert_int_equal(profile_add_ids(quiet, stack, depth, 1), 0);
+    }
+    atomic_store(&f.stop, true);
+    assert_int_equal(pthread_join(thread, NULL), 0);
+    if (ARRAYS_MAPPED)
+        assert_true(f.done > 0);
+    size_t n_quiet, n_busy;
+    profile_nodes(quiet, &n_quiet);
+    profile_nodes(busy, &n_busy);
+    assert_true(n_busy > 100000);                /* grown from 1024 nodes, moved more than once */
+    assert_int_equal(n_busy, n_quiet);
+    char *want = folded_text(quiet);
+    expect_folded(busy, want);
+    free(want);
+    profile_free(quiet);
+    profile_free(busy);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -502,6 +626,8 @@ int main(void)
         cmocka_unit_test(test_random_round_trip),
         cmocka_unit_test(test_many_nodes),
         cmocka_unit_test(test_batches_match_one_by_one),
+        cmocka_unit_test(test_prefault_ahead),
+        cmocka_unit_test(test_prefault_while_adding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
