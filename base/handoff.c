@@ -9,8 +9,18 @@ static void *worker(void *arg)
     struct handoff *h = arg;
     pthread_mutex_lock(&h->lock);
     for (;;) {
-        while (h->submitted == 0 && !h->closing)
+        while (h->submitted == 0 && !h->closing) {
+            if (h->idle) {
+                pthread_mutex_unlock(&h->lock);
+                bool did = h->idle(h->ctx);
+                pthread_mutex_lock(&h->lock);
+                if (did)
+                    continue;
+                if (h->submitted > 0 || h->closing)
+                    break;
+            }
             pthread_cond_wait(&h->more, &h->lock);
+        }
         if (h->submitted == 0)
             break;                                      /* closing, all consumed */
         size_t slot = (h->next + h->n_slots - h->submitted) % h->n_slots;
@@ -29,7 +39,13 @@ static void *worker(void *arg)
 
 bool handoff_open(struct handoff *h, size_t n_slots, handoff_consume_fn consume, void *ctx)
 {
-    *h = (struct handoff){ .consume = consume, .ctx = ctx, .n_slots = n_slots ? n_slots : 1 };
+    return handoff_open_idle(h, n_slots, consume, NULL, ctx);
+}
+
+bool handoff_open_idle(struct handoff *h, size_t n_slots, handoff_consume_fn consume, handoff_idle_fn idle,
+                       void *ctx)
+{
+    *h = (struct handoff){ .consume = consume, .idle = idle, .ctx = ctx, .n_slots = n_slots ? n_slots : 1 };
     if (pthread_mutex_init(&h->lock, NULL) != 0)
         return false;
     if (pthread_cond_init(&h->more, NULL) != 0)

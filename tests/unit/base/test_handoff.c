@@ -2,12 +2,15 @@
 /* test_handoff.c: unit tests of base/handoff: every submitted slot consumed once, in order, none refilled
  * before it was consumed (a slow worker and a fast producer over 2 slots), drain waiting for all, the first
  * error kept and reported by every later call with consume not called again, the same behaviour in the
- * producer's thread when no worker runs, and handoff_pending counting the slots the worker has not finished. */
+ * producer's thread when no worker runs, and handoff_pending counting the slots the worker has not finished;
+ * a worker's idle job runs while nothing is submitted, again while it says it did something, never while a
+ * slot waits, and a slot submitted while it runs is consumed (no wakeup lost). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <semaphore.h>
 #include <time.h>
@@ -144,6 +147,67 @@ static void test_pending_counts_unfinished(void **state)
     sem_destroy(&gate);
 }
 
+struct idle_job {
+    struct work w;
+    atomic_int steps;              /* idle calls that did a step */
+    atomic_int idle_calls;
+    atomic_int in_consume;         /* consume running now (idle must not be then) */
+    atomic_bool overlapped;
+    int steps_to_do;
+};
+
+static int consume_counted(void *ctx, size_t slot)
+{
+    struct idle_job *j = ctx;
+    atomic_store(&j->in_consume, 1);
+    int rc = consume(&j->w, slot);
+    atomic_store(&j->in_consume, 0);
+    return rc;
+}
+
+static bool idle_step(void *ctx)
+{
+    struct idle_job *j = ctx;
+    if (atomic_load(&j->in_consume))
+        atomic_store(&j->overlapped, true);
+    atomic_fetch_add(&j->idle_calls, 1);
+    if (atomic_load(&j->steps) >= j->steps_to_do)
+        return false;
+    struct timespec ts = { 0, 50000 };
+    nanosleep(&ts, NULL);          /* a step takes a while: slots are submitted meanwhile */
+    atomic_fetch_add(&j->steps, 1);
+    return true;
+}
+
+static void test_idle_job(void **state)
+{
+    (void)state;
+    struct idle_job j = { .w = { .fail_at = -1 }, .steps_to_do = 50 };
+    struct handoff h;
+    assert_true(handoff_open_idle(&h, 2, consume_counted, idle_step, &j));
+    for (int tries = 0; tries < 100000 && atomic_load(&j.steps) < 10; tries++) {
+        struct timespec ts = { 0, 100000 };
+        nanosleep(&ts, NULL);
+    }
+    assert_true(atomic_load(&j.steps) >= 10);     /* called again and again while it has steps and no slot waits */
+    int error = 0;
+    produce_all(&h, &j.w, &error);                /* submitted while steps run: each consumed, in order */
+    assert_int_equal(error, 0);
+    assert_int_equal(handoff_drain(&h), 0);
+    assert_int_equal(j.w.n_seen, ITEMS);
+    for (int i = 0; i < ITEMS; i++)
+        assert_int_equal(j.w.seen[i], i);
+    for (int tries = 0; tries < 100000 && atomic_load(&j.steps) < j.steps_to_do; tries++) {
+        struct timespec ts = { 0, 100000 };
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(atomic_load(&j.steps), j.steps_to_do);   /* then no more: it said it had none */
+    int calls = atomic_load(&j.idle_calls);
+    assert_int_equal(handoff_close(&h), 0);
+    assert_true(atomic_load(&j.idle_calls) <= calls + 1);      /* a worker with nothing to do waits */
+    assert_false(atomic_load(&j.overlapped));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -151,6 +215,7 @@ int main(void)
         cmocka_unit_test(test_in_order_inline),
         cmocka_unit_test(test_first_error_kept),
         cmocka_unit_test(test_pending_counts_unfinished),
+        cmocka_unit_test(test_idle_job),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
