@@ -7,7 +7,8 @@
  * the profile). A regular file is read through a mapping instead, its pages released behind the reading.
  * Big inputs are read on two threads: lines split and their names hashed on this one, names interned and the
  * stack tree built on another; a batch's names are numbered (its distinct ones found) on whichever of the two
- * is ahead. */
+ * is ahead, and the one ahead spends what it would wait on the other's page faults: this one faults in the
+ * node memory the tree fills next, the tree thread maps the input pages this one reads next. */
 #include "flamegraph/profile_internal.h"
 
 #include "base/handoff.h"
