@@ -49,6 +49,13 @@ bool elf_file_section_addr(const struct elf_file *ef, const char *name, uint64_t
 /* Is there a note section (SHT_NOTE) of that name? *data gets its bytes (NULL when they lie outside the file). */
 bool elf_file_note_section(const struct elf_file *ef, const char *name, const uint8_t **data, size_t *size);
 
+/* ---- elf_inflate.c: compressed sections ----------------------------------------------------------- */
+/* A copy of the file in memory (malloc's, *size bytes) with its zlib-compressed sections inflated and the
+ * sections named in drop left out (their headers stay, as SHT_NOBITS); the section table in the same order.
+ * NULL with errno ENOENT when nothing is compressed (or the file's byte order is not this machine's: read it as
+ * it is), else with the error (ENOEXEC, EILSEQ for a section that does not inflate, ENOMEM). */
+void *elf_file_inflated(const struct elf_file *ef, const char *const *drop, size_t n_drop, size_t *size);
+
 /* ---- elf_segments.c: program headers and addresses ------------------------------------------------ */
 /* Where a piece of the file lies: link-time address, file offset, size in the file. */
 struct elf_range {

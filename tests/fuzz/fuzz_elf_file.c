@@ -2,7 +2,8 @@
 /* fuzz_elf_file.c: libFuzzer target for the ELF64 reader on whole hostile images: elf_file_from_memory,
  * section lookup and data, segment and section ranges, the PT_LOAD vaddr <-> offset mapping and load bias,
  * the build-id note, note and symbol iteration, and the USDT note and runtime probe readers on top
- * (usdt_notes_read, runtime_probes_find). Asserts that nothing it hands back points outside the image. */
+ * (usdt_notes_read, runtime_probes_find), and the copy with compressed sections inflated (elf_file_inflated),
+ * which must parse again with as many sections. Asserts that nothing it hands back points outside the image. */
 #include "elf/elf_file.h"
 #include "sampler/probes/runtime_probes.h"
 #include "sampler/probes/usdt_notes.h"
@@ -114,6 +115,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             continue;
         while (elf_symbols_next(&it, &sym))
             in_image(sym.name, strlen(sym.name) + 1);
+    }
+
+    static const char *const unread[] = { ".debug_loclists" };
+    size_t inflated_size = 0;
+    void *inflated = elf_file_inflated(&ef, unread, 1, &inflated_size);
+    if (inflated) {
+        struct elf_file copy;
+        if (elf_file_from_memory(&copy, inflated, inflated_size) != 0 || copy.n_shdrs != ef.n_shdrs)
+            abort();
+        elf_file_close(&copy);
+        free(inflated);
     }
 
     struct usdt_note_list l;

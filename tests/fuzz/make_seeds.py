@@ -119,6 +119,10 @@ def elf_file_seeds():
     with tempfile.NamedTemporaryFile() as tmp:
         subprocess.run(["strip", "-o", tmp.name, os.path.join(FIX, "executor_sema")], check=True)
         write("elf_file", "stripped-executor_sema", open(tmp.name, "rb").read())
+    # a debug file whose DWARF is zlib-compressed (elf_file_inflated)
+    with tempfile.NamedTemporaryFile() as tmp:
+        subprocess.run(["objcopy", "--only-keep-debug", os.path.join(FIX, "executor_gz"), tmp.name], check=True)
+        write("elf_file", "debug-executor_gz", open(tmp.name, "rb").read())
 
 
 def rec(rtype, misc, body):

@@ -21,7 +21,7 @@ srcs() {
     case $1 in
     usdt_notes)   echo sampler/probes/usdt_notes.c $ELF_READER sampler/probes/usdt_args.c ;;
     usdt_args)    echo sampler/probes/usdt_args.c sampler/probes/usdt_notes.c $ELF_READER ;;
-    elf_file)     echo $ELF_READER elf/debug_file.c elf/debug_files.c elf/debuginfod_fetch.c sampler/probes/usdt_notes.c \
+    elf_file)     echo $ELF_READER elf/elf_inflate.c elf/debug_file.c elf/debug_files.c elf/debuginfod_fetch.c sampler/probes/usdt_notes.c \
                        sampler/probes/runtime_probes.c ;;
     proc_maps)    echo sampler/target/proc_maps.c base/vec.c ;;
     folded)       echo flamegraph/*.c base/*.c ;;   # the whole layer: it depends on libc, zlib and base/ only
@@ -34,7 +34,7 @@ srcs() {
     esac
 }
 libs() { case $1 in demangle) echo -liberty -lz ;; task_decode) echo -ldw -lelf -liberty -lz ;;
-         elf_file) echo -ldl -lz ;; folded) echo -lz ;; *) echo ;; esac; }
+         elf_file) echo -ldl -lz -ldeflate ;; folded) echo -lz ;; *) echo ;; esac; }
 maxlen() { case $1 in elf_file|task_decode|core_file) echo 65536 ;; folded) echo 16384 ;; perf_records) echo 8192 ;; *) echo 4096 ;; esac; }
 
 mkdir -p "$OUT/gen" "$OUT/logs" || exit 2
