@@ -18,18 +18,7 @@
 
 #include <cmocka.h>
 
-static void run(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
-    va_end(ap);
-    assert_true(n > 0 && (size_t)n < sizeof(cmd));
-    int rc = system(cmd);
-    if (rc != 0)
-        fail_msg("command failed (%d): %s", rc, cmd);
-}
+#include "tests/unit/shell_run.h"
 
 /* Builds DIR/root/lib/NAME from a one-function source; version changes the code (and so the build-id). */
 static void build_library(const char *dir, const char *name, int version)

@@ -15,20 +15,9 @@
 
 #include <cmocka.h>
 
-static char dir[] = "/tmp/taskspy-inflate-XXXXXX";
+#include "tests/unit/shell_run.h"
 
-static void run(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
-    va_end(ap);
-    assert_true(n > 0 && (size_t)n < sizeof(cmd));
-    int rc = system(cmd);
-    if (rc != 0)
-        fail_msg("command failed (%d): %s", rc, cmd);
-}
+static char dir[] = "/tmp/taskspy-inflate-XXXXXX";
 
 static int setup(void **state)
 {

@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/shell_run.h"
+
 /* ---- sanitizer settings (used only in ASan builds) --------------------------------------------------
  * libbfd 2.40 does not free the .debug_rnglists buffer it reads for DWARF 5 objects when the bfd is
  * closed (one buffer per object, allocated under _bfd_elf_find_nearest_line). That leak is libbfd's;
@@ -285,20 +287,6 @@ static void test_deleted_and_anonymous_mappings(void **state)
     assert_int_equal(symbolize_user(s, 0x100123, false)->id, before->id);
     assert_int_not_equal(symbolize_user(s, 0x180123, false)->id, before->id);
     symbolizer_free(s);
-}
-
-/* Runs a shell command, failing the test if it fails. */
-static void run(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
-    va_end(ap);
-    assert_true(n > 0 && (size_t)n < sizeof(cmd));
-    int rc = system(cmd);
-    if (rc != 0)
-        fail_msg("command failed (%d): %s", rc, cmd);
 }
 
 /* One line, so the function's entry is on line 1 whichever line a compiler gives the prologue. */

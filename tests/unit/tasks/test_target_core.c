@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/shell_run.h"
+
 #include "tests/unit/elf/core_builder.h"
 
 #define BASE 0x7f1200000000ull
@@ -26,19 +28,6 @@
 
 static char dir[] = "/tmp/taskspy-target-core-XXXXXX";
 static char lib[600], other[600], copy[600], core_path[600];
-
-static void run(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
-    va_end(ap);
-    assert_true(n > 0 && (size_t)n < sizeof(cmd));
-    int rc = system(cmd);
-    if (rc != 0)
-        fail_msg("command failed (%d): %s", rc, cmd);
-}
 
 static int setup(void **state)
 {
