@@ -50,11 +50,14 @@ bool elf_file_section_addr(const struct elf_file *ef, const char *name, uint64_t
 bool elf_file_note_section(const struct elf_file *ef, const char *name, const uint8_t **data, size_t *size);
 
 /* ---- elf_inflate.c: compressed sections ----------------------------------------------------------- */
+/* Whether a copy keeps a section's bytes (its header, name as given: "" when it has none). */
+typedef bool (*elf_section_keep_fn)(const Elf64_Shdr *sh, const char *name, void *ctx);
 /* A copy of the file in memory (malloc's, *size bytes) with its zlib-compressed sections inflated and the
- * sections named in drop left out (their headers stay, as SHT_NOBITS); the section table in the same order.
- * NULL with errno ENOENT when nothing is compressed (or the file's byte order is not this machine's: read it as
- * it is), else with the error (ENOEXEC, EILSEQ for a section that does not inflate, ENOMEM). */
-void *elf_file_inflated(const struct elf_file *ef, const char *const *drop, size_t n_drop, size_t *size);
+ * sections keep refuses left out (their headers stay, as SHT_NOBITS; keep NULL: all kept); the section table
+ * in the same order. NULL with errno ENOENT when no kept section is compressed (or the file's byte order is not
+ * this machine's: read it as it is), else with the error (ENOEXEC, EILSEQ for a section that does not inflate,
+ * ENOMEM). */
+void *elf_file_inflated(const struct elf_file *ef, elf_section_keep_fn keep, void *ctx, size_t *size);
 
 /* ---- elf_segments.c: program headers and addresses ------------------------------------------------ */
 /* Where a piece of the file lies: link-time address, file offset, size in the file. */

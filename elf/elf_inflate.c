@@ -3,7 +3,7 @@
  * -dbg packages ship their DWARF) inflated by libdeflate, for a reader that would otherwise inflate them with
  * zlib: libdw inflates every debug section of a file it opens, which took a fifth of taskspy's symbolizing on a
  * tokio server (libc's 10 MB of DWARF: 50 ms; libdeflate takes less than half). Sections the reader will not
- * read can be left out (their headers stay, as SHT_NOBITS), so nothing is spent on them. */
+ * read are left out (their headers stay, as SHT_NOBITS), so neither time nor memory is spent on them. */
 #include "elf/elf_internal.h"
 
 #include <errno.h>
@@ -24,16 +24,18 @@ static uint64_t aligned(uint64_t at, uint64_t align)
     return align > 1 ? (at + align - 1) / align * align : at;
 }
 
-static bool dropped(const struct elf_file *ef, const Elf64_Shdr *sh, const char *const *drop, size_t n_drop)
+/* Whether the copy leaves section i out: the caller says, from its header and name (the section names' table,
+ * which the copy needs to be read at all, is always kept). */
+static bool dropped(const struct elf_file *ef, size_t i, elf_section_keep_fn keep, void *ctx)
 {
-    if (!ef->shstrtab || sh->sh_name >= ef->shstrtab_size)
+    const Elf64_Shdr *sh = &ef->shdrs[i];
+    if (i == ef->ehdr->e_shstrndx || !keep)
         return false;
-    const char *name = ef->shstrtab + sh->sh_name;
-    size_t room = ef->shstrtab_size - sh->sh_name;
-    for (size_t i = 0; i < n_drop; i++)
-        if (strnlen(name, room) < room && strcmp(name, drop[i]) == 0)
-            return true;
-    return false;
+    const char *name = "";
+    if (ef->shstrtab && sh->sh_name < ef->shstrtab_size &&
+        strnlen(ef->shstrtab + sh->sh_name, ef->shstrtab_size - sh->sh_name) < ef->shstrtab_size - sh->sh_name)
+        name = ef->shstrtab + sh->sh_name;
+    return !keep(sh, name, ctx);
 }
 
 /* A zlib-compressed section's header, when sh is one this copy inflates. */
@@ -46,7 +48,7 @@ static bool zlib_section(const struct elf_file *ef, const Elf64_Shdr *sh, Elf64_
     return chdr->ch_type == ELFCOMPRESS_ZLIB && chdr->ch_size / DEFLATE_MAX_RATIO <= sh->sh_size - sizeof(*chdr);
 }
 
-void *elf_file_inflated(const struct elf_file *ef, const char *const *drop, size_t n_drop, size_t *size)
+void *elf_file_inflated(const struct elf_file *ef, elf_section_keep_fn keep, void *ctx, size_t *size)
 {
     *size = 0;
     const Elf64_Ehdr *eh = ef->ehdr;
@@ -55,7 +57,7 @@ void *elf_file_inflated(const struct elf_file *ef, const char *const *drop, size
     size_t n_compressed = 0;
     Elf64_Chdr chdr;
     for (size_t i = 0; ef->shdrs && i < ef->n_shdrs; i++)
-        n_compressed += zlib_section(ef, &ef->shdrs[i], &chdr) && !dropped(ef, &ef->shdrs[i], drop, n_drop);
+        n_compressed += zlib_section(ef, &ef->shdrs[i], &chdr) && !dropped(ef, i, keep, ctx);
     if (!native || !ef->shdrs || ef->n_shdrs == 0 || n_compressed == 0) {
         errno = ENOENT;
         return NULL;
@@ -64,7 +66,7 @@ void *elf_file_inflated(const struct elf_file *ef, const char *const *drop, size
     uint64_t at = sizeof(Elf64_Ehdr) + (uint64_t)ef->n_phdrs * sizeof(Elf64_Phdr);
     for (size_t i = 1; i < ef->n_shdrs; i++) {
         const Elf64_Shdr *sh = &ef->shdrs[i];
-        if (sh->sh_type == SHT_NOBITS || dropped(ef, sh, drop, n_drop))
+        if (sh->sh_type == SHT_NOBITS || dropped(ef, i, keep, ctx))
             continue;
         if (!elf_range_ok(ef->size, sh->sh_offset, sh->sh_size)) {
             errno = ENOEXEC;
@@ -105,7 +107,7 @@ void *elf_file_inflated(const struct elf_file *ef, const char *const *drop, size
     for (size_t i = 1; i < ef->n_shdrs; i++) {
         const Elf64_Shdr *sh = &ef->shdrs[i];
         Elf64_Shdr *o = &out_sh[i];
-        if (sh->sh_type == SHT_NOBITS || dropped(ef, sh, drop, n_drop)) {
+        if (sh->sh_type == SHT_NOBITS || dropped(ef, i, keep, ctx)) {
             o->sh_type = SHT_NOBITS;
             o->sh_offset = at;
             o->sh_flags &= ~(uint64_t)SHF_COMPRESSED;

@@ -181,8 +181,19 @@ static void release_pages(struct dwarf_lookup *l)
     }
 }
 
-/* Sections this reader never reads (variables' locations, macros): left out of an inflated copy. */
-static const char *const unread_sections[] = { ".debug_loclists", ".debug_loc", ".debug_macro", ".debug_macinfo" };
+/* What an inflated copy keeps: the sections this reader may read, not the program's own bytes (code, data:
+ * allocated sections) nor the DWARF it never reads (variables' locations, macros). */
+static bool read_here(const Elf64_Shdr *sh, const char *name, void *ctx)
+{
+    (void)ctx;
+    static const char *const unread[] = { ".debug_loclists", ".debug_loc", ".debug_macro", ".debug_macinfo" };
+    if (sh->sh_flags & SHF_ALLOC)
+        return false;
+    for (size_t i = 0; i < sizeof(unread) / sizeof(unread[0]); i++)
+        if (strcmp(name, unread[i]) == 0)
+            return false;
+    return true;
+}
 
 /* The file's DWARF through libdw: from a copy with its compressed sections inflated (elf_file_inflated), which
  * *image and *image_elf then hold, when it has any; else libdw reads the file itself. */
@@ -191,8 +202,7 @@ static Dwarf *open_dwarf(int fd, const char *path, void **image, Elf **image_elf
     struct elf_file ef;
     size_t size = 0;
     if (elf_file_open(&ef, path) == 0) {
-        *image = elf_file_inflated(&ef, unread_sections, sizeof(unread_sections) / sizeof(unread_sections[0]),
-                                   &size);
+        *image = elf_file_inflated(&ef, read_here, NULL, &size);
         elf_file_close(&ef);
     }
     if (*image && (*image_elf = elf_memory(*image, size)) != NULL) {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_elf_inflate.c: elf_file_inflated on a program whose DWARF objcopy compressed (zlib, SHF_COMPRESSED):
  * the copy holds every section the uncompressed build holds, byte for byte, in the same order and none of them
- * compressed, the sections asked to be left out as SHT_NOBITS; a file with nothing compressed gives ENOENT; a
- * compressed section that does not inflate gives EILSEQ. */
+ * compressed, the sections the caller refuses as SHT_NOBITS; a file with nothing compressed (or none kept) gives
+ * ENOENT; a compressed section that does not inflate gives EILSEQ. */
 #include "elf/elf_file.h"
 
 #include <errno.h>
@@ -49,6 +49,21 @@ static const char *name_of(const struct elf_file *ef, const Elf64_Shdr *sh)
     return ef->shstrtab + sh->sh_name;
 }
 
+static bool all_but_debug_str(const Elf64_Shdr *sh, const char *name, void *ctx)
+{
+    (void)sh;
+    (void)ctx;
+    return strcmp(name, ".debug_str") != 0;
+}
+
+static bool nothing(const Elf64_Shdr *sh, const char *name, void *ctx)
+{
+    (void)sh;
+    (void)name;
+    (void)ctx;
+    return false;
+}
+
 static void test_inflated_copy(void **state)
 {
     (void)state;
@@ -58,9 +73,8 @@ static void test_inflated_copy(void **state)
     const Elf64_Shdr *info = elf_file_section(&packed, ".debug_info");
     assert_non_null(info);
     assert_true(info->sh_flags & SHF_COMPRESSED);             /* objcopy did compress it */
-    static const char *const drop[] = { ".debug_str" };
     size_t size = 0;
-    void *image = elf_file_inflated(&packed, drop, 1, &size);
+    void *image = elf_file_inflated(&packed, all_but_debug_str, NULL, &size);
     assert_non_null(image);
     struct elf_file copy;
     assert_int_equal(elf_file_from_memory(&copy, image, size), 0);
@@ -88,9 +102,13 @@ static void test_inflated_copy(void **state)
     assert_true(compared > 10);
     elf_file_close(&copy);
     free(image);
+    /* every section refused: nothing compressed is kept, nothing to do; but the names' table stays */
+    errno = 0;
+    assert_null(elf_file_inflated(&packed, nothing, NULL, &size));
+    assert_int_equal(errno, ENOENT);
     /* nothing compressed: nothing to do */
     errno = 0;
-    assert_null(elf_file_inflated(&plain, NULL, 0, &size));
+    assert_null(elf_file_inflated(&plain, NULL, NULL, &size));
     assert_int_equal(errno, ENOENT);
     elf_file_close(&plain);
     elf_file_close(&packed);
@@ -112,7 +130,7 @@ static void test_broken_stream(void **state)
     assert_int_equal(elf_file_from_memory(&broken, bytes, packed.size), 0);
     size_t size = 1;
     errno = 0;
-    assert_null(elf_file_inflated(&broken, NULL, 0, &size));
+    assert_null(elf_file_inflated(&broken, NULL, NULL, &size));
     assert_int_equal(errno, EILSEQ);
     assert_int_equal(size, 0);
     elf_file_close(&broken);
