@@ -38,14 +38,68 @@ static bool dropped(const struct elf_file *ef, size_t i, elf_section_keep_fn kee
     return !keep(sh, name, ctx);
 }
 
-/* A zlib-compressed section's header, when sh is one this copy inflates. */
-static bool zlib_section(const struct elf_file *ef, const Elf64_Shdr *sh, Elf64_Chdr *chdr)
+/* A zlib-compressed section's header and stream (*stream, *stream_len), when sh is one this copy inflates. */
+static bool zlib_section(const struct elf_file *ef, const Elf64_Shdr *sh, Elf64_Chdr *chdr, const uint8_t **stream,
+                         size_t *stream_len)
 {
-    if (!(sh->sh_flags & SHF_COMPRESSED) || sh->sh_type == SHT_NOBITS || sh->sh_size < sizeof(*chdr) ||
-        !elf_range_ok(ef->size, sh->sh_offset, sh->sh_size))
+    size_t len = 0;
+    const uint8_t *bytes = elf_file_section_data(ef, sh, &len);
+    if (!(sh->sh_flags & SHF_COMPRESSED) || !bytes || len < sizeof(*chdr))
         return false;
-    memcpy(chdr, ef->data + sh->sh_offset, sizeof(*chdr));
-    return chdr->ch_type == ELFCOMPRESS_ZLIB && chdr->ch_size / DEFLATE_MAX_RATIO <= sh->sh_size - sizeof(*chdr);
+    memcpy(chdr, bytes, sizeof(*chdr));
+    *stream = bytes + sizeof(*chdr);
+    *stream_len = len - sizeof(*chdr);
+    return chdr->ch_type == ELFCOMPRESS_ZLIB && chdr->ch_size / DEFLATE_MAX_RATIO <= *stream_len;
+}
+
+/* The copy's sections laid out after the ELF and program headers: with image NULL only measured, else written
+ * there (section headers at out_sh), compressed ones inflated. Returns where the last one ends, or 0 with errno
+ * set (ENOEXEC for a section outside the file or aligned beyond MAX_ALIGN, EILSEQ for one that does not
+ * inflate). */
+static uint64_t lay_out(const struct elf_file *ef, elf_section_keep_fn keep, void *ctx, uint8_t *image,
+                        Elf64_Shdr *out_sh, struct libdeflate_decompressor *inflater)
+{
+    uint64_t at = sizeof(Elf64_Ehdr) + (uint64_t)ef->n_phdrs * sizeof(Elf64_Phdr);
+    for (size_t i = 1; i < ef->n_shdrs; i++) {
+        const Elf64_Shdr *sh = &ef->shdrs[i];
+        if (sh->sh_type == SHT_NOBITS || dropped(ef, i, keep, ctx)) {
+            if (image) {
+                out_sh[i].sh_type = SHT_NOBITS;
+                out_sh[i].sh_offset = at;
+                out_sh[i].sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+            }
+            continue;
+        }
+        size_t raw_len = 0;
+        const uint8_t *raw = elf_file_section_data(ef, sh, &raw_len);
+        Elf64_Chdr chdr;
+        const uint8_t *stream = NULL;
+        size_t stream_len = 0;
+        bool inflate = zlib_section(ef, sh, &chdr, &stream, &stream_len);
+        uint64_t align = inflate ? chdr.ch_addralign : sh->sh_addralign;
+        uint64_t size = inflate ? chdr.ch_size : raw_len;
+        if (!raw || align > MAX_ALIGN) {
+            errno = ENOEXEC;
+            return 0;
+        }
+        at = aligned(at, align);
+        if (image) {
+            size_t got = 0;
+            if (inflate && (libdeflate_zlib_decompress(inflater, stream, stream_len, image + at, size, &got) !=
+                            LIBDEFLATE_SUCCESS || got != size)) {
+                errno = EILSEQ;
+                return 0;
+            }
+            if (!inflate)
+                memcpy(image + at, raw, size);
+            out_sh[i].sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+            out_sh[i].sh_size = size;
+            out_sh[i].sh_addralign = align;
+            out_sh[i].sh_offset = at;
+        }
+        at += size;
+    }
+    return at;
 }
 
 void *elf_file_inflated(const struct elf_file *ef, elf_section_keep_fn keep, void *ctx, size_t *size)
@@ -56,31 +110,18 @@ void *elf_file_inflated(const struct elf_file *ef, elf_section_keep_fn keep, voi
     bool native = little == (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
     size_t n_compressed = 0;
     Elf64_Chdr chdr;
+    const uint8_t *stream;
+    size_t stream_len;
     for (size_t i = 0; ef->shdrs && i < ef->n_shdrs; i++)
-        n_compressed += zlib_section(ef, &ef->shdrs[i], &chdr) && !dropped(ef, i, keep, ctx);
+        n_compressed += zlib_section(ef, &ef->shdrs[i], &chdr, &stream, &stream_len) && !dropped(ef, i, keep, ctx);
     if (!native || !ef->shdrs || ef->n_shdrs == 0 || n_compressed == 0) {
         errno = ENOENT;
         return NULL;
     }
-    /* sizes first: the copy is allocated once */
-    uint64_t at = sizeof(Elf64_Ehdr) + (uint64_t)ef->n_phdrs * sizeof(Elf64_Phdr);
-    for (size_t i = 1; i < ef->n_shdrs; i++) {
-        const Elf64_Shdr *sh = &ef->shdrs[i];
-        if (sh->sh_type == SHT_NOBITS || dropped(ef, i, keep, ctx))
-            continue;
-        if (!elf_range_ok(ef->size, sh->sh_offset, sh->sh_size)) {
-            errno = ENOEXEC;
-            return NULL;
-        }
-        bool inflate = zlib_section(ef, sh, &chdr);
-        uint64_t align = inflate ? chdr.ch_addralign : sh->sh_addralign;
-        if (align > MAX_ALIGN) {
-            errno = ENOEXEC;
-            return NULL;
-        }
-        at = aligned(at, align) + (inflate ? chdr.ch_size : sh->sh_size);
-    }
-    uint64_t shoff = aligned(at, _Alignof(Elf64_Shdr));
+    uint64_t end = lay_out(ef, keep, ctx, NULL, NULL, NULL);   /* sizes first: the copy is allocated once */
+    if (end == 0)
+        return NULL;
+    uint64_t shoff = aligned(end, _Alignof(Elf64_Shdr));
     uint64_t total = shoff + (uint64_t)ef->n_shdrs * sizeof(Elf64_Shdr);
     if (total > SIZE_MAX / 2) {
         errno = EFBIG;
@@ -103,38 +144,12 @@ void *elf_file_inflated(const struct elf_file *ef, elf_section_keep_fn keep, voi
         memcpy(image + sizeof(Elf64_Ehdr), ef->phdrs, ef->n_phdrs * sizeof(Elf64_Phdr));
     Elf64_Shdr *out_sh = (Elf64_Shdr *)(image + shoff);
     memcpy(out_sh, ef->shdrs, ef->n_shdrs * sizeof(Elf64_Shdr));
-    at = sizeof(Elf64_Ehdr) + (uint64_t)ef->n_phdrs * sizeof(Elf64_Phdr);
-    for (size_t i = 1; i < ef->n_shdrs; i++) {
-        const Elf64_Shdr *sh = &ef->shdrs[i];
-        Elf64_Shdr *o = &out_sh[i];
-        if (sh->sh_type == SHT_NOBITS || dropped(ef, i, keep, ctx)) {
-            o->sh_type = SHT_NOBITS;
-            o->sh_offset = at;
-            o->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
-            continue;
-        }
-        const uint8_t *from = ef->data + sh->sh_offset;
-        if (zlib_section(ef, sh, &chdr)) {
-            at = aligned(at, chdr.ch_addralign);
-            size_t got = 0;
-            if (libdeflate_zlib_decompress(inflater, from + sizeof(chdr), sh->sh_size - sizeof(chdr), image + at,
-                                           chdr.ch_size, &got) != LIBDEFLATE_SUCCESS || got != chdr.ch_size) {
-                free(image);
-                libdeflate_free_decompressor(inflater);
-                errno = EILSEQ;
-                return NULL;
-            }
-            o->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
-            o->sh_size = chdr.ch_size;
-            o->sh_addralign = chdr.ch_addralign;
-        } else {
-            at = aligned(at, sh->sh_addralign);
-            memcpy(image + at, from, sh->sh_size);
-        }
-        o->sh_offset = at;
-        at += o->sh_size;
-    }
+    bool written = lay_out(ef, keep, ctx, image, out_sh, inflater) != 0;
     libdeflate_free_decompressor(inflater);
+    if (!written) {
+        free(image);
+        return NULL;
+    }
     *size = (size_t)total;
     return image;
 }
