@@ -75,10 +75,15 @@ struct line_reader {
     size_t scanned;                      /* bytes from start up to here hold no '\n' */
     bool eof;
     bool discarding;                     /* inside a line already known to be too long */
-    bool mapped;                         /* buf is the whole file, mapped (read only): never refilled */
     size_t batch_from;                   /* mapped: where the batch being filled begins */
-    struct input_pages pages;            /* mapped: its pages */
+    struct input_pages pages;            /* a mapped input's pages (buf then the whole file, mapped read
+                                            only: never refilled); pages.buf NULL: read chunk by chunk */
 };
+
+static bool input_mapped(const struct line_reader *r)
+{
+    return r->pages.buf != NULL;
+}
 
 enum line_status { LINE_OK, LINE_TOO_LONG, LINE_EOF, LINE_ERROR, LINE_REFILL };
 
@@ -493,7 +498,7 @@ static void pipe_open(struct folded_parse *fp, struct line_reader *r)
         return;
     t->p = fp->p;
     t->state = &fp->tree;
-    t->pages = r->mapped ? &r->pages : NULL;
+    t->pages = input_mapped(r) ? &r->pages : NULL;
     atomic_init(&t->read_from, r->start);
     if (!handoff_open_idle(&t->handoff, TREE_QUEUE, add_slot, tree_idle, t)) {
         free(t);
@@ -557,7 +562,7 @@ static int remember_last(struct folded_parse *fp)
  * profile) in exchange, with the line begun but not ended copied to its start. */
 static int take_buffer(struct line_reader *r, struct tree_work *w)
 {
-    if (r->mapped) {
+    if (input_mapped(r)) {
         w->text_end = r->start;
         return 0;
     }
@@ -621,7 +626,7 @@ static int flush_batch(struct folded_parse *fp, struct line_reader *r)
     fp->b.n_frames = fp->b.n_names = fp->b.n_distinct = fp->b.n_stacks = 0;
     fp->b.numbered = false;
     int rc = submit_work(fp, w);
-    if (!fp->pipe && r->mapped)
+    if (!fp->pipe)
         release_input(&r->pages, w->text_end);     /* added here and now (the tree thread releases its own) */
     return rc;
 }
@@ -640,7 +645,7 @@ static bool map_input(struct line_reader *r, FILE *in, size_t size)
     free(r->buf);
     r->buf = map;
     r->alloc = r->cap = r->end = size;
-    r->eof = r->mapped = true;
+    r->eof = true;
     r->pages = (struct input_pages){ .buf = map, .size = size, .page = (size_t)page };
     return true;
 }
@@ -801,10 +806,10 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, const str
     for (;;) {
         char *line = NULL;
         size_t len = 0;
-        enum line_status st = r.mapped && r.start - r.batch_from >= FOLDED_READ_CHUNK
+        enum line_status st = input_mapped(&r) && r.start - r.batch_from >= FOLDED_READ_CHUNK
                               ? LINE_REFILL                  /* a chunk's lines: hand them on */
                               : next_line(&r, &line, &len);
-        if (st == LINE_OK && r.mapped && len >= FOLDED_MAX_LINE)
+        if (st == LINE_OK && input_mapped(&r) && len >= FOLDED_MAX_LINE)
             st = LINE_TOO_LONG;         /* as a chunk read could not hold it */
         if (st == LINE_REFILL) {
             reserve_guess(&fp, &r);     /* before the tree thread, which then alone touches the profile */
@@ -814,7 +819,7 @@ int profile_read_folded(struct profile *p, FILE *in, const char *name, const str
             /* the batch points into the buffer: hand it on before the buffer moves */
             if (flush_batch(&fp, &r) != 0)
                 goto no_memory;
-            if (r.mapped) {
+            if (input_mapped(&r)) {
                 r.batch_from = r.start;     /* the next batch begins here (also after lines without a stack) */
                 continue;
             }
@@ -859,7 +864,7 @@ no_memory:
 done:
     if (pipe_close(&fp) != 0 && rc == 0)
         rc = -1;
-    if (r.mapped) {
+    if (input_mapped(&r)) {
         if (warnings && warnings->mapped)
             warnings->mapped(warnings->ctx, NULL, 0);
         (void)munmap(r.buf, r.cap);     /* fails only for a range that is not a mapping (a bug) */
