@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* unwind.c: per-sample DWARF unwinding with libunwind's remote API. The accessors read registers from the
  * sample, stack words from the sample's stack copy and everything else (.eh_frame_hdr, .eh_frame, code)
- * from the mapped object files; unwind tables are found through each object's .eh_frame_hdr. */
+ * from the mapped object files; unwind tables are found through each object's .eh_frame_hdr. The libunwind
+ * linked is the build's own, without signal masking around its cache's lock (GNUmakefile, "libunwind"). */
 #include "sampler/unwind/unwind.h"
 
 #include <asm/perf_regs.h>

@@ -12,10 +12,18 @@
 #include <cmocka.h>
 
 #include <asm/perf_regs.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "elf/elf_file.h"
@@ -222,6 +230,68 @@ static void test_main_thread_unwinds_to_start(void **state)
     assert_false(truncated);
     assert_true(in_range(ips[n - 1], exe_symbol_range("_start")));
     unwinder_free(u);
+    capture_free(&cap);
+}
+
+/* Kills the calling process at its next rt_sigprocmask (seccomp). Returns false when the filter is refused. */
+static bool forbid_sigprocmask(void)
+{
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigprocmask, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {.len = sizeof(filter) / sizeof(filter[0]), .filter = filter};
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+/* The build links a libunwind without signal masking (GNUmakefile, "libunwind"): Debian's wraps each lock of
+ * its cache in two rt_sigprocmask calls, two system calls per frame. A child process killed by seccomp at
+ * its first rt_sigprocmask creates an unwinder and unwinds the same capture 200 times (cache misses, then
+ * hits); it must exit normally with the right chain each time. */
+static void test_unwinding_leaves_signal_mask_alone(void **state)
+{
+    (void)state;
+    struct capture cap;
+    capture_init(&cap, 1u << 20);
+    int r = level_a(&cap);
+    __asm__ volatile("" : "+r"(r));
+    struct fn_range want[] = {
+        symbol_range("level_c", (const void *)level_c),
+        symbol_range("level_b", (const void *)level_b),
+        symbol_range("level_a", (const void *)level_a),
+    };
+    fflush(NULL);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        if (!forbid_sigprocmask())
+            _exit(2);
+        struct unwinder *u = unwinder_new(&cap.maps, "");
+        if (!u)
+            _exit(3);
+        for (int round = 0; round < 200; round++) {
+            uint64_t ips[MAX_IPS];
+            bool truncated = true;
+            size_t n = unwinder_unwind(u, cap.regs, cap.stack, cap.len, ips, MAX_IPS, &truncated);
+            if (n < 4 || truncated || !(ips[0] >= want[0].lo && ips[0] < want[0].hi) || !in_range(ips[1], want[1]) ||
+                !in_range(ips[2], want[2]))
+                _exit(4);
+        }
+        unwinder_free(u);
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+        fail_msg("unwinding called rt_sigprocmask: the build linked a libunwind that masks signals");
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 2)
+        fail_msg("seccomp filter refused");
+    assert_int_equal(WEXITSTATUS(status), 0);
     capture_free(&cap);
 }
 
@@ -616,6 +686,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_main_thread_unwinds_to_start),
         cmocka_unit_test(test_thread_unwinds_to_clone),
+        cmocka_unit_test(test_unwinding_leaves_signal_mask_alone),
         cmocka_unit_test(test_short_copy_keeps_innermost_frames),
         cmocka_unit_test(test_no_unwind_info_and_zero_ip),
         cmocka_unit_test(test_survives_map_reload),
