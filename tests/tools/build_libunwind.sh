@@ -11,7 +11,7 @@ dir=$(dirname "$out")
 mkdir -p "$dir"
 exec 9> "$dir/.lock"
 flock 9
-[ -f "$out" ] && exit 0
+[ "$out" -nt "$0" ] && exit 0         # built while this caller waited (and after this script last changed)
 echo "building libunwind $version without signal masking (log: $dir/build.log)"
 src=$dir/src
 rm -rf "$src" && mkdir -p "$src"
